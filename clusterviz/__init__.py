@@ -1,0 +1,1 @@
+"""clusterviz: the Django app around scheduler_core."""

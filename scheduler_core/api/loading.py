@@ -1,0 +1,346 @@
+"""Reading Kubernetes objects from YAML with located errors.
+
+Every failure is an `InputError` whose message names the source, the line (and column for syntax
+errors) and, for invalid fields, the field path — `pod.yaml:12: spec.containers[0].resources.requests.cpu:
+"1x" is not a valid quantity`. Nothing here raises anything else for bad input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from .objects import Namespace, Node, Pod, PriorityClass, RuntimeClass, Workload
+
+__all__ = [
+    "ClusterObjects",
+    "InputError",
+    "admit_pod",
+    "format_validation_error",
+    "load_cluster",
+    "load_pod",
+    "load_yaml_documents",
+    "parse_object",
+]
+
+MAX_YAML_BYTES = 16 * 1024 * 1024
+MAX_ALIAS_EXPANSIONS = 10_000
+MAX_DEPTH = 100
+
+KINDS: dict[str, type[BaseModel]] = {
+    "Node": Node,
+    "Pod": Pod,
+    "Namespace": Namespace,
+    "PriorityClass": PriorityClass,
+    "RuntimeClass": RuntimeClass,
+    "Service": Workload,
+    "ReplicaSet": Workload,
+    "StatefulSet": Workload,
+    "ReplicationController": Workload,
+    "Deployment": Workload,
+}
+
+
+class InputError(ValueError):
+    """Bad input: the message is one clear line naming where the problem is."""
+
+
+@dataclass
+class Document:
+    """One parsed YAML document with the node tree used to locate fields."""
+
+    data: Any
+    node: yaml.Node | None
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that rejects duplicate keys and bounds alias expansion and nesting."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._aliases = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:  # type: ignore[override]
+        if self.check_event(yaml.AliasEvent):
+            self._aliases += 1
+            if self._aliases > MAX_ALIAS_EXPANSIONS:
+                event = self.peek_event()
+                raise yaml.constructor.ConstructorError(
+                    None, None, "too many alias references (limit 10000)", event.start_mark
+                )
+        depth = getattr(self, "_depth", 0) + 1
+        if depth > MAX_DEPTH:
+            event = self.peek_event()
+            raise yaml.constructor.ConstructorError(
+                None, None, f"nesting deeper than {MAX_DEPTH} levels", event.start_mark
+            )
+        self._depth = depth
+        try:
+            return super().compose_node(parent, index)  # type: ignore[arg-type]
+        finally:
+            self._depth = depth - 1
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)  # type: ignore[no-untyped-call]
+            try:
+                duplicate = key in seen
+            except TypeError:
+                raise yaml.constructor.ConstructorError(
+                    None, None, "mapping key is not a scalar", key_node.start_mark
+                ) from None
+            if duplicate:
+                raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def load_yaml_documents(text: str | bytes, source: str) -> list[Document]:
+    """Parse a YAML stream into documents; syntax errors name line and column."""
+    if isinstance(text, bytes):
+        if len(text) > MAX_YAML_BYTES:
+            raise InputError(f"{source}: larger than {MAX_YAML_BYTES // (1024 * 1024)} MiB")
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{source}: not valid UTF-8 (byte {exc.start})") from None
+    if len(text) > MAX_YAML_BYTES:
+        raise InputError(f"{source}: larger than {MAX_YAML_BYTES // (1024 * 1024)} MiB")
+    documents: list[Document] = []
+    loader = _StrictLoader(text)
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            data = loader.construct_document(node)  # type: ignore[no-untyped-call]
+            if data is not None:
+                documents.append(Document(data=data, node=node))
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        problem = exc.problem or exc.context or "invalid YAML"
+        where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
+        raise InputError(f"{where}: {problem}") from None
+    except yaml.YAMLError as exc:
+        raise InputError(f"{source}: {exc}") from None
+    except RecursionError:
+        raise InputError(f"{source}: nesting too deep") from None
+    finally:
+        loader.dispose()
+    return documents
+
+
+def _path_text(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+def _line_of(node: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
+    """The 1-based line of the deepest YAML node found along `loc`."""
+    if node is None:
+        return None
+    line = node.start_mark.line + 1
+    for part in loc:
+        child: yaml.Node | None = None
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value_node in node.value:
+                if getattr(key_node, "value", None) == part:
+                    child = value_node
+                    line = key_node.start_mark.line + 1
+                    break
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+            child = node.value[part]
+            line = child.start_mark.line + 1
+        if child is None:
+            break
+        node = child
+    return line
+
+
+def _message(error: Any) -> str:
+    kind = error["type"]
+    if kind == "missing":
+        return "Required value"
+    if kind == "literal_error":
+        expected = error.get("ctx", {}).get("expected", "")
+        return f"Unsupported value: {_quote(error.get('input'))}: supported values: {expected}"
+    if kind in ("int_parsing", "int_type", "int_from_float"):
+        return f"Invalid value: {_quote(error.get('input'))}: must be an integer"
+    if kind in ("string_type",):
+        return f"Invalid value: {_quote(error.get('input'))}: must be a string"
+    if kind in ("bool_parsing", "bool_type"):
+        return f"Invalid value: {_quote(error.get('input'))}: must be true or false"
+    if kind in ("dict_type", "model_type", "model_attributes_type"):
+        return f"Invalid value: {_quote(error.get('input'))}: must be an object"
+    if kind == "list_type":
+        return f"Invalid value: {_quote(error.get('input'))}: must be a list"
+    message = str(error["msg"])
+    return message.removeprefix("Value error, ")
+
+
+def _quote(value: object) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    if len(text) > 64:
+        text = text[:64] + "…"
+    return f'"{text}"'
+
+
+def format_validation_error(
+    exc: ValidationError, source: str, node: yaml.Node | None, prefix: tuple[int | str, ...] = ()
+) -> str:
+    """One line for the first error: `source:line: field.path: message`."""
+    error = exc.errors()[0]
+    loc = prefix + tuple(part for part in error["loc"] if part != "__root__")
+    message = _message(error)
+    path = _path_text(loc)
+    # Model-level checks report their own path inside the message ("spec.containers: Required value").
+    if ": " in message and message.split(": ", 1)[0].count(".") and not path.endswith(message.split(":")[0]):
+        head, message = message.split(": ", 1)
+        path = f"{path}.{head}" if path else head
+        loc = loc + tuple(head.split("."))
+    line = _line_of(node, loc)
+    where = f"{source}:{line}" if line else source
+    return f"{where}: {path}: {message}" if path else f"{where}: {message}"
+
+
+def parse_object(
+    data: Any,
+    source: str,
+    node: yaml.Node | None = None,
+    kinds: tuple[str, ...] = tuple(KINDS),
+    prefix: tuple[int | str, ...] = (),
+) -> BaseModel:
+    """Validate one object of an accepted kind."""
+    if not isinstance(data, dict):
+        raise InputError(f"{source}: expected a Kubernetes object (a mapping), got {type(data).__name__}")
+    kind = data.get("kind")
+    if kind not in kinds:
+        where = _line_of(node, (*prefix, "kind"))
+        location = f"{source}:{where}" if where else source
+        accepted = ", ".join(kinds)
+        shown = _path_text((*prefix, "kind"))
+        raise InputError(f"{location}: {shown}: unsupported kind {_quote(kind)} (expected {accepted})")
+    try:
+        return KINDS[kind].model_validate(data)
+    except ValidationError as exc:
+        raise InputError(format_validation_error(exc, source, node, prefix)) from None
+    except RecursionError:
+        raise InputError(f"{source}: nesting too deep") from None
+
+
+@dataclass
+class ClusterObjects:
+    """Everything a scheduling decision reads, as loaded from a snapshot."""
+
+    nodes: list[Node] = field(default_factory=list)
+    pods: list[Pod] = field(default_factory=list)
+    namespaces: list[Namespace] = field(default_factory=list)
+    priority_classes: list[PriorityClass] = field(default_factory=list)
+    runtime_classes: list[RuntimeClass] = field(default_factory=list)
+    workloads: list[Workload] = field(default_factory=list)
+
+    def add(self, obj: BaseModel) -> None:
+        bucket = {
+            Node: self.nodes,
+            Pod: self.pods,
+            Namespace: self.namespaces,
+            PriorityClass: self.priority_classes,
+            RuntimeClass: self.runtime_classes,
+            Workload: self.workloads,
+        }[type(obj)]
+        bucket.append(obj)  # type: ignore[arg-type]
+
+
+def load_cluster(text: str | bytes, source: str) -> ClusterObjects:
+    """A `kind: List` (or NodeList/PodList) or a multi-document stream of cluster objects."""
+    cluster = ClusterObjects()
+    for document in load_yaml_documents(text, source):
+        data = document.data
+        if isinstance(data, dict) and str(data.get("kind", "")).endswith("List"):
+            items = data.get("items") or []
+            if not isinstance(items, list):
+                raise InputError(f"{source}: items: must be a list")
+            for index, item in enumerate(items):
+                cluster.add(parse_object(item, source, document.node, prefix=("items", index)))
+        else:
+            cluster.add(parse_object(data, source, document.node))
+    names: set[str] = set()
+    for node in cluster.nodes:
+        if node.name in names:
+            raise InputError(f"{source}: duplicate node {node.name!r}")
+        names.add(node.name)
+    classes = {pc.metadata.name: pc for pc in cluster.priority_classes}
+    runtimes = {rc.metadata.name: rc for rc in cluster.runtime_classes}
+    for pod in cluster.pods:
+        admit_pod(pod, classes, runtimes, source)
+    return cluster
+
+
+def load_pod(
+    text: str | bytes,
+    source: str,
+    priority_classes: dict[str, PriorityClass] | None = None,
+    runtime_classes: dict[str, RuntimeClass] | None = None,
+) -> Pod:
+    """Exactly one Pod."""
+    documents = load_yaml_documents(text, source)
+    if len(documents) != 1:
+        raise InputError(f"{source}: expected exactly one Pod, found {len(documents)} documents")
+    pod = parse_object(documents[0].data, source, documents[0].node, kinds=("Pod",))
+    assert isinstance(pod, Pod)
+    admit_pod(pod, priority_classes or {}, runtime_classes or {}, source)
+    return pod
+
+
+def admit_pod(
+    pod: Pod,
+    priority_classes: dict[str, PriorityClass],
+    runtime_classes: dict[str, RuntimeClass],
+    source: str = "pod",
+) -> None:
+    """The API server's admission for scheduling fields: priority and RuntimeClass overhead.
+
+    Upstream: plugin/pkg/admission/priority (priority, preemptionPolicy from the class; the
+    globalDefault class when none is named; else 0) and plugin/pkg/admission/runtimeclass.
+    """
+    spec = pod.spec
+    if spec.priority_class_name:
+        pc = priority_classes.get(spec.priority_class_name)
+        if pc is None:
+            if spec.priority is None and spec.priority_class_name not in (
+                "system-cluster-critical",
+                "system-node-critical",
+            ):
+                raise InputError(
+                    f'{source}: pods "{pod.metadata.name}" is forbidden: no PriorityClass with name '
+                    f"{spec.priority_class_name} was found"
+                )
+            if spec.priority is None:
+                spec.priority = 2000000000 if spec.priority_class_name == "system-cluster-critical" else 2000001000
+        else:
+            if spec.priority is None:
+                spec.priority = pc.value
+            if spec.preemption_policy is None:
+                spec.preemption_policy = pc.preemption_policy
+    elif spec.priority is None:
+        defaults = [pc for pc in priority_classes.values() if pc.global_default]
+        if defaults:
+            spec.priority = defaults[0].value
+            spec.priority_class_name = defaults[0].metadata.name
+            if spec.preemption_policy is None:
+                spec.preemption_policy = defaults[0].preemption_policy
+    if spec.priority is None:
+        spec.priority = 0
+    if spec.preemption_policy is None:
+        spec.preemption_policy = "PreemptLowerPriority"
+    if spec.runtime_class_name and not spec.overhead:
+        rc = runtime_classes.get(spec.runtime_class_name)
+        if rc is not None and rc.overhead is not None:
+            spec.overhead = dict(rc.overhead.pod_fixed)

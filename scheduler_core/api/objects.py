@@ -1,0 +1,513 @@
+"""Pydantic models of the Kubernetes objects the scheduler reads.
+
+Field names follow the Kubernetes JSON (camelCase aliases). Unknown fields are kept, as the API
+server tolerates them; a malformed known field fails validation with its path. API-server
+defaulting that changes scheduling is applied here: a container's requests default to its limits,
+ports default to TCP, a pod's namespace to "default" and its schedulerName to "default-scheduler".
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    field_validator,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel
+
+from .quantity import Quantity, QuantityError, parse_quantity
+
+__all__ = [
+    "Affinity",
+    "Container",
+    "ContainerImage",
+    "ContainerPort",
+    "K8sModel",
+    "LabelSelector",
+    "LabelSelectorRequirement",
+    "Namespace",
+    "Node",
+    "NodeAffinity",
+    "NodeSelector",
+    "NodeSelectorRequirement",
+    "NodeSelectorTerm",
+    "ObjectMeta",
+    "OwnerReference",
+    "Pod",
+    "PodAffinity",
+    "PodAffinityTerm",
+    "PodAntiAffinity",
+    "PodSpec",
+    "PreferredSchedulingTerm",
+    "PriorityClass",
+    "QuantityField",
+    "ResourceList",
+    "RuntimeClass",
+    "Taint",
+    "Toleration",
+    "TopologySpreadConstraint",
+    "Volume",
+    "WeightedPodAffinityTerm",
+    "Workload",
+]
+
+
+def _to_quantity(raw: object) -> Quantity:
+    if isinstance(raw, Quantity):
+        return raw
+    try:
+        return parse_quantity(raw)
+    except QuantityError as exc:  # pydantic reports ValueError with the field path
+        raise ValueError(str(exc)) from None
+
+
+QuantityField = Annotated[
+    Quantity,
+    BeforeValidator(_to_quantity),
+    PlainSerializer(lambda q: q.text, return_type=str),
+]
+ResourceList = dict[str, QuantityField]
+
+
+class K8sModel(BaseModel):
+    """Base: camelCase aliases, unknown fields kept, assignment not validated (speed)."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="allow",
+        frozen=False,
+    )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The object as Kubernetes JSON (camelCase, empty fields left out)."""
+        return self.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+class OwnerReference(K8sModel):
+    api_version: str = ""
+    kind: str
+    name: str
+    uid: str = ""
+    controller: bool | None = None
+
+
+class ObjectMeta(K8sModel):
+    name: str = ""
+    generate_name: str | None = None
+    namespace: str | None = None
+    uid: str | None = None
+    resource_version: str | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
+    annotations: dict[str, str] = Field(default_factory=dict)
+    owner_references: list[OwnerReference] = Field(default_factory=list)
+    creation_timestamp: str | None = None
+    deletion_timestamp: str | None = None
+
+    @field_validator("labels", "annotations", mode="before")
+    @classmethod
+    def _none_is_empty(cls, value: object) -> object:
+        return {} if value is None else value
+
+
+# --- selectors ------------------------------------------------------------------------------
+
+NodeSelectorOperator = Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
+LabelSelectorOperator = Literal["In", "NotIn", "Exists", "DoesNotExist"]
+
+
+class NodeSelectorRequirement(K8sModel):
+    key: str
+    operator: NodeSelectorOperator
+    values: list[str] = Field(default_factory=list)
+
+
+class NodeSelectorTerm(K8sModel):
+    match_expressions: list[NodeSelectorRequirement] = Field(default_factory=list)
+    match_fields: list[NodeSelectorRequirement] = Field(default_factory=list)
+
+
+class NodeSelector(K8sModel):
+    node_selector_terms: list[NodeSelectorTerm] = Field(default_factory=list)
+
+
+class PreferredSchedulingTerm(K8sModel):
+    weight: int = Field(ge=1, le=100)
+    preference: NodeSelectorTerm
+
+
+class NodeAffinity(K8sModel):
+    required_during_scheduling_ignored_during_execution: NodeSelector | None = None
+    preferred_during_scheduling_ignored_during_execution: list[PreferredSchedulingTerm] = Field(default_factory=list)
+
+
+class LabelSelectorRequirement(K8sModel):
+    key: str
+    operator: LabelSelectorOperator
+    values: list[str] = Field(default_factory=list)
+
+
+class LabelSelector(K8sModel):
+    match_labels: dict[str, str] = Field(default_factory=dict)
+    match_expressions: list[LabelSelectorRequirement] = Field(default_factory=list)
+
+    def is_empty(self) -> bool:
+        return not self.match_labels and not self.match_expressions
+
+
+class PodAffinityTerm(K8sModel):
+    label_selector: LabelSelector | None = None
+    namespaces: list[str] = Field(default_factory=list)
+    topology_key: str = Field(min_length=1)
+    namespace_selector: LabelSelector | None = None
+    match_label_keys: list[str] = Field(default_factory=list)
+    mismatch_label_keys: list[str] = Field(default_factory=list)
+
+
+class WeightedPodAffinityTerm(K8sModel):
+    weight: int = Field(ge=1, le=100)
+    pod_affinity_term: PodAffinityTerm
+
+
+class PodAffinity(K8sModel):
+    required_during_scheduling_ignored_during_execution: list[PodAffinityTerm] = Field(default_factory=list)
+    preferred_during_scheduling_ignored_during_execution: list[WeightedPodAffinityTerm] = Field(default_factory=list)
+
+
+class PodAntiAffinity(PodAffinity):
+    pass
+
+
+class Affinity(K8sModel):
+    node_affinity: NodeAffinity | None = None
+    pod_affinity: PodAffinity | None = None
+    pod_anti_affinity: PodAntiAffinity | None = None
+
+
+# --- taints and tolerations -------------------------------------------------------------------
+
+TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+
+
+class Taint(K8sModel):
+    key: str = Field(min_length=1)
+    value: str = ""
+    effect: TaintEffect
+    time_added: str | None = None
+
+    @field_validator("value", mode="before")
+    @classmethod
+    def _none_value(cls, value: object) -> object:
+        return "" if value is None else value
+
+
+class Toleration(K8sModel):
+    key: str = ""
+    operator: Literal["", "Exists", "Equal"] = ""
+    value: str = ""
+    effect: Literal["", "NoSchedule", "PreferNoSchedule", "NoExecute"] = ""
+    toleration_seconds: int | None = None
+
+    @field_validator("key", "value", "operator", "effect", mode="before")
+    @classmethod
+    def _none_is_blank(cls, value: object) -> object:
+        return "" if value is None else value
+
+    @model_validator(mode="after")
+    def _check(self) -> Toleration:
+        # staging/src/k8s.io/api validation: operator Exists takes no value; empty key needs Exists.
+        if self.operator == "Exists" and self.value:
+            raise ValueError("value must be empty when `operator` is 'Exists'")
+        if not self.key and self.operator not in ("Exists",):
+            raise ValueError('operator must be Exists when `key` is empty, which means "match all values and all keys"')
+        return self
+
+    def tolerates(self, taint: Taint) -> bool:
+        """`ToleratesTaint` (staging/src/k8s.io/api/core/v1/toleration.go)."""
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator in ("", "Equal"):
+            return self.value == taint.value
+        return self.operator == "Exists"
+
+
+# --- containers and volumes -------------------------------------------------------------------
+
+
+class ContainerPort(K8sModel):
+    name: str | None = None
+    container_port: int = Field(ge=1, le=65535)
+    host_port: int = Field(default=0, ge=0, le=65535)
+    host_ip: str = Field(default="", alias="hostIP")
+    protocol: Literal["TCP", "UDP", "SCTP"] = "TCP"
+
+
+class ResourceRequirements(K8sModel):
+    requests: ResourceList = Field(default_factory=dict)
+    limits: ResourceList = Field(default_factory=dict)
+
+    @field_validator("requests", "limits", mode="before")
+    @classmethod
+    def _none_is_empty(cls, value: object) -> object:
+        return {} if value is None else value
+
+    @field_validator("requests", "limits")
+    @classmethod
+    def _non_negative(cls, value: dict[str, Quantity]) -> dict[str, Quantity]:
+        for name, quantity in value.items():
+            if quantity.amount < 0:
+                raise ValueError(f'{name}: "{quantity.text}" must be greater than or equal to 0')
+        return value
+
+    @model_validator(mode="after")
+    def _default_requests_from_limits(self) -> ResourceRequirements:
+        # API-server defaulting (pkg/apis/core/v1/defaults.go): requests default to limits.
+        for name, quantity in self.limits.items():
+            self.requests.setdefault(name, quantity)
+        return self
+
+
+class Container(K8sModel):
+    name: str = Field(min_length=1)
+    image: str = ""
+    ports: list[ContainerPort] = Field(default_factory=list)
+    resources: ResourceRequirements = Field(default_factory=ResourceRequirements)
+    restart_policy: str | None = None
+
+    @field_validator("ports", mode="before")
+    @classmethod
+    def _none_is_empty(cls, value: object) -> object:
+        return [] if value is None else value
+
+    @property
+    def is_sidecar(self) -> bool:
+        """A restartable init container (`restartPolicy: Always`)."""
+        return self.restart_policy == "Always"
+
+
+class Volume(K8sModel):
+    name: str
+    gce_persistent_disk: dict[str, Any] | None = None
+    aws_elastic_block_store: dict[str, Any] | None = None
+    iscsi: dict[str, Any] | None = None
+    rbd: dict[str, Any] | None = None
+    persistent_volume_claim: dict[str, Any] | None = None
+
+
+class TopologySpreadConstraint(K8sModel):
+    max_skew: int = Field(ge=1)
+    topology_key: str = Field(min_length=1)
+    when_unsatisfiable: Literal["DoNotSchedule", "ScheduleAnyway"]
+    label_selector: LabelSelector | None = None
+    min_domains: int | None = Field(default=None, ge=1)
+    node_affinity_policy: Literal["Honor", "Ignore"] | None = None
+    node_taints_policy: Literal["Honor", "Ignore"] | None = None
+    match_label_keys: list[str] = Field(default_factory=list)
+
+
+class SchedulingGate(K8sModel):
+    name: str
+
+
+class PodResources(K8sModel):
+    requests: ResourceList = Field(default_factory=dict)
+    limits: ResourceList = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _default_requests_from_limits(self) -> PodResources:
+        for name, quantity in self.limits.items():
+            self.requests.setdefault(name, quantity)
+        return self
+
+
+class PodSpec(K8sModel):
+    node_name: str = ""
+    node_selector: dict[str, str] = Field(default_factory=dict)
+    affinity: Affinity | None = None
+    tolerations: list[Toleration] = Field(default_factory=list)
+    containers: list[Container] = Field(default_factory=list)
+    init_containers: list[Container] = Field(default_factory=list)
+    volumes: list[Volume] = Field(default_factory=list)
+    topology_spread_constraints: list[TopologySpreadConstraint] = Field(default_factory=list)
+    priority: int | None = None
+    priority_class_name: str = ""
+    preemption_policy: Literal["PreemptLowerPriority", "Never"] | None = None
+    overhead: ResourceList = Field(default_factory=dict)
+    runtime_class_name: str | None = None
+    scheduler_name: str = "default-scheduler"
+    scheduling_gates: list[SchedulingGate] = Field(default_factory=list)
+    resources: PodResources | None = None
+
+    @field_validator(
+        "node_selector",
+        "overhead",
+        mode="before",
+    )
+    @classmethod
+    def _none_map(cls, value: object) -> object:
+        return {} if value is None else value
+
+    @field_validator(
+        "tolerations",
+        "init_containers",
+        "volumes",
+        "topology_spread_constraints",
+        "scheduling_gates",
+        mode="before",
+    )
+    @classmethod
+    def _none_list(cls, value: object) -> object:
+        return [] if value is None else value
+
+    @field_validator("node_name", "priority_class_name", mode="before")
+    @classmethod
+    def _none_str(cls, value: object) -> object:
+        return "" if value is None else value
+
+    @field_validator("scheduler_name", mode="before")
+    @classmethod
+    def _default_scheduler(cls, value: object) -> object:
+        return "default-scheduler" if value in (None, "") else value
+
+
+class PodCondition(K8sModel):
+    type: str
+    status: str
+    reason: str | None = None
+    message: str | None = None
+
+
+class PodStatus(K8sModel):
+    phase: str | None = None
+    nominated_node_name: str | None = None
+    start_time: str | None = None
+    conditions: list[PodCondition] = Field(default_factory=list)
+
+
+class Pod(K8sModel):
+    api_version: str = "v1"
+    kind: Literal["Pod"] = "Pod"
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+    spec: PodSpec = Field(default_factory=PodSpec)
+    status: PodStatus = Field(default_factory=PodStatus)
+
+    @model_validator(mode="after")
+    def _defaults(self) -> Pod:
+        if not self.metadata.namespace:
+            self.metadata.namespace = "default"
+        if not self.spec.containers:
+            raise ValueError("spec.containers: Required value")
+        return self
+
+    @property
+    def key(self) -> str:
+        """`namespace/name`, as the scheduler names a pod in messages."""
+        return f"{self.metadata.namespace}/{self.metadata.name}"
+
+
+class ContainerImage(K8sModel):
+    names: list[str] = Field(default_factory=list)
+    size_bytes: int = 0
+
+
+class NodeSpec(K8sModel):
+    unschedulable: bool = False
+    taints: list[Taint] = Field(default_factory=list)
+
+    @field_validator("taints", mode="before")
+    @classmethod
+    def _none_list(cls, value: object) -> object:
+        return [] if value is None else value
+
+    @field_validator("unschedulable", mode="before")
+    @classmethod
+    def _none_false(cls, value: object) -> object:
+        return False if value is None else value
+
+
+class NodeStatus(K8sModel):
+    capacity: ResourceList = Field(default_factory=dict)
+    allocatable: ResourceList = Field(default_factory=dict)
+    images: list[ContainerImage] = Field(default_factory=list)
+
+    @field_validator("capacity", "allocatable", mode="before")
+    @classmethod
+    def _none_map(cls, value: object) -> object:
+        return {} if value is None else value
+
+    @field_validator("images", mode="before")
+    @classmethod
+    def _none_list(cls, value: object) -> object:
+        return [] if value is None else value
+
+
+class Node(K8sModel):
+    api_version: str = "v1"
+    kind: Literal["Node"] = "Node"
+    metadata: ObjectMeta
+    spec: NodeSpec = Field(default_factory=NodeSpec)
+    status: NodeStatus = Field(default_factory=NodeStatus)
+
+    @model_validator(mode="after")
+    def _defaults(self) -> Node:
+        if not self.metadata.name:
+            raise ValueError("metadata.name: Required value")
+        # API-server defaulting (pkg/apis/core/v1/defaults.go SetDefaults_NodeStatus):
+        # a node status without allocatable gets a copy of its capacity.
+        if not self.status.allocatable:
+            self.status.allocatable = dict(self.status.capacity)
+        return self
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name
+
+
+class Namespace(K8sModel):
+    api_version: str = "v1"
+    kind: Literal["Namespace"] = "Namespace"
+    metadata: ObjectMeta
+
+
+class PriorityClass(K8sModel):
+    api_version: str = "scheduling.k8s.io/v1"
+    kind: Literal["PriorityClass"] = "PriorityClass"
+    metadata: ObjectMeta
+    value: int
+    global_default: bool = False
+    preemption_policy: Literal["PreemptLowerPriority", "Never"] = "PreemptLowerPriority"
+    description: str | None = None
+
+
+class RuntimeClassOverhead(K8sModel):
+    pod_fixed: ResourceList = Field(default_factory=dict)
+
+
+class RuntimeClass(K8sModel):
+    api_version: str = "node.k8s.io/v1"
+    kind: Literal["RuntimeClass"] = "RuntimeClass"
+    metadata: ObjectMeta
+    handler: str = ""
+    overhead: RuntimeClassOverhead | None = None
+
+
+class Workload(K8sModel):
+    """A Service or workload controller, kept for the selectors that spreading reads."""
+
+    api_version: str = "v1"
+    kind: Literal["Service", "ReplicaSet", "StatefulSet", "ReplicationController", "Deployment"]
+    metadata: ObjectMeta
+    spec: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("spec", mode="before")
+    @classmethod
+    def _none_map(cls, value: object) -> object:
+        return {} if value is None else value

@@ -1,0 +1,107 @@
+"""Kubernetes resource quantities, parsed exactly as apimachinery's `resource.Quantity` does.
+
+Upstream: staging/src/k8s.io/apimachinery/pkg/api/resource/quantity.go (`ParseQuantity`,
+`MilliValue`, `Value`). Values are kept as exact fractions; the scheduler converts a quantity to
+an integer once, rounding *up* (cpu with `MilliValue()`, everything else with `Value()`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+
+__all__ = ["MAX_INT64", "Quantity", "QuantityError", "parse_quantity"]
+
+MAX_INT64 = 2**63 - 1
+
+_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+_DECIMAL = {
+    "n": Fraction(1, 10**9),
+    "u": Fraction(1, 10**6),
+    "m": Fraction(1, 10**3),
+    "": Fraction(1),
+    "k": Fraction(10**3),
+    "M": Fraction(10**6),
+    "G": Fraction(10**9),
+    "T": Fraction(10**12),
+    "P": Fraction(10**15),
+    "E": Fraction(10**18),
+}
+# <sign><digits>[.<digits>]<suffix>; suffix is binary SI, decimal SI, or a decimal exponent.
+_QUANTITY_RE = re.compile(
+    r"^(?P<sign>[+-]?)(?P<num>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
+    r"(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$"
+)
+_MAX_EXPONENT = 60  # beyond this no quantity fits int64 anyway; bounds the work for "1e999999"
+
+
+class QuantityError(ValueError):
+    """A string that is not a valid Kubernetes quantity."""
+
+
+@dataclass(frozen=True, slots=True)
+class Quantity:
+    """An exact quantity with its original spelling."""
+
+    text: str
+    amount: Fraction
+
+    def milli_value(self) -> int:
+        """`MilliValue()`: thousandths, rounded up (ceiling)."""
+        return math.ceil(self.amount * 1000)
+
+    def value(self) -> int:
+        """`Value()`: whole units, rounded up (ceiling)."""
+        return math.ceil(self.amount)
+
+    def is_zero(self) -> bool:
+        return self.amount == 0
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def parse_quantity(raw: object) -> Quantity:
+    """Parse a quantity given as a YAML/JSON string or number.
+
+    Raises QuantityError with a message of the form '"1x" is not a valid quantity'.
+    """
+    if isinstance(raw, bool) or raw is None:
+        raise QuantityError(f"{_show(raw)} is not a valid quantity")
+    if isinstance(raw, int):
+        text = str(raw)
+    elif isinstance(raw, float):
+        if not math.isfinite(raw):
+            raise QuantityError(f"{_show(raw)} is not a valid quantity")
+        text = repr(raw)
+    elif isinstance(raw, str):
+        text = raw.strip()
+    else:
+        raise QuantityError(f"{_show(raw)} is not a valid quantity")
+    match = _QUANTITY_RE.match(text)
+    if match is None:
+        raise QuantityError(f"{_show(raw)} is not a valid quantity")
+    number = Fraction(match.group("num"))
+    if match.group("sign") == "-":
+        number = -number
+    suffix = match.group("suffix") or ""
+    if suffix in _BINARY:
+        amount = number * _BINARY[suffix]
+    elif suffix in _DECIMAL:
+        amount = number * _DECIMAL[suffix]
+    else:
+        exponent = int(suffix[1:])
+        if abs(exponent) > _MAX_EXPONENT:
+            raise QuantityError(f"{_show(raw)} is out of range")
+        amount = number * Fraction(10) ** exponent
+    if abs(amount) * 1000 > MAX_INT64:
+        raise QuantityError(f"{_show(raw)} is out of range")
+    return Quantity(text=text, amount=amount)
+
+
+def _show(raw: object) -> str:
+    if isinstance(raw, str):
+        return '"' + raw[:64] + ('…"' if len(raw) > 64 else '"')
+    return repr(raw)[:64]

@@ -1,0 +1,199 @@
+"""Explain one pod against a cluster snapshot: the whole cycle, every node, every plugin.
+
+`explain()` runs a cycle without binding; `result_to_json()` gives the CLI's JSON contract and
+`format_text()` the readable report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .api.loading import ClusterObjects
+from .api.objects import Pod, Workload
+from .framework.events import Event
+from .framework.node_table import NodeTable
+from .framework.pod_info import PodInfo
+from .framework.profile import Profile
+from .framework.status import Code, Status
+from .plugins.registry import new_framework
+from .schedule_one import Scheduler, ScheduleResult
+
+__all__ = ["Explanation", "build_table", "explain", "format_text", "result_to_json"]
+
+
+def add_workloads(table: NodeTable, workloads: Iterable[Workload]) -> None:
+    """Register Services and controllers for PodTopologySpread's default selector."""
+    for workload in workloads:
+        namespace = workload.metadata.namespace or "default"
+        selector = workload.spec.get("selector")
+        if workload.kind == "Service":
+            if isinstance(selector, dict) and selector:
+                table.services.append((namespace, {str(k): str(v) for k, v in selector.items()}))
+        elif isinstance(selector, dict):
+            key = (workload.api_version, workload.kind, namespace, workload.metadata.name)
+            table.controllers[key] = selector
+
+
+def build_table(cluster: ClusterObjects) -> NodeTable:
+    """The scheduler's snapshot of a loaded cluster: nodes with their bound pods."""
+    table = NodeTable.build(cluster.nodes, (PodInfo.of(p) for p in cluster.pods), cluster.namespaces)
+    add_workloads(table, cluster.workloads)
+    return table
+
+
+@dataclass
+class Explanation:
+    result: ScheduleResult | None
+    events: list[Event] = field(default_factory=list)
+    gated: Status | None = None  # PreEnqueue rejection (scheduling gates): no cycle ran
+    pod: PodInfo | None = None
+
+
+def explain(cluster: ClusterObjects, pod: Pod, profile: Profile | None = None, seed: int | None = None) -> Explanation:
+    """Run one cycle for `pod` (a what-if: the cluster is not changed)."""
+    scheduler = Scheduler(new_framework(profile), seed=seed)
+    info = PodInfo.of(pod)
+    for plugin in scheduler.framework.pre_enqueue_plugins:
+        status = plugin.pre_enqueue(info)
+        if not status.is_success():
+            return Explanation(None, [], status.with_plugin(plugin.name), info)
+    events: list[Event] = []
+    scheduler.subscribe(events.append)
+    result = scheduler.schedule_pod(build_table(cluster), info)
+    return Explanation(result, events, None, info)
+
+
+def _status_json(status: Status | None) -> dict[str, Any] | None:
+    if status is None:
+        return None
+    return {"plugin": status.plugin, "code": status.code.label, "reasons": list(status.reasons)}
+
+
+def result_to_json(explanation: Explanation) -> dict[str, Any]:
+    """The JSON contract of `python -m scheduler_core explain -o json`."""
+    result = explanation.result
+    pod = explanation.pod
+    assert pod is not None
+    if result is None:
+        gated = explanation.gated
+        return {
+            "pod": pod.key,
+            "scheduled": False,
+            "selectedNode": None,
+            "message": gated.message() if gated else "",
+            "preEnqueue": _status_json(gated),
+            "preFilter": None,
+            "skippedScorePlugins": [],
+            "tiedTop": [],
+            "nodes": {},
+        }
+    table = result.table
+    names = table.names
+    diagnosis = result.diagnosis
+    outcome = result.filter
+    scored_at = {int(i): k for k, i in enumerate(result.candidates.tolist())} if result.scores else {}
+    nodes: dict[str, Any] = {}
+    for i, name in enumerate(names):
+        recorded = diagnosis.status_of(i) if diagnosis is not None else None
+        filters = []
+        if outcome is not None:
+            for plugin, verdicts in zip(outcome.plugins, outcome.verdicts, strict=True):
+                if verdicts is None:
+                    filters.append({"plugin": plugin, "code": Code.SKIP.label, "reasons": []})
+                else:
+                    filters.append(_status_json(verdicts.status_of(i, plugin)))
+        scores: dict[str, Any] = {}
+        total = None
+        if i in scored_at:
+            k = scored_at[i]
+            for entry in result.scores:
+                scores[entry.plugin] = {
+                    "raw": int(entry.raw[k]),
+                    "normalized": int(entry.normalized[k]),
+                    "weight": entry.weight,
+                    "weighted": int(entry.normalized[k]) * entry.weight,
+                }
+            total = int(result.totals[k]) if result.totals is not None else None
+        feasible = recorded is None and result.pre_filter_status is None
+        nodes[name] = {
+            "feasible": feasible,
+            "filter": _status_json(recorded),
+            "filters": filters,
+            "scores": scores,
+            "total": total,
+            "evaluated": not (result.not_evaluated is not None and result.not_evaluated[i]),
+        }
+    post = result.post_filter_status
+    victims = result.post_filter_result.detail.get("victims", []) if result.post_filter_result else []
+    return {
+        "pod": pod.key,
+        "cycle": result.cycle,
+        "scheduled": result.scheduled,
+        "selectedNode": result.selected_node,
+        "message": result.message,
+        "code": result.status.code.label,
+        "preFilter": _status_json(result.pre_filter_status),
+        "postFilter": _status_json(post),
+        "nominatedNode": result.nominated_node or None,
+        "victims": [v.key for v in victims],
+        "skippedScorePlugins": list(result.skipped_score_plugins),
+        "tiedTop": [names[i] for i in result.tied_top],
+        "nodes": nodes,
+    }
+
+
+def format_text(explanation: Explanation) -> str:
+    """A readable report: the outcome as kubectl would show it, then a node × plugin table."""
+    data = result_to_json(explanation)
+    lines = []
+    if data["scheduled"]:
+        lines.append(f"Normal   Scheduled         default-scheduler  {data['message']}")
+    else:
+        lines.append(f"Warning  FailedScheduling  default-scheduler  {data['message']}")
+    if data.get("nominatedNode"):
+        lines.append(f"Nominated node: {data['nominatedNode']} (victims: {', '.join(data['victims']) or 'none'})")
+    nodes = data["nodes"]
+    if not nodes:
+        return "\n".join(lines) + "\n"
+    lines.append("")
+    first = next(iter(nodes.values()))
+    filter_plugins = [f["plugin"] for f in first["filters"]]
+    score_plugins: list[str] = []
+    for node in nodes.values():
+        for plugin in node["scores"]:
+            if plugin not in score_plugins:
+                score_plugins.append(plugin)
+    header = ["NODE", "RESULT", *filter_plugins, *score_plugins, "TOTAL"]
+    rows = []
+    for name, node in nodes.items():
+        if name == data["selectedNode"]:
+            result = "selected"
+        elif node["feasible"]:
+            result = "feasible"
+        else:
+            result = "rejected"
+        cells = [name, result]
+        for f in node["filters"]:
+            cells.append({"Success": "ok", "Skip": "-"}.get(f["code"], "FAIL"))
+        for plugin in score_plugins:
+            s = node["scores"].get(plugin)
+            cells.append(f"{s['normalized']}x{s['weight']}" if s else "")
+        cells.append("" if node["total"] is None else str(node["total"]))
+        rows.append(cells)
+    widths = [max(len(str(r[c])) for r in [header, *rows]) for c in range(len(header))]
+    for row in [header, *rows]:
+        lines.append("  ".join(str(cell).ljust(widths[c]) for c, cell in enumerate(row)).rstrip())
+    rejected = [(name, node["filter"]) for name, node in nodes.items() if node["filter"]]
+    if rejected:
+        lines.append("")
+        lines.append("Why nodes were rejected (the status upstream records):")
+        for name, status in rejected:
+            lines.append(
+                f"  {name}: {status['plugin'] or 'PreFilter'} {status['code']}: {', '.join(status['reasons'])}"
+            )
+    if data["skippedScorePlugins"]:
+        lines.append("")
+        lines.append("Score plugins skipped at PreScore: " + ", ".join(data["skippedScorePlugins"]))
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,14 @@
+"""`CycleState`: what plugins hand from one extension point to the next in a cycle."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["CycleState"]
+
+
+class CycleState(dict[str, Any]):
+    """Keys are named after the plugin and phase (`"PreFilter" + NAME`), as upstream does."""
+
+    def clone(self) -> CycleState:
+        return CycleState(self)

@@ -1,0 +1,132 @@
+"""The typed, ordered events of a scheduling cycle — the wire format lives here and only here.
+
+Every event carries the cycle number and a sequence number. Per-plugin events carry all nodes at
+once; their arrays stay numpy until `to_dict()` turns them into `{node name: value}` maps, so a
+5000-node cycle costs a few dozen small objects unless someone serializes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .status import Code, NodeVerdicts, Status
+
+__all__ = [
+    "CYCLE_FINISHED",
+    "CYCLE_STARTED",
+    "EVENT_TYPES",
+    "HOST_SELECTED",
+    "NODE_SKIPPED",
+    "PHASE_STARTED",
+    "PLUGIN_EVALUATED",
+    "PREEMPTION_EVALUATED",
+    "SCORES_NORMALIZED",
+    "Event",
+    "EventEmitter",
+    "EventSink",
+    "PerNode",
+]
+
+CYCLE_STARTED = "cycle.started"
+PHASE_STARTED = "phase.started"
+PLUGIN_EVALUATED = "plugin.evaluated"
+NODE_SKIPPED = "node.skipped"
+SCORES_NORMALIZED = "scores.normalized"
+HOST_SELECTED = "host.selected"
+PREEMPTION_EVALUATED = "preemption.evaluated"
+CYCLE_FINISHED = "cycle.finished"
+EVENT_TYPES = (
+    CYCLE_STARTED,
+    PHASE_STARTED,
+    PLUGIN_EVALUATED,
+    NODE_SKIPPED,
+    SCORES_NORMALIZED,
+    HOST_SELECTED,
+    PREEMPTION_EVALUATED,
+    CYCLE_FINISHED,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PerNode:
+    """Values for some nodes: `values[k]` belongs to node `idx[k]` (all nodes when idx is None)."""
+
+    values: np.ndarray
+    idx: np.ndarray | None = None
+
+    def to_dict(self, names: list[str]) -> dict[str, Any]:
+        values = self.values.tolist()
+        if self.idx is None:
+            return dict(zip(names, values, strict=True))
+        return {names[i]: v for i, v in zip(self.idx.tolist(), values, strict=True)}
+
+
+def _jsonable(value: Any, names: list[str]) -> Any:
+    if isinstance(value, PerNode):
+        return value.to_dict(names)
+    if isinstance(value, NodeVerdicts):
+        return _verdicts_to_dict(value, names)
+    if isinstance(value, Status):
+        return value.to_dict()
+    if isinstance(value, Code):
+        return value.label
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v, names) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        items = sorted(value) if isinstance(value, set | frozenset) else value
+        return [_jsonable(v, names) for v in items]
+    return value
+
+
+def _verdicts_to_dict(verdicts: NodeVerdicts, names: list[str]) -> dict[str, Any]:
+    codes = verdicts.codes.tolist()
+    out: dict[str, Any] = {}
+    for i, name in enumerate(names):
+        code = Code(codes[i])
+        reasons = [reason for reason, mask in verdicts.reasons if mask[i]] if code else []
+        out[name] = {"code": code.label, "reasons": reasons}
+    return out
+
+
+@dataclass(slots=True)
+class Event:
+    """One step of a cycle: `type`, `cycle`, `seq`, and the type's fields in `data`."""
+
+    type: str
+    cycle: int
+    seq: int
+    data: dict[str, Any]
+
+    def to_dict(self, names: list[str]) -> dict[str, Any]:
+        """JSON-serializable form; per-node values keyed by node name."""
+        out: dict[str, Any] = {"type": self.type, "cycle": self.cycle, "seq": self.seq}
+        out.update(_jsonable(self.data, names))
+        return out
+
+
+EventSink = Callable[[Event], None]
+
+
+@dataclass
+class EventEmitter:
+    """Numbers events of one cycle and hands them to the sinks, in order."""
+
+    cycle: int = 0
+    sinks: list[EventSink] = field(default_factory=list)
+    _seq: int = 0
+
+    def emit(self, type_: str, **data: Any) -> None:
+        if not self.sinks:
+            return
+        self._seq += 1
+        event = Event(type_, self.cycle, self._seq, data)
+        for sink in self.sinks:
+            sink(event)

@@ -1,0 +1,295 @@
+"""The cluster snapshot held as columns, so a plugin evaluates one pod against every node at once.
+
+It plays the part of upstream's `Snapshot` + `NodeInfo` list (pkg/scheduler/framework/types.go):
+allocatable and requested resources as int64 arrays, label columns with vocabularies, taint sets
+deduplicated, used host ports, images, and the pods on each node grouped by namespace and labels
+so that selector counts cost one match per distinct label set instead of one per pod.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..api.objects import Namespace, Node, Taint
+from .pod_info import PodInfo, is_scalar_resource, resource_value
+from .selectors import LabelRequirement, NodeTermCompiled, Selector, parse_int64
+
+__all__ = ["BASE_RESOURCES", "LabelColumn", "NodeTable"]
+
+BASE_RESOURCES = ("cpu", "memory", "ephemeral-storage")
+
+GroupKey = tuple[str, frozenset[tuple[str, str]], bool]  # (namespace, labels, terminating)
+
+
+@dataclass
+class LabelColumn:
+    """One label key across all nodes: `codes[i]` indexes `values`, -1 where the node lacks the key."""
+
+    codes: np.ndarray
+    values: list[str]
+    vocab: dict[str, int]
+    _numeric: list[int | None] | None = None
+
+    def lookup(self, value_mask: np.ndarray, absent: bool) -> np.ndarray:
+        """Per-node booleans from per-value booleans (`absent` for nodes without the key)."""
+        table = np.empty(len(self.values) + 1, dtype=bool)
+        table[:-1] = value_mask
+        table[-1] = absent  # code -1 picks the last entry
+        return table[self.codes]
+
+    def requirement_mask(self, requirement: LabelRequirement) -> np.ndarray:
+        op = requirement.operator
+        if op in ("Exists", "DoesNotExist"):
+            present = self.codes >= 0
+            return present if op == "Exists" else ~present
+        if op in ("In", "NotIn"):
+            hit = np.zeros(len(self.values), dtype=bool)
+            for value in requirement.values:
+                code = self.vocab.get(value)
+                if code is not None:
+                    hit[code] = True
+            return self.lookup(hit, False) if op == "In" else self.lookup(~hit, True)
+        if op in ("Gt", "Lt") and len(requirement.values) == 1:
+            want = parse_int64(next(iter(requirement.values)))
+            if want is None:
+                return np.zeros(len(self.codes), dtype=bool)
+            if self._numeric is None:
+                self._numeric = [parse_int64(v) for v in self.values]
+            hit = np.array(
+                [v is not None and (v > want if op == "Gt" else v < want) for v in self._numeric], dtype=bool
+            )
+            return self.lookup(hit, False)
+        return np.zeros(len(self.codes), dtype=bool)
+
+
+@dataclass
+class PodGroup:
+    """Pods sharing namespace, labels and terminating state: one count per node."""
+
+    namespace: str
+    labels: dict[str, str]
+    terminating: bool
+    counts: np.ndarray
+
+
+@dataclass
+class AffinityGroup:
+    """Pods with the same (anti-)affinity terms: one representative, one count per node."""
+
+    pod: PodInfo
+    counts: np.ndarray
+
+
+@dataclass
+class NodeTable:
+    """Columnar view of the nodes and the pods bound to them."""
+
+    nodes: list[Node]
+    namespace_labels: dict[str, dict[str, str]] = field(default_factory=dict)
+    # For PodTopologySpread's system default selector (helper.DefaultSelector):
+    # Services as (namespace, spec.selector map); controllers by (apiVersion, kind, namespace, name)
+    # → their selector (a map for ReplicationControllers, a LabelSelector dict otherwise).
+    services: list[tuple[str, dict[str, str]]] = field(default_factory=list)
+    controllers: dict[tuple[str, str, str, str], dict[str, object]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        nodes = self.nodes
+        self.n = len(nodes)
+        self.names: list[str] = [node.metadata.name for node in nodes]
+        self.index: dict[str, int] = {name: i for i, name in enumerate(self.names)}
+        self.labels: list[dict[str, str]] = [node.metadata.labels for node in nodes]
+        self.unschedulable = np.array([node.spec.unschedulable for node in nodes], dtype=bool)
+        self.alloc: dict[str, np.ndarray] = {}
+        names = set(BASE_RESOURCES) | {"pods"}
+        for node in nodes:
+            names.update(r for r in node.status.allocatable if is_scalar_resource(r))
+        for resource in sorted(names):
+            self.alloc[resource] = np.array(
+                [
+                    resource_value(resource, node.status.allocatable[resource])
+                    if resource in node.status.allocatable
+                    else 0
+                    for node in nodes
+                ],
+                dtype=np.int64,
+            )
+        self.requested: dict[str, np.ndarray] = {r: np.zeros(self.n, dtype=np.int64) for r in self.alloc if r != "pods"}
+        self.non_zero_cpu = np.zeros(self.n, dtype=np.int64)
+        self.non_zero_memory = np.zeros(self.n, dtype=np.int64)
+        self.pod_count = np.zeros(self.n, dtype=np.int64)
+        self.pods: list[list[PodInfo]] = [[] for _ in nodes]
+        # taints, deduplicated into signatures
+        self.taints: list[tuple[Taint, ...]] = [tuple(node.spec.taints) for node in nodes]
+        sig_index: dict[tuple[tuple[str, str, str], ...], int] = {}
+        self.taint_sets: list[tuple[Taint, ...]] = []
+        sigs = np.empty(self.n, dtype=np.int32)
+        for i, taints in enumerate(self.taints):
+            key = tuple((t.key, t.value, t.effect) for t in taints)
+            code = sig_index.get(key)
+            if code is None:
+                code = sig_index[key] = len(self.taint_sets)
+                self.taint_sets.append(taints)
+            sigs[i] = code
+        self.taint_sig = sigs
+        # host ports: node index -> list of (ip, protocol, port)
+        self.used_ports: list[list[tuple[str, str, int]]] = [[] for _ in nodes]
+        self.port_users: dict[tuple[str, int], set[int]] = {}
+        # images: name -> {node index: size}
+        self.images: dict[str, dict[int, int]] = {}
+        for i, node in enumerate(nodes):
+            for image in node.status.images:
+                for name in image.names:
+                    self.images.setdefault(name, {})[i] = image.size_bytes
+        self.groups: dict[GroupKey, PodGroup] = {}
+        self.affinity_groups: dict[tuple[object, ...], AffinityGroup] = {}
+        self._label_columns: dict[str, LabelColumn] = {}
+        self.volume_pods: list[tuple[int, PodInfo]] = []
+
+    # --- construction -----------------------------------------------------------------------
+
+    @classmethod
+    def build(
+        cls,
+        nodes: Sequence[Node],
+        pods: Iterable[PodInfo] = (),
+        namespaces: Iterable[Namespace] = (),
+    ) -> NodeTable:
+        """A table of `nodes` with the bound pods among `pods` added (others are ignored)."""
+        table = cls(list(nodes), {ns.metadata.name: ns.metadata.labels for ns in namespaces})
+        for info in pods:
+            node_name = info.pod.spec.node_name
+            phase = info.pod.status.phase
+            # Succeeded/Failed pods are not in the scheduler's cache (field selector on the informer).
+            if node_name and node_name in table.index and phase not in ("Succeeded", "Failed"):
+                table.add_pod(info, table.index[node_name])
+        return table
+
+    def add_pod(self, info: PodInfo, i: int) -> None:
+        """Account a pod on node `i` (`NodeInfo.AddPod`)."""
+        self.pods[i].append(info)
+        self._account(info, i, +1)
+
+    def remove_pod(self, info: PodInfo, i: int) -> None:
+        """Remove a pod from node `i` (`NodeInfo.RemovePod`)."""
+        pods = self.pods[i]
+        for k, other in enumerate(pods):
+            if other is info:
+                del pods[k]
+                break
+        else:
+            raise KeyError(info.key)
+        self._account(info, i, -1)
+
+    def _account(self, info: PodInfo, i: int, sign: int) -> None:
+        self.pod_count[i] += sign
+        for resource, value in info.requests.items():
+            column = self.requested.get(resource)
+            if column is None:
+                column = self.requested[resource] = np.zeros(self.n, dtype=np.int64)
+                self.alloc.setdefault(resource, np.zeros(self.n, dtype=np.int64))
+            column[i] += sign * value
+        self.non_zero_cpu[i] += sign * info.non_zero_cpu
+        self.non_zero_memory[i] += sign * info.non_zero_memory
+        for ip, protocol, port in info.host_ports:
+            if sign > 0:
+                self.used_ports[i].append((ip, protocol, port))
+                self.port_users.setdefault((protocol, port), set()).add(i)
+            else:
+                self.used_ports[i].remove((ip, protocol, port))
+                if not any(p == protocol and q == port for _, p, q in self.used_ports[i]):
+                    self.port_users[(protocol, port)].discard(i)
+        key: GroupKey = (info.namespace, frozenset(info.labels.items()), info.terminating)
+        group = self.groups.get(key)
+        if group is None:
+            group = self.groups[key] = PodGroup(
+                info.namespace, info.labels, info.terminating, np.zeros(self.n, dtype=np.int64)
+            )
+        group.counts[i] += sign
+        if info.has_affinity:
+            signature = (
+                info.namespace,
+                info.required_affinity,
+                info.required_anti_affinity,
+                info.preferred_affinity,
+                info.preferred_anti_affinity,
+            )
+            affinity_group = self.affinity_groups.get(signature)
+            if affinity_group is None:
+                affinity_group = self.affinity_groups[signature] = AffinityGroup(info, np.zeros(self.n, dtype=np.int64))
+            affinity_group.counts[i] += sign
+        if info.pod.spec.volumes:
+            if sign > 0:
+                self.volume_pods.append((i, info))
+            else:
+                self.volume_pods = [(j, p) for j, p in self.volume_pods if p is not info]
+
+    # --- queries ----------------------------------------------------------------------------
+
+    def label_column(self, key: str) -> LabelColumn:
+        column = self._label_columns.get(key)
+        if column is None:
+            vocab: dict[str, int] = {}
+            codes = np.full(self.n, -1, dtype=np.int64)
+            for i, labels in enumerate(self.labels):
+                value = labels.get(key)
+                if value is not None:
+                    code = vocab.get(value)
+                    if code is None:
+                        code = vocab[value] = len(vocab)
+                    codes[i] = code
+            column = self._label_columns[key] = LabelColumn(codes, list(vocab), vocab)
+        return column
+
+    def term_mask(self, term: NodeTermCompiled) -> np.ndarray:
+        """Nodes matching one node selector term."""
+        if not term.valid:
+            return np.zeros(self.n, dtype=bool)
+        mask = np.ones(self.n, dtype=bool)
+        for requirement in term.label_requirements:
+            mask &= self.label_column(requirement.key).requirement_mask(requirement)
+        for requirement in term.field_requirements:
+            hit = np.zeros(self.n, dtype=bool)
+            for name in requirement.values:
+                i = self.index.get(name)
+                if i is not None:
+                    hit[i] = True
+            mask &= hit if requirement.operator == "In" else ~hit
+        return mask
+
+    def selector_mask(self, selector: Mapping[str, str]) -> np.ndarray:
+        """Nodes whose labels contain every `key: value` of a nodeSelector map."""
+        mask = np.ones(self.n, dtype=bool)
+        for key, value in selector.items():
+            mask &= self.label_column(key).requirement_mask(LabelRequirement(key, "In", frozenset([value])))
+        return mask
+
+    def count_pods(self, wanted: Callable[[PodGroup], bool], include_terminating: bool = True) -> np.ndarray:
+        """Per node, the number of pods whose group (namespace, labels) satisfies `wanted`."""
+        total = np.zeros(self.n, dtype=np.int64)
+        for group in self.groups.values():
+            if group.terminating and not include_terminating:
+                continue
+            if wanted(group):
+                total += group.counts
+        return total
+
+    def count_matching(self, selector: Selector, namespace: str, include_terminating: bool = True) -> np.ndarray:
+        """Per node, the pods of `namespace` whose labels match `selector`."""
+        if selector.nothing:
+            return np.zeros(self.n, dtype=np.int64)
+        return self.count_pods(lambda g: g.namespace == namespace and selector.matches(g.labels), include_terminating)
+
+    def key_mask(self, key: str) -> np.ndarray:
+        """Nodes that carry label `key`."""
+        return self.label_column(key).codes >= 0
+
+    def domain_counts(self, key: str, per_node: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+        """Sum `per_node` over the nodes of each value of label `key` (nodes in `mask` only)."""
+        column = self.label_column(key)
+        ok = column.codes >= 0
+        if mask is not None:
+            ok &= mask
+        return np.bincount(column.codes[ok], weights=per_node[ok], minlength=len(column.values)).astype(np.int64)

@@ -1,0 +1,306 @@
+"""The framework runtime: calls every plugin of each extension point, in order, and is the one
+place where the per-plugin events are emitted.
+
+Upstream: pkg/scheduler/framework/runtime/framework.go (`RunPreFilterPlugins`, `RunFilterPlugins`,
+`RunPostFilterPlugins`, `RunPreScorePlugins`, `RunScorePlugins`). Teaching mode: every filter
+plugin runs on every node; `first_fail` marks the plugin upstream (which stops at the first
+failure) records for each node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..api.loading import InputError
+from .cycle_state import CycleState
+from .diagnosis import Diagnosis
+from .events import (
+    NODE_SKIPPED,
+    PHASE_STARTED,
+    PLUGIN_EVALUATED,
+    SCORES_NORMALIZED,
+    EventEmitter,
+    PerNode,
+)
+from .interface import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    FilterPlugin,
+    NormalizeScorePlugin,
+    PostFilterPlugin,
+    PostFilterResult,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ScorePlugin,
+)
+from .node_table import NodeTable
+from .pod_info import PodInfo
+from .profile import Profile
+from .status import Code, NodeVerdicts, PreFilterResult, Status
+
+__all__ = ["SKIP_FILTER_PLUGINS", "SKIP_SCORE_PLUGINS", "FilterOutcome", "Framework", "PluginFactory", "PluginScores"]
+
+PluginFactory = Callable[[dict[str, Any], "Framework"], Any]
+SKIP_FILTER_PLUGINS = "SkipFilterPlugins"
+SKIP_SCORE_PLUGINS = "SkipScorePlugins"
+
+_POINT_METHODS = {
+    "preFilter": "pre_filter",
+    "filter": "filter",
+    "postFilter": "post_filter",
+    "preScore": "pre_score",
+    "score": "score",
+    "queueSort": "less",
+    "preEnqueue": "pre_enqueue",
+    "bind": "bind",
+}
+
+
+@dataclass
+class FilterOutcome:
+    """Every filter plugin's verdicts (None: skipped) and the plugin upstream records per node."""
+
+    plugins: list[str]
+    verdicts: list[NodeVerdicts | None]
+    first_fail: np.ndarray
+
+    def feasible(self) -> np.ndarray:
+        return self.first_fail < 0
+
+
+@dataclass
+class PluginScores:
+    """One score plugin's numbers over the scored nodes `idx`."""
+
+    plugin: str
+    weight: int
+    raw: np.ndarray
+    normalized: np.ndarray
+
+    @property
+    def weighted(self) -> np.ndarray:
+        return self.normalized * self.weight
+
+
+class Framework:
+    """A profile's plugins instantiated and ordered per extension point."""
+
+    def __init__(self, profile: Profile, registry: dict[str, PluginFactory]) -> None:
+        self.profile = profile
+        self.emitter = EventEmitter()
+        implements: dict[str, set[str]] = {}
+        self._instances: dict[str, Any] = {}
+        names = [ref.name for ref in profile.multi_point.enabled]
+        for plugin_set in profile.points.values():
+            names.extend(ref.name for ref in plugin_set.enabled)
+        for name in names:
+            if name in self._instances:
+                continue
+            factory = registry.get(name)
+            if factory is None:
+                raise InputError(f'profile: plugin "{name}" is not registered')
+            instance = factory(profile.plugin_args.get(name, {}), self)
+            self._instances[name] = instance
+            implements[name] = {point for point, method in _POINT_METHODS.items() if hasattr(instance, method)}
+        self.pre_filter_plugins: list[PreFilterPlugin] = self._point("preFilter", implements)
+        self.filter_plugins: list[FilterPlugin] = self._point("filter", implements)
+        self.post_filter_plugins: list[PostFilterPlugin] = self._point("postFilter", implements)
+        self.pre_score_plugins: list[PreScorePlugin] = self._point("preScore", implements)
+        self.score_plugins: list[ScorePlugin] = self._point("score", implements)
+        self.weights = {p.name: profile.weight_of(p.name) for p in self.score_plugins}
+        self.queue_sort = self._point("queueSort", implements)
+        self.pre_enqueue_plugins = self._point("preEnqueue", implements)
+        self.bind_plugins = self._point("bind", implements)
+
+    def _point(self, point: str, implements: dict[str, set[str]]) -> list[Any]:
+        return [self._instances[ref.name] for ref in self.profile.plugins_for(point, implements)]
+
+    def plugin(self, name: str) -> Any:
+        return self._instances.get(name)
+
+    @property
+    def filter_plugin_names(self) -> list[str]:
+        return [p.name for p in self.filter_plugins]
+
+    # --- PreFilter ----------------------------------------------------------------------------
+
+    def run_pre_filter_plugins(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, quiet: bool = False
+    ) -> tuple[PreFilterResult | None, Status, list[str]]:
+        """Returns the merged PreFilterResult, the status, and the plugins that narrowed the nodes."""
+        emit = self.emitter.emit if not quiet else _no_emit
+        emit(PHASE_STARTED, point="PreFilter")
+        skip: set[str] = set()
+        state[SKIP_FILTER_PLUGINS] = skip
+        result: PreFilterResult | None = None
+        returned = Status()
+        with_nodes: list[str] = []
+        for plugin in self.pre_filter_plugins:
+            narrowed, status = plugin.pre_filter(state, pod, table)
+            status = status.with_plugin(plugin.name) if not status.is_success() else status
+            emit(
+                PLUGIN_EVALUATED,
+                point="PreFilter",
+                plugin=plugin.name,
+                status=status,
+                nodes=sorted(narrowed.node_names) if narrowed and narrowed.node_names is not None else None,
+            )
+            if status.is_skip():
+                skip.add(plugin.name)
+                continue
+            if not status.is_success():
+                if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                    return None, status, with_nodes
+                if status.code == Code.UNSCHEDULABLE:
+                    returned = status
+                    continue
+                return None, _error(f'running PreFilter plugin "{plugin.name}": {status.message()}'), with_nodes
+            if narrowed is not None and narrowed.node_names is not None:
+                with_nodes.append(plugin.name)
+            result = narrowed if result is None else result.merge(narrowed)
+            if result is not None and result.node_names is not None and not result.node_names:
+                if len(with_nodes) == 1:
+                    message = f"node(s) didn't satisfy plugin {with_nodes[0]}"
+                else:
+                    message = f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(with_nodes))}] simultaneously"
+                return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (message,)), with_nodes
+        return result, returned, with_nodes
+
+    # --- Filter -------------------------------------------------------------------------------
+
+    def run_filter_plugins(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, quiet: bool = False
+    ) -> FilterOutcome:
+        """Every filter plugin on every node; `first_fail` is what upstream records."""
+        emit = self.emitter.emit if not quiet else _no_emit
+        emit(PHASE_STARTED, point="Filter")
+        skip: set[str] = state.get(SKIP_FILTER_PLUGINS, set())
+        first_fail = np.full(table.n, -1, dtype=np.int16)
+        verdicts: list[NodeVerdicts | None] = []
+        for k, plugin in enumerate(self.filter_plugins):
+            if plugin.name in skip:
+                verdicts.append(None)
+                emit(PLUGIN_EVALUATED, point="Filter", plugin=plugin.name, status=Status(Code.SKIP, (), plugin.name))
+                continue
+            result = plugin.filter(state, pod, table)
+            failed = result.codes != 0
+            if failed.any():
+                first_fail[failed & (first_fail < 0)] = k
+            verdicts.append(result)
+            emit(PLUGIN_EVALUATED, point="Filter", plugin=plugin.name, verdicts=result)
+        return FilterOutcome(self.filter_plugin_names, verdicts, first_fail)
+
+    def run_filter_plugins_on_node(self, state: CycleState, pod: PodInfo, table: NodeTable, i: int) -> Status:
+        """Upstream `RunFilterPlugins` for one node: the first non-success status (quiet)."""
+        skip: set[str] = state.get(SKIP_FILTER_PLUGINS, set())
+        for plugin in self.filter_plugins:
+            if plugin.name in skip:
+                continue
+            result = plugin.filter(state, pod, table)
+            if result.codes[i] != 0:
+                return result.status_of(i, plugin.name)
+        return Status()
+
+    # --- PostFilter ---------------------------------------------------------------------------
+
+    def run_post_filter_plugins(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, diagnosis: Diagnosis
+    ) -> tuple[PostFilterResult | None, Status]:
+        self.emitter.emit(PHASE_STARTED, point="PostFilter")
+        reasons: list[str] = []
+        rejector = ""
+        result: PostFilterResult | None = None
+        for plugin in self.post_filter_plugins:
+            outcome, status = plugin.post_filter(state, pod, table, diagnosis)
+            status = status.with_plugin(plugin.name)
+            self.emitter.emit(
+                PLUGIN_EVALUATED,
+                point="PostFilter",
+                plugin=plugin.name,
+                status=status,
+                nominatedNode=outcome.nominated_node if outcome else None,
+            )
+            if status.is_success() or status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return outcome, status
+            if status.code != Code.UNSCHEDULABLE:
+                return None, Status(Code.ERROR, status.reasons, plugin.name)
+            if outcome is not None:
+                result = outcome
+            reasons.extend(status.reasons)
+            rejector = rejector or plugin.name
+        return result, Status(Code.UNSCHEDULABLE, tuple(reasons), rejector)
+
+    # --- PreScore / Score ---------------------------------------------------------------------
+
+    def run_pre_score_plugins(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> Status:
+        self.emitter.emit(PHASE_STARTED, point="PreScore")
+        skip: set[str] = set()
+        state[SKIP_SCORE_PLUGINS] = skip
+        for plugin in self.pre_score_plugins:
+            status = plugin.pre_score(state, pod, table, idx)
+            self.emitter.emit(
+                PLUGIN_EVALUATED, point="PreScore", plugin=plugin.name, status=status.with_plugin(plugin.name)
+            )
+            if status.is_skip():
+                skip.add(plugin.name)
+            elif not status.is_success():
+                return _error(f'running PreScore plugin "{plugin.name}": {status.message()}')
+        return Status()
+
+    def run_score_plugins(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray
+    ) -> tuple[list[PluginScores], Status]:
+        emit = self.emitter.emit
+        emit(PHASE_STARTED, point="Score")
+        skip: set[str] = state.get(SKIP_SCORE_PLUGINS, set())
+        scored: list[tuple[ScorePlugin, np.ndarray]] = []
+        for plugin in self.score_plugins:
+            if plugin.name in skip:
+                continue
+            raw = np.asarray(plugin.score(state, pod, table, idx), dtype=np.int64)
+            scored.append((plugin, raw))
+            emit(PLUGIN_EVALUATED, point="Score", plugin=plugin.name, raw=PerNode(raw, idx))
+        emit(PHASE_STARTED, point="NormalizeScore")
+        results: list[PluginScores] = []
+        for plugin, raw in scored:
+            if isinstance(plugin, NormalizeScorePlugin):
+                normalized = np.asarray(plugin.normalize_score(state, pod, table, idx, raw.copy()), dtype=np.int64)
+            else:
+                normalized = raw
+            weight = self.weights[plugin.name]
+            bad = (normalized > MAX_NODE_SCORE) | (normalized < MIN_NODE_SCORE)
+            if bad.any():
+                value = int(normalized[np.argmax(bad)])
+                return results, _error(
+                    f'plugin "{plugin.name}" returns an invalid score {value}, '
+                    f"it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+                )
+            entry = PluginScores(plugin.name, weight, raw, normalized)
+            results.append(entry)
+            emit(
+                SCORES_NORMALIZED,
+                point="NormalizeScore",
+                plugin=plugin.name,
+                normalized=PerNode(normalized, idx),
+                weight=weight,
+                weighted=PerNode(entry.weighted, idx),
+            )
+        return results, Status()
+
+    def emit_skipped(self, names_idx: np.ndarray, reason: str) -> None:
+        if len(names_idx):
+            self.emitter.emit(
+                NODE_SKIPPED, point="Filter", nodes=PerNode(np.ones(len(names_idx), bool), names_idx), reason=reason
+            )
+
+
+def _error(message: str) -> Status:
+    return Status(Code.ERROR, (message,))
+
+
+def _no_emit(type_: str, **data: Any) -> None:
+    return None

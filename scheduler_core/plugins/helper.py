@@ -1,0 +1,39 @@
+"""Shared plugin helpers (pkg/scheduler/framework/plugins/helper)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+from ..api.objects import Taint, Toleration
+from ..framework.interface import MAX_NODE_SCORE
+
+__all__ = ["default_normalize_score", "find_untolerated_taint", "tolerates"]
+
+
+def default_normalize_score(scores: np.ndarray, reverse: bool, max_priority: int = MAX_NODE_SCORE) -> np.ndarray:
+    """`DefaultNormalizeScore`: scale to [0, max] by the maximum (integer division); optionally reverse."""
+    if len(scores) == 0:
+        return scores
+    max_count = max(int(scores.max()), 0)
+    if max_count == 0:
+        return np.full_like(scores, max_priority) if reverse else scores
+    out = max_priority * scores // max_count
+    return max_priority - out if reverse else out
+
+
+def tolerates(tolerations: Iterable[Toleration], taint: Taint) -> bool:
+    """`TolerationsTolerateTaint`."""
+    return any(t.tolerates(taint) for t in tolerations)
+
+
+def find_untolerated_taint(
+    taints: Iterable[Taint], tolerations: Iterable[Toleration], effects: tuple[str, ...] = ("NoSchedule", "NoExecute")
+) -> Taint | None:
+    """`FindMatchingUntoleratedTaint` with `DoNotScheduleTaintsFilterFunc`: first untolerated taint, in order."""
+    tolerations = tuple(tolerations)
+    for taint in taints:
+        if taint.effect in effects and not tolerates(tolerations, taint):
+            return taint
+    return None

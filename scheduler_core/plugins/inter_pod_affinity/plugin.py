@@ -1,0 +1,212 @@
+"""InterPodAffinity (plugins/interpodaffinity/{filtering,scoring}.go).
+
+Counts are per topology domain (label key, value). Existing pods are grouped by namespace and
+labels (for selector matches) and by their own terms (for symmetry), so each distinct term is
+matched once per cycle and the per-node counts are summed as arrays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ...api.loading import InputError
+from ...framework.cycle_state import CycleState
+from ...framework.interface import MAX_NODE_SCORE
+from ...framework.node_table import NodeTable
+from ...framework.pod_info import AffinityTerm, PodInfo
+from ...framework.status import Code, NodeVerdicts, PreFilterResult, Status
+from ..names import INTER_POD_AFFINITY
+
+NAME = INTER_POD_AFFINITY
+PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+ERR_REASON_EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules"
+ERR_REASON_AFFINITY = "node(s) didn't match pod affinity rules"
+ERR_REASON_ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"
+
+
+@dataclass
+class _FilterState:
+    affinity_terms: list[AffinityTerm]
+    anti_affinity_terms: list[AffinityTerm]
+    affinity_counts: list[np.ndarray]  # per term: matching pods per value code of its key
+    anti_affinity_counts: list[np.ndarray]
+    existing_anti: dict[str, np.ndarray] = field(default_factory=dict)  # key → pods per value code
+
+    @property
+    def affinity_empty(self) -> bool:
+        return not any(c.any() for c in self.affinity_counts)
+
+    @property
+    def anti_affinity_empty(self) -> bool:
+        return not any(c.any() for c in self.anti_affinity_counts)
+
+
+def _domain_counts(table: NodeTable, key: str, per_node: np.ndarray) -> np.ndarray:
+    return table.domain_counts(key, per_node)
+
+
+def _matching_pods(table: NodeTable, terms: list[AffinityTerm]) -> np.ndarray:
+    """Per node, the existing pods that match every term (incoming terms: namespaces resolved)."""
+    return table.count_pods(lambda g: all(t.matches(g, None) for t in terms))  # type: ignore[arg-type]
+
+
+class InterPodAffinity:
+    name = NAME
+
+    def __init__(self, hard_pod_affinity_weight: int, ignore_preferred_of_existing: bool) -> None:
+        self.hard_weight = hard_pod_affinity_weight
+        self.ignore_preferred_of_existing = ignore_preferred_of_existing
+
+    # --- Filter -------------------------------------------------------------------------------
+
+    def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> tuple[PreFilterResult | None, Status]:
+        namespaces = table.namespace_labels
+        incoming_ns_labels = namespaces.get(pod.namespace)
+        existing_anti: dict[str, np.ndarray] = {}
+        for group in table.affinity_groups.values():
+            for term in group.pod.required_anti_affinity:
+                if term.matches(pod, incoming_ns_labels):
+                    per_node = existing_anti.get(term.topology_key)
+                    existing_anti[term.topology_key] = group.counts if per_node is None else per_node + group.counts
+        existing = {
+            key: counts
+            for key, per_node in existing_anti.items()
+            if (counts := _domain_counts(table, key, per_node)).any()
+        }
+        affinity = [t.merge_namespaces(namespaces) for t in pod.required_affinity]
+        anti = [t.merge_namespaces(namespaces) for t in pod.required_anti_affinity]
+        if not existing and not affinity and not anti:
+            return None, Status(Code.SKIP)
+        affinity_counts: list[np.ndarray] = []
+        if affinity:
+            matching = _matching_pods(table, affinity)
+            affinity_counts = [_domain_counts(table, t.topology_key, matching) for t in affinity]
+        anti_counts = [_domain_counts(table, t.topology_key, _matching_pods(table, [t])) for t in anti]
+        state[PRE_FILTER_STATE_KEY] = _FilterState(affinity, anti, affinity_counts, anti_counts, existing)
+        return None, Status()
+
+    def filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> NodeVerdicts:
+        s: _FilterState = state[PRE_FILTER_STATE_KEY]
+        n = table.n
+        # 1. the incoming pod's required affinity
+        affinity_fail = np.zeros(n, dtype=bool)
+        if s.affinity_terms:
+            lacks = np.zeros(n, dtype=bool)
+            pods_exist = np.ones(n, dtype=bool)
+            for term, counts in zip(s.affinity_terms, s.affinity_counts, strict=True):
+                codes = table.label_column(term.topology_key).codes
+                lacks |= codes < 0
+                pods_exist &= (codes >= 0) & (counts[codes] > 0 if len(counts) else False)
+            first_of_group = s.affinity_empty and all(t.matches(pod, None) for t in s.affinity_terms)
+            affinity_fail = lacks | (~pods_exist & (not first_of_group))
+        # 2. the incoming pod's required anti-affinity
+        anti_fail = np.zeros(n, dtype=bool)
+        if not s.anti_affinity_empty:
+            for term, counts in zip(s.anti_affinity_terms, s.anti_affinity_counts, strict=True):
+                codes = table.label_column(term.topology_key).codes
+                anti_fail |= (codes >= 0) & (counts[codes] > 0 if len(counts) else False)
+        anti_fail &= ~affinity_fail
+        # 3. existing pods' required anti-affinity
+        existing_fail = np.zeros(n, dtype=bool)
+        for key, counts in s.existing_anti.items():
+            codes = table.label_column(key).codes
+            existing_fail |= (codes >= 0) & (counts[codes] > 0)
+        existing_fail &= ~affinity_fail & ~anti_fail
+        codes_out = np.zeros(n, dtype=np.int8)
+        codes_out[affinity_fail] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+        codes_out[anti_fail | existing_fail] = Code.UNSCHEDULABLE
+        reasons = [
+            (reason, mask)
+            for reason, mask in (
+                (ERR_REASON_AFFINITY, affinity_fail),
+                (ERR_REASON_ANTI_AFFINITY, anti_fail),
+                (ERR_REASON_EXISTING_ANTI_AFFINITY, existing_fail),
+            )
+            if mask.any()
+        ]
+        return NodeVerdicts(codes_out, reasons)
+
+    # --- Score --------------------------------------------------------------------------------
+
+    def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> Status:
+        has_constraints = bool(pod.preferred_affinity or pod.preferred_anti_affinity)
+        if self.ignore_preferred_of_existing and not has_constraints:
+            return Status(Code.SKIP)
+        namespaces = table.namespace_labels
+        incoming_ns_labels = namespaces.get(pod.namespace)
+        labeled = np.array([bool(labels) for labels in table.labels], dtype=bool)
+        contributions: dict[str, np.ndarray] = {}
+        produced = False
+
+        def add(key: str, per_node: np.ndarray, weight: int) -> None:
+            nonlocal produced
+            counted = per_node * (labeled & table.key_mask(key))
+            if not counted.any():
+                return
+            produced = True
+            current = contributions.get(key)
+            contributions[key] = counted * weight if current is None else current + counted * weight
+
+        if has_constraints:
+            for weighted in pod.preferred_affinity:
+                term = weighted.term.merge_namespaces(namespaces)
+                add(term.topology_key, _matching_pods(table, [term]), weighted.weight)
+            for weighted in pod.preferred_anti_affinity:
+                term = weighted.term.merge_namespaces(namespaces)
+                add(term.topology_key, _matching_pods(table, [term]), -weighted.weight)
+        for group in table.affinity_groups.values():
+            existing = group.pod
+            if self.hard_weight > 0:
+                for term in existing.required_affinity:
+                    if term.matches(pod, incoming_ns_labels):
+                        add(term.topology_key, group.counts, self.hard_weight)
+            for weighted in existing.preferred_affinity:
+                if weighted.term.matches(pod, incoming_ns_labels):
+                    add(weighted.term.topology_key, group.counts, weighted.weight)
+            for weighted in existing.preferred_anti_affinity:
+                if weighted.term.matches(pod, incoming_ns_labels):
+                    add(weighted.term.topology_key, group.counts, -weighted.weight)
+        if not produced:
+            return Status(Code.SKIP)
+        state[PRE_SCORE_STATE_KEY] = {
+            key: np.rint(
+                np.bincount(
+                    table.label_column(key).codes[table.key_mask(key)],
+                    weights=per_node[table.key_mask(key)],
+                    minlength=len(table.label_column(key).values),
+                )
+            ).astype(np.int64)
+            for key, per_node in contributions.items()
+        }
+        return Status()
+
+    def score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> np.ndarray:
+        topology_score: dict[str, np.ndarray] = state[PRE_SCORE_STATE_KEY]
+        total = np.zeros(len(idx), dtype=np.int64)
+        for key, by_value in topology_score.items():
+            codes = table.label_column(key).codes[idx]
+            total += np.where(codes >= 0, by_value[codes], 0)
+        return total
+
+    def normalize_score(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray, scores: np.ndarray
+    ) -> np.ndarray:
+        if not state.get(PRE_SCORE_STATE_KEY) or len(scores) == 0:
+            return scores
+        low, high = int(scores.min()), int(scores.max())
+        diff = high - low
+        if diff <= 0:
+            return np.zeros(len(scores), dtype=np.int64)
+        # Go: int64(float64(MaxNodeScore) * (float64(s-min) / float64(max-min))): divide first.
+        return (float(MAX_NODE_SCORE) * ((scores - low).astype(np.float64) / float(diff))).astype(np.int64)
+
+
+def new(args: dict[str, Any], handle: object) -> InterPodAffinity:
+    weight = args.get("hardPodAffinityWeight", 1)
+    if not isinstance(weight, int) or isinstance(weight, bool) or not 0 <= weight <= 100:
+        raise InputError("profile: InterPodAffinity args.hardPodAffinityWeight: must be an integer between 0 and 100")
+    return InterPodAffinity(weight, bool(args.get("ignorePreferredTermsOfExistingPods", False)))

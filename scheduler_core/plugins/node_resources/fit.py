@@ -1,0 +1,137 @@
+"""NodeResourcesFit (plugins/noderesources/fit.go) with its scoring strategies.
+
+Filter reasons, in upstream's order: Too many pods, Insufficient cpu, memory, ephemeral-storage,
+then each requested scalar resource. Since v1.34 (PR #131345) a request above the node's *total*
+allocatable makes the status UnschedulableAndUnresolvable ("Too many pods" never does).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...api.loading import InputError
+from ...framework.cycle_state import CycleState
+from ...framework.node_table import NodeTable
+from ...framework.pod_info import PodInfo
+from ...framework.status import Code, NodeVerdicts, PreFilterResult, Status
+from ..names import NODE_RESOURCES_FIT
+from .resource_allocation import (
+    ResourceSpec,
+    allocatable_and_requested,
+    least_allocated,
+    most_allocated,
+    parse_resources,
+    parse_shape,
+    requested_to_capacity_ratio,
+)
+
+NAME = NODE_RESOURCES_FIT
+PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+ERR_REASON_TOO_MANY_PODS = "Too many pods"
+LEAST_ALLOCATED = "LeastAllocated"
+MOST_ALLOCATED = "MostAllocated"
+REQUESTED_TO_CAPACITY_RATIO = "RequestedToCapacityRatio"
+
+
+def insufficient(resource: str) -> str:
+    return f"Insufficient {resource}"
+
+
+class Fit:
+    name = NAME
+
+    def __init__(
+        self,
+        strategy: str,
+        resources: tuple[ResourceSpec, ...],
+        shape: list[tuple[int, int]] | None,
+        ignored_resources: frozenset[str],
+        ignored_groups: frozenset[str],
+    ) -> None:
+        self.strategy = strategy
+        self.resources = resources
+        self.shape = shape
+        self.ignored_resources = ignored_resources
+        self.ignored_groups = ignored_groups
+
+    def _ignored(self, resource: str) -> bool:
+        return resource in self.ignored_resources or resource.split("/", 1)[0] in self.ignored_groups
+
+    def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> tuple[PreFilterResult | None, Status]:
+        state[PRE_FILTER_STATE_KEY] = pod.requests
+        return None, Status()
+
+    def filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> NodeVerdicts:
+        n = table.n
+        requests = pod.requests
+        reasons: list[tuple[str, np.ndarray]] = []
+        unresolvable = np.zeros(n, dtype=bool)
+        failed = table.pod_count + 1 > table.alloc["pods"]
+        if failed.any():
+            reasons.append((ERR_REASON_TOO_MANY_PODS, failed.copy()))
+        scalars = sorted(r for r, v in requests.items() if r not in ("cpu", "memory", "ephemeral-storage") and v)
+        base_zero = all(requests.get(r, 0) == 0 for r in ("cpu", "memory", "ephemeral-storage"))
+        detail: dict[str, object] = {}
+        if not (base_zero and not scalars):
+            for resource in ("cpu", "memory", "ephemeral-storage", *scalars):
+                request = requests.get(resource, 0)
+                if request == 0 or (resource in scalars and self._ignored(resource)):
+                    continue
+                alloc = table.alloc.get(resource)
+                alloc = alloc if alloc is not None else np.zeros(n, dtype=np.int64)
+                used = table.requested.get(resource)
+                used = used if used is not None else np.zeros(n, dtype=np.int64)
+                short = request > alloc - used
+                detail[resource] = {"request": request, "used": used, "allocatable": alloc}
+                if short.any():
+                    reasons.append((insufficient(resource), short))
+                    failed |= short
+                    unresolvable |= short & (request > alloc)
+        codes = np.where(
+            failed,
+            np.where(unresolvable, np.int8(Code.UNSCHEDULABLE_AND_UNRESOLVABLE), np.int8(Code.UNSCHEDULABLE)),
+            np.int8(0),
+        ).astype(np.int8)
+        return NodeVerdicts(codes, reasons, detail)
+
+    def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> Status:
+        return Status()
+
+    def score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> np.ndarray:
+        columns = [
+            (*allocatable_and_requested(table, pod, idx, spec.name, use_requested=False), spec.weight)
+            for spec in self.resources
+        ]
+        if self.strategy == MOST_ALLOCATED:
+            return most_allocated(columns, len(idx))
+        if self.strategy == REQUESTED_TO_CAPACITY_RATIO:
+            assert self.shape is not None
+            return requested_to_capacity_ratio(columns, len(idx), self.shape)
+        return least_allocated(columns, len(idx))
+
+
+def new(args: dict[str, Any], handle: object) -> Fit:
+    where = "profile: pluginConfig NodeResourcesFit args"
+    strategy_args = args.get("scoringStrategy") or {}
+    if not isinstance(strategy_args, dict):
+        raise InputError(f"{where}.scoringStrategy: must be an object")
+    strategy = strategy_args.get("type") or LEAST_ALLOCATED
+    if strategy not in (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO):
+        raise InputError(
+            f'{where}.scoringStrategy.type: Unsupported value: "{strategy}": supported values: '
+            f'"{LEAST_ALLOCATED}", "{MOST_ALLOCATED}", "{REQUESTED_TO_CAPACITY_RATIO}"'
+        )
+    resources = parse_resources(strategy_args.get("resources"), f"{where}.scoringStrategy.resources")
+    shape = None
+    if strategy == REQUESTED_TO_CAPACITY_RATIO:
+        ratio = strategy_args.get("requestedToCapacityRatio") or {}
+        shape = parse_shape(ratio.get("shape"), f"{where}.scoringStrategy.requestedToCapacityRatio.shape")
+    return Fit(
+        strategy,
+        resources,
+        shape,
+        frozenset(args.get("ignoredResources") or ()),
+        frozenset(args.get("ignoredResourceGroups") or ()),
+    )

@@ -1,0 +1,170 @@
+"""Per-resource (allocatable, requested) columns and the scoring strategies.
+
+Upstream: plugins/noderesources/resource_allocation.go (`calculateResourceAllocatableRequest`),
+least_allocated.go, most_allocated.go, requested_to_capacity_ratio.go. Integer arithmetic as Go's
+int64 (truncating division); rounding as Go's math.Round (half away from zero).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...api.loading import InputError
+from ...framework.interface import MAX_NODE_SCORE
+from ...framework.node_table import NodeTable
+from ...framework.pod_info import PodInfo, is_scalar_resource
+
+__all__ = [
+    "ResourceSpec",
+    "allocatable_and_requested",
+    "least_allocated",
+    "most_allocated",
+    "parse_resources",
+    "requested_to_capacity_ratio",
+    "round_half_away",
+]
+
+MAX_CUSTOM_PRIORITY_SCORE = 10
+
+
+@dataclass(frozen=True)
+class ResourceSpec:
+    name: str
+    weight: int
+
+
+DEFAULT_RESOURCES = (ResourceSpec("cpu", 1), ResourceSpec("memory", 1))
+
+
+def parse_resources(raw: object, where: str) -> tuple[ResourceSpec, ...]:
+    if not raw:
+        return DEFAULT_RESOURCES
+    if not isinstance(raw, list):
+        raise InputError(f"{where}: must be a list of {{name, weight}}")
+    out = []
+    for k, item in enumerate(raw):
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            raise InputError(f"{where}[{k}].name: Required value")
+        weight = item.get("weight", 1) or 1
+        if not isinstance(weight, int) or not 1 <= weight <= 100:
+            raise InputError(f"{where}[{k}].weight: must be an integer between 1 and 100")
+        out.append(ResourceSpec(item["name"], weight))
+    return tuple(out)
+
+
+def round_half_away(values: np.ndarray) -> np.ndarray:
+    """Go `math.Round` on float64 arrays."""
+    return np.sign(values) * np.floor(np.abs(values) + 0.5)
+
+
+def _go_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """int64 division truncating toward zero (Go), where b != 0."""
+    q = np.abs(a) // np.maximum(np.abs(b), 1)
+    return np.where((a < 0) ^ (b < 0), -q, q)
+
+
+def allocatable_and_requested(
+    table: NodeTable, pod: PodInfo, idx: np.ndarray, resource: str, use_requested: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per scored node: (allocatable, requested including this pod); (0, 0) where the resource is dropped."""
+    zeros = np.zeros(len(idx), dtype=np.int64)
+    if resource == "cpu":
+        alloc = table.alloc["cpu"][idx]
+        if use_requested:
+            return alloc, table.requested["cpu"][idx] + pod.requests.get("cpu", 0)
+        return alloc, table.non_zero_cpu[idx] + pod.non_zero_cpu
+    if resource == "memory":
+        alloc = table.alloc["memory"][idx]
+        if use_requested:
+            return alloc, table.requested["memory"][idx] + pod.requests.get("memory", 0)
+        return alloc, table.non_zero_memory[idx] + pod.non_zero_memory
+    if resource == "ephemeral-storage":
+        return table.alloc["ephemeral-storage"][idx], table.requested["ephemeral-storage"][idx] + pod.requests.get(
+            "ephemeral-storage", 0
+        )
+    request = pod.requests.get(resource, 0)
+    if is_scalar_resource(resource) and request == 0:
+        return zeros, zeros
+    if resource not in table.alloc:
+        return zeros, zeros
+    requested = table.requested.get(resource)
+    used = requested[idx] if requested is not None else zeros
+    return table.alloc[resource][idx], used + request
+
+
+def least_allocated(columns: list[tuple[np.ndarray, np.ndarray, int]], n: int) -> np.ndarray:
+    """`leastResourceScorer`: Σ((cap−req)·100/cap · w) / Σw over resources with cap > 0."""
+    total = np.zeros(n, dtype=np.int64)
+    weights = np.zeros(n, dtype=np.int64)
+    for alloc, req, weight in columns:
+        valid = alloc != 0
+        score = np.where(valid & (req <= alloc), (alloc - req) * MAX_NODE_SCORE // np.where(valid, alloc, 1), 0)
+        total += score * weight
+        weights += np.where(valid, weight, 0)
+    return np.where(weights > 0, total // np.maximum(weights, 1), 0)
+
+
+def most_allocated(columns: list[tuple[np.ndarray, np.ndarray, int]], n: int) -> np.ndarray:
+    """`mostResourceScorer`: Σ(min(req, cap)·100/cap · w) / Σw over resources with cap > 0."""
+    total = np.zeros(n, dtype=np.int64)
+    weights = np.zeros(n, dtype=np.int64)
+    for alloc, req, weight in columns:
+        valid = alloc != 0
+        capped = np.minimum(req, alloc)
+        score = np.where(valid, capped * MAX_NODE_SCORE // np.where(valid, alloc, 1), 0)
+        total += score * weight
+        weights += np.where(valid, weight, 0)
+    return np.where(weights > 0, total // np.maximum(weights, 1), 0)
+
+
+def parse_shape(raw: object, where: str) -> list[tuple[int, int]]:
+    if not isinstance(raw, list) or not raw:
+        raise InputError(f"{where}: at least one point is required")
+    points = []
+    for k, item in enumerate(raw):
+        if not isinstance(item, dict):
+            raise InputError(f"{where}[{k}]: must be {{utilization, score}}")
+        utilization, score = item.get("utilization", 0), item.get("score", 0)
+        if not isinstance(utilization, int) or not 0 <= utilization <= 100:
+            raise InputError(f"{where}[{k}].utilization: must be an integer between 0 and 100")
+        if not isinstance(score, int) or not 0 <= score <= MAX_CUSTOM_PRIORITY_SCORE:
+            raise InputError(f"{where}[{k}].score: must be an integer between 0 and 10")
+        if points and utilization <= points[-1][0]:
+            raise InputError(f"{where}[{k}].utilization: values must be sorted in increasing order")
+        points.append((utilization, score * (MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE)))
+    return points
+
+
+def _broken_linear(points: list[tuple[int, int]], p: np.ndarray) -> np.ndarray:
+    out = np.full(len(p), points[-1][1], dtype=np.int64)
+    done = np.zeros(len(p), dtype=bool)
+    for i, (u, s) in enumerate(points):
+        hit = ~done & (p <= u)
+        if i == 0:
+            out[hit] = s
+        else:
+            u0, s0 = points[i - 1]
+            out[hit] = s0 + _go_div((s - s0) * (p[hit] - u0), np.full(int(hit.sum()), u - u0, dtype=np.int64))
+        done |= hit
+    return out
+
+
+def requested_to_capacity_ratio(
+    columns: list[tuple[np.ndarray, np.ndarray, int]], n: int, shape: list[tuple[int, int]]
+) -> np.ndarray:
+    """`requestedToCapacityRatioScorer`: broken-linear f(utilization), averaged over resources scoring > 0."""
+    total = np.zeros(n, dtype=np.int64)
+    weights = np.zeros(n, dtype=np.int64)
+    for alloc, req, weight in columns:
+        valid = alloc != 0
+        utilization = np.where(
+            valid & (req <= alloc), req * MAX_NODE_SCORE // np.where(valid, alloc, 1), MAX_NODE_SCORE
+        )
+        score = _broken_linear(shape, utilization)
+        counted = valid & (score > 0)
+        total += np.where(counted, score * weight, 0)
+        weights += np.where(counted, weight, 0)
+    averaged = round_half_away(total / np.maximum(weights, 1)).astype(np.int64)
+    return np.where(weights > 0, averaged, 0)

@@ -1,0 +1,209 @@
+"""PodTopologySpread (plugins/podtopologyspread/{filtering,scoring}.go).
+
+Filter: per DoNotSchedule constraint, skew = pods in the node's domain + self-match − global
+minimum (0 when fewer domains than minDomains) must not exceed maxSkew. Score: per ScheduleAnyway
+constraint, count·ln(domains + 2) + (maxSkew − 1), rounded, then reversed by NormalizeScore.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ...api.loading import InputError
+from ...framework.cycle_state import CycleState
+from ...framework.interface import MAX_NODE_SCORE
+from ...framework.node_table import NodeTable
+from ...framework.pod_info import PodInfo
+from ...framework.status import Code, NodeVerdicts, PreFilterResult, Status
+from ..names import POD_TOPOLOGY_SPREAD
+from .common import (
+    DO_NOT_SCHEDULE,
+    HOSTNAME_KEY,
+    SCHEDULE_ANYWAY,
+    Constraint,
+    count_per_node,
+    default_constraints,
+    explicit_constraints,
+    inclusion_mask,
+)
+
+NAME = POD_TOPOLOGY_SPREAD
+PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
+ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
+
+
+@dataclass
+class _FilterState:
+    constraints: list[Constraint]
+    domain_counts: list[np.ndarray]  # per constraint: matching pods per value code (eligible nodes only)
+    min_match: list[int]
+
+
+@dataclass
+class _ScoreState:
+    constraints: list[Constraint]
+    ignored: np.ndarray  # bool per scored node
+    weights: list[float]
+    domain_counts: list[np.ndarray | None]  # None for hostname (counted per node)
+    codes: list[np.ndarray]
+
+
+class PodTopologySpread:
+    name = NAME
+
+    def __init__(self, system_defaulted: bool, defaults: list[tuple[str, int, str]] | None) -> None:
+        self.system_defaulted = system_defaulted
+        self.defaults = defaults
+
+    def _constraints(self, pod: PodInfo, table: NodeTable, action: str) -> list[Constraint]:
+        if pod.pod.spec.topology_spread_constraints:
+            return explicit_constraints(pod, action)
+        return default_constraints(pod, table, self.defaults, action)
+
+    # --- Filter -------------------------------------------------------------------------------
+
+    def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> tuple[PreFilterResult | None, Status]:
+        constraints = self._constraints(pod, table, DO_NOT_SCHEDULE)
+        if not constraints:
+            return None, Status(Code.SKIP)
+        has_all = np.ones(table.n, dtype=bool)
+        for c in constraints:
+            has_all &= table.key_mask(c.topology_key)
+        domain_counts: list[np.ndarray] = []
+        min_match: list[int] = []
+        for c in constraints:
+            column = table.label_column(c.topology_key)
+            eligible = has_all & inclusion_mask(pod, table, c)
+            per_node = count_per_node(pod, table, c)
+            codes = column.codes[eligible]
+            counts = np.bincount(codes, weights=per_node[eligible], minlength=len(column.values)).astype(np.int64)
+            present = np.zeros(len(column.values), dtype=bool)
+            present[codes] = True
+            domains = int(present.sum())
+            domain_counts.append(counts)
+            if domains < c.min_domains:
+                min_match.append(0)
+            else:
+                min_match.append(int(counts[present].min()))
+        state[PRE_FILTER_STATE_KEY] = _FilterState(constraints, domain_counts, min_match)
+        return None, Status()
+
+    def filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> NodeVerdicts:
+        s: _FilterState = state[PRE_FILTER_STATE_KEY]
+        n = table.n
+        decided = np.zeros(n, dtype=bool)
+        missing = np.zeros(n, dtype=bool)
+        skewed = np.zeros(n, dtype=bool)
+        for c, counts, minimum in zip(s.constraints, s.domain_counts, s.min_match, strict=True):
+            codes = table.label_column(c.topology_key).codes
+            lacks = (codes < 0) & ~decided
+            missing |= lacks
+            decided |= lacks
+            self_match = 1 if c.selector.matches(pod.labels) else 0
+            match_num = np.where(codes >= 0, counts[codes], 0) if len(counts) else np.zeros(n, dtype=np.int64)
+            too_skewed = (match_num + self_match - minimum > c.max_skew) & ~decided
+            skewed |= too_skewed
+            decided |= too_skewed
+        codes_out = np.zeros(n, dtype=np.int8)
+        codes_out[missing] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+        codes_out[skewed] = Code.UNSCHEDULABLE
+        reasons = []
+        if missing.any():
+            reasons.append((ERR_REASON_NODE_LABEL_NOT_MATCH, missing))
+        if skewed.any():
+            reasons.append((ERR_REASON_CONSTRAINTS_NOT_MATCH, skewed))
+        return NodeVerdicts(codes_out, reasons)
+
+    # --- Score --------------------------------------------------------------------------------
+
+    def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> Status:
+        if table.n == 0:
+            return Status(Code.SKIP)
+        constraints = self._constraints(pod, table, SCHEDULE_ANYWAY)
+        if not constraints:
+            return Status(Code.SKIP)
+        require_all = bool(pod.pod.spec.topology_spread_constraints) or not self.system_defaulted
+        has_all = np.ones(table.n, dtype=bool)
+        for c in constraints:
+            has_all &= table.key_mask(c.topology_key)
+        ignored = ~has_all[idx] if require_all else np.zeros(len(idx), dtype=bool)
+        scored = idx[~ignored]
+        weights: list[float] = []
+        domain_counts: list[np.ndarray | None] = []
+        codes_list: list[np.ndarray] = []
+        for c in constraints:
+            column = table.label_column(c.topology_key)
+            # Nodes without the key fall in a "" bucket (code V) when not every topology is required.
+            codes = np.where(column.codes >= 0, column.codes, len(column.values))
+            codes_list.append(codes)
+            if c.topology_key == HOSTNAME_KEY:
+                weights.append(math.log(len(scored) + 2))
+                domain_counts.append(None)
+                continue
+            in_scope = codes[scored] if not require_all else column.codes[scored]
+            domains = np.zeros(len(column.values) + 1, dtype=bool)
+            domains[in_scope] = True
+            weights.append(math.log(int(domains.sum()) + 2))
+            counted = inclusion_mask(pod, table, c)
+            if require_all:
+                counted &= has_all
+            counted &= domains[codes]
+            per_node = count_per_node(pod, table, c)
+            counts = np.bincount(codes[counted], weights=per_node[counted], minlength=len(column.values) + 1)
+            domain_counts.append(counts.astype(np.int64))
+        state[PRE_SCORE_STATE_KEY] = _ScoreState(constraints, ignored, weights, domain_counts, codes_list)
+        return Status()
+
+    def score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> np.ndarray:
+        s: _ScoreState = state[PRE_SCORE_STATE_KEY]
+        total = np.zeros(len(idx), dtype=np.float64)
+        for c, weight, counts, codes in zip(s.constraints, s.weights, s.domain_counts, s.codes, strict=True):
+            has_key = table.key_mask(c.topology_key)[idx]
+            if counts is None:
+                count = count_per_node(pod, table, c)[idx]
+            else:
+                count = counts[codes[idx]]
+            total += np.where(has_key, count.astype(np.float64) * weight + float(c.max_skew - 1), 0.0)
+        rounded = np.sign(total) * np.floor(np.abs(total) + 0.5)
+        return np.where(s.ignored, 0, rounded).astype(np.int64)
+
+    def normalize_score(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray, scores: np.ndarray
+    ) -> np.ndarray:
+        s: _ScoreState = state[PRE_SCORE_STATE_KEY]
+        live = ~s.ignored
+        if not live.any():
+            return np.zeros(len(scores), dtype=np.int64)
+        max_score = max(int(scores[live].max()), 0)
+        min_score = int(scores[live].min())
+        if max_score == 0:
+            out = np.full(len(scores), MAX_NODE_SCORE, dtype=np.int64)
+        else:
+            out = MAX_NODE_SCORE * (max_score + min_score - scores) // max_score
+        return np.where(live, out, 0)
+
+
+def new(args: dict[str, Any], handle: object) -> PodTopologySpread:
+    defaulting = args.get("defaultingType", "System") or "System"
+    if defaulting not in ("System", "List"):
+        raise InputError(
+            f'profile: PodTopologySpread args.defaultingType: Unsupported value: "{defaulting}": '
+            'supported values: "System", "List"'
+        )
+    defaults: list[tuple[str, int, str]] | None = None
+    if defaulting == "List":
+        defaults = []
+        for k, raw in enumerate(args.get("defaultConstraints") or []):
+            try:
+                defaults.append((raw["topologyKey"], int(raw["maxSkew"]), raw["whenUnsatisfiable"]))
+            except (KeyError, TypeError, ValueError):
+                raise InputError(
+                    f"profile: PodTopologySpread args.defaultConstraints[{k}]: invalid constraint"
+                ) from None
+    return PodTopologySpread(defaulting == "System", defaults)

@@ -1,0 +1,48 @@
+"""The in-tree plugin registry and the default framework (pkg/scheduler/framework/plugins/registry.go)."""
+
+from __future__ import annotations
+
+from ..framework.profile import Profile, default_profile
+from ..framework.runtime import Framework, PluginFactory
+from . import (
+    dynamic_resources,
+    image_locality,
+    names,
+    node_affinity,
+    node_name,
+    node_ports,
+    node_unschedulable,
+    queue_and_bind,
+    taint_toleration,
+    volume_restrictions,
+)
+from .default_preemption import plugin as default_preemption
+from .inter_pod_affinity import plugin as inter_pod_affinity
+from .node_resources import balanced_allocation, fit
+from .pod_topology_spread import plugin as pod_topology_spread
+
+__all__ = ["IN_TREE_REGISTRY", "new_framework"]
+
+IN_TREE_REGISTRY: dict[str, PluginFactory] = {
+    names.SCHEDULING_GATES: queue_and_bind.new_scheduling_gates,
+    names.PRIORITY_SORT: queue_and_bind.new_priority_sort,
+    names.NODE_UNSCHEDULABLE: node_unschedulable.new,
+    names.NODE_NAME: node_name.new,
+    names.TAINT_TOLERATION: taint_toleration.new,
+    names.NODE_AFFINITY: node_affinity.new,
+    names.NODE_PORTS: node_ports.new,
+    names.NODE_RESOURCES_FIT: fit.new,
+    names.VOLUME_RESTRICTIONS: volume_restrictions.new,
+    names.POD_TOPOLOGY_SPREAD: pod_topology_spread.new,
+    names.INTER_POD_AFFINITY: inter_pod_affinity.new,
+    names.DYNAMIC_RESOURCES: dynamic_resources.new,
+    names.DEFAULT_PREEMPTION: default_preemption.new,
+    names.NODE_RESOURCES_BALANCED_ALLOCATION: balanced_allocation.new,
+    names.IMAGE_LOCALITY: image_locality.new,
+    names.DEFAULT_BINDER: queue_and_bind.new_default_binder,
+}
+
+
+def new_framework(profile: Profile | None = None) -> Framework:
+    """A framework for `profile` (upstream's default profile when None)."""
+    return Framework(profile or default_profile(), IN_TREE_REGISTRY)

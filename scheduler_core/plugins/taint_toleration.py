@@ -1,0 +1,64 @@
+"""TaintToleration (plugins/tainttoleration/taint_toleration.go), evaluated once per distinct taint set."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..framework.cycle_state import CycleState
+from ..framework.node_table import NodeTable
+from ..framework.pod_info import PodInfo
+from ..framework.status import Code, NodeVerdicts, Status
+from .helper import default_normalize_score, find_untolerated_taint, tolerates
+from .names import TAINT_TOLERATION
+
+NAME = TAINT_TOLERATION
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+
+
+def untolerated_taint_reason(key: str, value: str) -> str:
+    """v1.34.0: `fmt.Sprintf("node(s) had untolerated taint {%s: %s}", key, value)`."""
+    return f"node(s) had untolerated taint {{{key}: {value}}}"
+
+
+class TaintToleration:
+    name = NAME
+
+    def filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> NodeVerdicts:
+        by_reason: dict[str, list[int]] = {}
+        for sig, taints in enumerate(table.taint_sets):
+            taint = find_untolerated_taint(taints, pod.tolerations)
+            if taint is not None:
+                by_reason.setdefault(untolerated_taint_reason(taint.key, taint.value), []).append(sig)
+        codes = np.zeros(table.n, dtype=np.int8)
+        reasons = []
+        for reason, sigs in by_reason.items():
+            mask = np.isin(table.taint_sig, sigs)
+            codes[mask] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+            reasons.append((reason, mask))
+        return NodeVerdicts(codes, reasons)
+
+    def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> Status:
+        state[PRE_SCORE_STATE_KEY] = tuple(t for t in pod.tolerations if t.effect in ("", "PreferNoSchedule"))
+        return Status()
+
+    def score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> np.ndarray:
+        tolerations = state[PRE_SCORE_STATE_KEY]
+        per_sig = np.array(
+            [
+                sum(1 for t in taints if t.effect == "PreferNoSchedule" and not tolerates(tolerations, t))
+                for taints in table.taint_sets
+            ],
+            dtype=np.int64,
+        )
+        return per_sig[table.taint_sig[idx]]
+
+    def normalize_score(
+        self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray, scores: np.ndarray
+    ) -> np.ndarray:
+        return default_normalize_score(scores, reverse=True)
+
+
+def new(args: dict[str, Any], handle: object) -> TaintToleration:
+    return TaintToleration()

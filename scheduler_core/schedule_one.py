@@ -1,0 +1,257 @@
+"""One scheduling cycle: find_nodes_that_fit_pod → prioritize_nodes → select_host (→ PostFilter).
+
+Upstream: pkg/scheduler/schedule_one.go (v1.34). Teaching mode scores every feasible node unless
+the profile sets `percentageOfNodesToScore`, in which case upstream's `numFeasibleNodesToFind`
+and rotating `nextStartNodeIndex` are applied (sequentially, so the outcome is reproducible).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .framework.cycle_state import CycleState
+from .framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis
+from .framework.events import CYCLE_FINISHED, CYCLE_STARTED, HOST_SELECTED, PHASE_STARTED, PLUGIN_EVALUATED, EventSink
+from .framework.interface import PostFilterResult
+from .framework.node_table import NodeTable
+from .framework.pod_info import PodInfo
+from .framework.runtime import SKIP_SCORE_PLUGINS, FilterOutcome, Framework, PluginScores
+from .framework.status import Code, Status
+from .plugins.registry import new_framework
+
+__all__ = ["ScheduleResult", "Scheduler", "num_feasible_nodes_to_find"]
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+
+
+def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
+    """`numFeasibleNodesToFind` (schedule_one.go)."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    if percentage == 0:
+        percentage = 50 - num_all_nodes // 125
+        if percentage < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:
+            percentage = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
+    found = num_all_nodes * percentage // 100
+    return max(found, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+@dataclass
+class ScheduleResult:
+    """Everything one cycle decided and why, for every node."""
+
+    cycle: int
+    pod: PodInfo
+    table: NodeTable
+    status: Status
+    selected: int | None = None
+    message: str = ""
+    pre_filter_status: Status | None = None
+    filter: FilterOutcome | None = None
+    diagnosis: Diagnosis | None = None
+    candidates: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    not_evaluated: np.ndarray | None = None  # bool per node: left out by sampling
+    skipped_score_plugins: list[str] = field(default_factory=list)
+    scores: list[PluginScores] = field(default_factory=list)
+    totals: np.ndarray | None = None
+    tied_top: list[int] = field(default_factory=list)
+    post_filter_status: Status | None = None
+    post_filter_result: PostFilterResult | None = None
+
+    @property
+    def scheduled(self) -> bool:
+        return self.selected is not None
+
+    @property
+    def selected_node(self) -> str | None:
+        return None if self.selected is None else self.table.names[self.selected]
+
+    @property
+    def nominated_node(self) -> str:
+        return self.post_filter_result.nominated_node if self.post_filter_result else ""
+
+
+class Scheduler:
+    """Runs cycles of one profile; holds the seeded tie-breaker and the rotating start index."""
+
+    def __init__(self, framework: Framework | None = None, seed: int | None = None) -> None:
+        self.framework = framework or new_framework()
+        self.rng = random.Random(seed)
+        self.next_start_node_index = 0
+        self.cycle = 0
+
+    def subscribe(self, sink: EventSink) -> None:
+        self.framework.emitter.sinks.append(sink)
+
+    def schedule_pod(self, table: NodeTable, pod: PodInfo) -> ScheduleResult:
+        fw = self.framework
+        self.cycle += 1
+        fw.emitter.cycle = self.cycle
+        fw.emitter._seq = 0
+        fw.emitter.emit(CYCLE_STARTED, pod=pod.key, priority=pod.priority, nodes=table.n)
+        result = self._find_and_prioritize(table, pod)
+        fw.emitter.emit(
+            CYCLE_FINISHED,
+            pod=pod.key,
+            scheduled=result.scheduled,
+            node=result.selected_node,
+            nominatedNode=result.nominated_node or None,
+            message=result.message,
+            code=result.status.code,
+        )
+        return result
+
+    def bind(self, table: NodeTable, pod: PodInfo, i: int) -> Status:
+        """DefaultBinder: account the pod on the chosen node."""
+        emit = self.framework.emitter.emit
+        emit(PHASE_STARTED, point="Bind")
+        status = Status()
+        for plugin in self.framework.bind_plugins:
+            status = plugin.bind(CycleState(), pod, table, i)
+            emit(
+                PLUGIN_EVALUATED,
+                point="Bind",
+                plugin=plugin.name,
+                status=status.with_plugin(plugin.name),
+                node=table.names[i],
+            )
+            if status.code != Code.SKIP:
+                break
+        return status
+
+    # --- the cycle ----------------------------------------------------------------------------
+
+    def _find_and_prioritize(self, table: NodeTable, pod: PodInfo) -> ScheduleResult:
+        fw = self.framework
+        state = CycleState()
+        result = ScheduleResult(self.cycle, pod, table, Status())
+        if table.n == 0:
+            result.status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_NODES_AVAILABLE,))
+            result.message = NO_NODES_AVAILABLE
+            return result
+        diagnosis = Diagnosis(num_nodes=table.n)
+        result.diagnosis = diagnosis
+        pre_result, status, with_nodes = fw.run_pre_filter_plugins(state, pod, table)
+        if not status.is_success():
+            if not status.is_rejected():
+                result.status = status
+                result.message = status.message()
+                return result
+            result.pre_filter_status = status
+            diagnosis.absent_status = status
+            diagnosis.pre_filter_msg = status.message()
+            if status.plugin:
+                diagnosis.unschedulable_plugins.add(status.plugin)
+            return self._fail(state, table, pod, result)
+        outcome = fw.run_filter_plugins(state, pod, table)
+        result.filter = outcome
+        diagnosis.plugins = outcome.plugins
+        diagnosis.verdicts = outcome.verdicts
+        first_fail = outcome.first_fail
+        in_scope = np.ones(table.n, dtype=bool)
+        if pre_result is not None and pre_result.node_names is not None:
+            in_scope = np.zeros(table.n, dtype=bool)
+            for name in pre_result.node_names:
+                if name in table.index:
+                    in_scope[table.index[name]] = True
+            diagnosis.absent = ~in_scope
+            diagnosis.absent_status = Status(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(with_nodes))}]",),
+            )
+            first_fail = np.where(in_scope, first_fail, -1).astype(np.int16)
+            fw.emit_skipped(np.flatnonzero(~in_scope), diagnosis.absent_status.message())
+        diagnosis.first_fail = first_fail
+        for k in np.unique(first_fail[first_fail >= 0]).tolist():
+            diagnosis.unschedulable_plugins.add(outcome.plugins[k])
+        feasible = (first_fail < 0) & in_scope
+        candidates = self._candidates(table, pod, feasible, in_scope, result)
+        result.candidates = candidates
+        if len(candidates) == 0:
+            return self._fail(state, table, pod, result)
+        if len(candidates) == 1:
+            return self._select(result, candidates, None)
+        fw.run_pre_score_plugins(state, pod, table, candidates)
+        result.skipped_score_plugins = [p.name for p in fw.score_plugins if p.name in state.get(SKIP_SCORE_PLUGINS, ())]
+        scores, score_status = fw.run_score_plugins(state, pod, table, candidates)
+        result.scores = scores
+        if not score_status.is_success():
+            result.status = score_status
+            result.message = score_status.message()
+            return result
+        totals = np.zeros(len(candidates), dtype=np.int64)
+        for entry in scores:
+            totals += entry.weighted
+        return self._select(result, candidates, totals)
+
+    def _candidates(
+        self, table: NodeTable, pod: PodInfo, feasible: np.ndarray, in_scope: np.ndarray, result: ScheduleResult
+    ) -> np.ndarray:
+        """The feasible nodes upstream would score: the nominated node alone if it fits, else
+        all (teaching default) or the first `numFeasibleNodesToFind` from the rotating start."""
+        nominated = pod.pod.status.nominated_node_name
+        if nominated and nominated in table.index and feasible[table.index[nominated]]:
+            return np.array([table.index[nominated]], dtype=np.int64)
+        percentage = self.framework.profile.percentage_of_nodes_to_score
+        scope = np.flatnonzero(in_scope)
+        if percentage is None:
+            self.next_start_node_index = (self.next_start_node_index + len(scope)) % table.n
+            return np.flatnonzero(feasible)
+        limit = num_feasible_nodes_to_find(percentage, len(scope))
+        start = self.next_start_node_index % len(scope) if len(scope) else 0
+        order = np.roll(scope, -start)
+        hits = np.flatnonzero(feasible[order])
+        if len(hits) > limit:
+            processed = int(hits[limit - 1]) + 1
+            chosen = order[hits[:limit]]
+            evaluated = np.zeros(table.n, dtype=bool)
+            evaluated[order[:processed]] = True
+            result.not_evaluated = in_scope & ~evaluated
+            self.framework.emit_skipped(
+                np.flatnonzero(result.not_evaluated), f"not evaluated: numFeasibleNodesToFind ({limit}) reached"
+            )
+        else:
+            processed = len(order)
+            chosen = order[hits]
+        self.next_start_node_index = (self.next_start_node_index + processed) % table.n
+        return np.asarray(chosen, dtype=np.int64)
+
+    def _select(self, result: ScheduleResult, candidates: np.ndarray, totals: np.ndarray | None) -> ScheduleResult:
+        """`selectHost`: the top total; ties broken uniformly at random (seeded)."""
+        if totals is None:
+            chosen = int(candidates[0])
+            tied = [chosen]
+        else:
+            result.totals = totals
+            top = totals.max()
+            tied = candidates[totals == top].tolist()
+            chosen = tied[self.rng.randrange(len(tied))] if len(tied) > 1 else tied[0]
+        result.selected = chosen
+        result.tied_top = tied
+        pod = result.pod
+        node = result.table.names[chosen]
+        result.message = f"Successfully assigned {pod.namespace}/{pod.name} to {node}"
+        self.framework.emitter.emit(
+            HOST_SELECTED,
+            node=node,
+            total=None if totals is None else int(totals.max()),
+            tiedTop=[result.table.names[i] for i in tied],
+        )
+        return result
+
+    def _fail(self, state: CycleState, table: NodeTable, pod: PodInfo, result: ScheduleResult) -> ScheduleResult:
+        """No node fits: run PostFilter (preemption) and build the FailedScheduling message."""
+        diagnosis = result.diagnosis
+        assert diagnosis is not None
+        result.status = Status(Code.UNSCHEDULABLE)
+        if self.framework.post_filter_plugins:
+            outcome, status = self.framework.run_post_filter_plugins(state, pod, table, diagnosis)
+            result.post_filter_status = status
+            result.post_filter_result = outcome
+            diagnosis.post_filter_msg = status.message()
+        result.message = diagnosis.message()
+        return result

@@ -1,0 +1,93 @@
+"""Turn a conformance case into CLI inputs and compare the CLI's JSON with the expected answer."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+CASES = Path(__file__).parent / "cases"
+
+
+def write_inputs(case: dict[str, Any], folder: Path) -> tuple[Path, Path]:
+    items = [*(case.get("priorityClasses") or []), *case["nodes"], *(case.get("pods") or [])]
+    cluster = folder / "cluster.yaml"
+    pod = folder / "pod.yaml"
+    cluster.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items}))
+    pod.write_text(yaml.safe_dump(case["pod"]))
+    return cluster, pod
+
+
+def run_cli(cluster: Path, pod: Path, seed: int = 0) -> dict[str, Any]:
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "scheduler_core",
+            "explain",
+            "--cluster",
+            str(cluster),
+            "--pod",
+            str(pod),
+            "--seed",
+            str(seed),
+            "-o",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=Path(__file__).parents[2],
+    )
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def mismatches(case: dict[str, Any], got: dict[str, Any]) -> list[str]:
+    """Every difference between the expected answer and the CLI's JSON."""
+    expect = case["expect"]
+    problems: list[str] = []
+    if "prefilter" in expect:
+        want = expect["prefilter"]
+        have = got["preFilter"] or {}
+        if (
+            have.get("plugin") != want["plugin"]
+            or ", ".join(have.get("reasons", [])) != want["reason"]
+            or have.get("code") != want["code"]
+        ):
+            problems.append(f"preFilter: want {want}, got {have}")
+    for node, want in (expect.get("filters") or {}).items():
+        have = got["nodes"][node]
+        if want["plugin"] == "pass":
+            if not have["feasible"] or have["filter"] is not None:
+                problems.append(f"{node}: want pass, got {have['filter']}")
+            continue
+        status = have["filter"] or {}
+        reason = ", ".join(status.get("reasons", []))
+        if status.get("plugin") != want["plugin"] or reason != want["reason"] or status.get("code") != want["code"]:
+            problems.append(f"{node}: want {want['plugin']} {want['code']} {want['reason']!r}, got {status}")
+        if "reasons" in want and status.get("reasons") != want["reasons"]:
+            problems.append(f"{node}: want reasons {want['reasons']}, got {status.get('reasons')}")
+    for node, plugins in (expect.get("scores") or {}).items():
+        for plugin, value in plugins.items():
+            have = got["nodes"][node]["scores"].get(plugin)
+            if have is None or have["normalized"] != value:
+                problems.append(f"{node} {plugin}: want {value}, got {have}")
+    if "skipped_score_plugins" in expect and sorted(expect["skipped_score_plugins"]) != sorted(
+        got["skippedScorePlugins"]
+    ):
+        problems.append(f"skipped: want {expect['skipped_score_plugins']}, got {got['skippedScorePlugins']}")
+    for node, total in (expect.get("totals") or {}).items():
+        if got["nodes"][node]["total"] != total:
+            problems.append(f"{node} total: want {total}, got {got['nodes'][node]['total']}")
+    if "selected" in expect and got["selectedNode"] != expect["selected"]:
+        problems.append(f"selected: want {expect['selected']}, got {got['selectedNode']}")
+    if "tied_top" in expect and sorted(expect["tied_top"]) != sorted(got["tiedTop"]):
+        problems.append(f"tiedTop: want {expect['tied_top']}, got {got['tiedTop']}")
+    if "message" in expect and got["message"] != expect["message"]:
+        problems.append(f"message:\n  want {expect['message']!r}\n  got  {got['message']!r}")
+    return problems
