@@ -14,7 +14,15 @@ import numpy as np
 
 from .framework.cycle_state import CycleState
 from .framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis
-from .framework.events import CYCLE_FINISHED, CYCLE_STARTED, HOST_SELECTED, PHASE_STARTED, PLUGIN_EVALUATED, EventSink
+from .framework.events import (
+    CYCLE_FINISHED,
+    CYCLE_STARTED,
+    HOST_SELECTED,
+    PHASE_STARTED,
+    PLUGIN_EVALUATED,
+    EventSink,
+    NodeNames,
+)
 from .framework.interface import PostFilterResult
 from .framework.node_table import NodeTable
 from .framework.pod_info import PodInfo
@@ -58,7 +66,7 @@ class ScheduleResult:
     skipped_score_plugins: list[str] = field(default_factory=list)
     scores: list[PluginScores] = field(default_factory=list)
     totals: np.ndarray | None = None
-    tied_top: list[int] = field(default_factory=list)
+    tied_top: list[int] | np.ndarray = field(default_factory=list)
     post_filter_status: Status | None = None
     post_filter_result: PostFilterResult | None = None
 
@@ -227,9 +235,8 @@ class Scheduler:
             tied = [chosen]
         else:
             result.totals = totals
-            top = totals.max()
-            tied = candidates[totals == top].tolist()
-            chosen = tied[self.rng.randrange(len(tied))] if len(tied) > 1 else tied[0]
+            tied = candidates[totals == totals.max()]
+            chosen = int(tied[self.rng.randrange(len(tied))]) if len(tied) > 1 else int(tied[0])
         result.selected = chosen
         result.tied_top = tied
         pod = result.pod
@@ -239,7 +246,7 @@ class Scheduler:
             HOST_SELECTED,
             node=node,
             total=None if totals is None else int(totals.max()),
-            tiedTop=[result.table.names[i] for i in tied],
+            tiedTop=NodeNames(np.asarray(tied)),
         )
         return result
 

@@ -28,6 +28,7 @@ __all__ = [
     "Event",
     "EventEmitter",
     "EventSink",
+    "NodeNames",
     "PerNode",
 ]
 
@@ -65,7 +66,19 @@ class PerNode:
         return {names[i]: v for i, v in zip(self.idx.tolist(), values, strict=True)}
 
 
+@dataclass(frozen=True, slots=True)
+class NodeNames:
+    """A list of nodes by index, named only when serialized."""
+
+    idx: np.ndarray
+
+    def to_list(self, names: list[str]) -> list[str]:
+        return [names[i] for i in self.idx.tolist()]
+
+
 def _jsonable(value: Any, names: list[str]) -> Any:
+    if isinstance(value, NodeNames):
+        return value.to_list(names)
     if isinstance(value, PerNode):
         return value.to_dict(names)
     if isinstance(value, NodeVerdicts):

@@ -146,6 +146,7 @@ class NodeTable:
         self.groups: dict[GroupKey, PodGroup] = {}
         self.affinity_groups: dict[tuple[object, ...], AffinityGroup] = {}
         self._label_columns: dict[str, LabelColumn] = {}
+        self._has_labels: np.ndarray | None = None
         self.volume_pods: list[tuple[int, PodInfo]] = []
 
     # --- construction -----------------------------------------------------------------------
@@ -227,6 +228,17 @@ class NodeTable:
                 self.volume_pods = [(j, p) for j, p in self.volume_pods if p is not info]
 
     # --- queries ----------------------------------------------------------------------------
+
+    def take(self, column: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """`column[idx]`, without a copy when `idx` (sorted, unique) covers every node."""
+        return column if len(idx) == self.n else column[idx]
+
+    @property
+    def has_labels(self) -> np.ndarray:
+        """Nodes with at least one label."""
+        if self._has_labels is None:
+            self._has_labels = np.array([bool(labels) for labels in self.labels], dtype=bool)
+        return self._has_labels
 
     def label_column(self, key: str) -> LabelColumn:
         column = self._label_columns.get(key)

@@ -30,7 +30,6 @@ from .interface import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
     FilterPlugin,
-    NormalizeScorePlugin,
     PostFilterPlugin,
     PostFilterResult,
     PreFilterPlugin,
@@ -112,6 +111,7 @@ class Framework:
         self.pre_score_plugins: list[PreScorePlugin] = self._point("preScore", implements)
         self.score_plugins: list[ScorePlugin] = self._point("score", implements)
         self.weights = {p.name: profile.weight_of(p.name) for p in self.score_plugins}
+        self._normalizes = {p.name for p in self.score_plugins if hasattr(p, "normalize_score")}
         self.queue_sort = self._point("queueSort", implements)
         self.pre_enqueue_plugins = self._point("preEnqueue", implements)
         self.bind_plugins = self._point("bind", implements)
@@ -267,7 +267,7 @@ class Framework:
         emit(PHASE_STARTED, point="NormalizeScore")
         results: list[PluginScores] = []
         for plugin, raw in scored:
-            if isinstance(plugin, NormalizeScorePlugin):
+            if plugin.name in self._normalizes:
                 normalized = np.asarray(plugin.normalize_score(state, pod, table, idx, raw.copy()), dtype=np.int64)
             else:
                 normalized = raw

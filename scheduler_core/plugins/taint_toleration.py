@@ -45,6 +45,8 @@ class TaintToleration:
 
     def score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> np.ndarray:
         tolerations = state[PRE_SCORE_STATE_KEY]
+        if not any(taints for taints in table.taint_sets):
+            return np.zeros(len(idx), dtype=np.int64)
         per_sig = np.array(
             [
                 sum(1 for t in taints if t.effect == "PreferNoSchedule" and not tolerates(tolerations, t))
@@ -52,7 +54,7 @@ class TaintToleration:
             ],
             dtype=np.int64,
         )
-        return per_sig[table.taint_sig[idx]]
+        return per_sig[table.take(table.taint_sig, idx)]
 
     def normalize_score(
         self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray, scores: np.ndarray

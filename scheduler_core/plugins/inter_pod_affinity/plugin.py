@@ -136,9 +136,11 @@ class InterPodAffinity:
         has_constraints = bool(pod.preferred_affinity or pod.preferred_anti_affinity)
         if self.ignore_preferred_of_existing and not has_constraints:
             return Status(Code.SKIP)
+        if not has_constraints and not table.affinity_groups:
+            return Status(Code.SKIP)  # nothing can produce a score entry
         namespaces = table.namespace_labels
         incoming_ns_labels = namespaces.get(pod.namespace)
-        labeled = np.array([bool(labels) for labels in table.labels], dtype=bool)
+        labeled = table.has_labels
         contributions: dict[str, np.ndarray] = {}
         produced = False
 

@@ -40,30 +40,33 @@ class BalancedAllocation:
         for spec in self.resources:
             alloc, req = allocatable_and_requested(table, pod, idx, spec.name, use_requested=True)
             valid = alloc != 0
-            fraction = np.where(valid, req / np.where(valid, alloc, 1).astype(np.float64), 0.0)
-            fractions.append(np.minimum(fraction, 1.0))
+            fractions.append(np.minimum(req / np.where(valid, alloc, 1), 1.0))
             valids.append(valid)
-        if not fractions:
-            return np.full(n, MAX_NODE_SCORE, dtype=np.int64)
-        f = np.array(fractions)
-        v = np.array(valids)
-        count = v.sum(axis=0)
         std = np.zeros(n, dtype=np.float64)
-        if len(self.resources) >= 2:
-            # Exactly two: |(f0 − f1) / 2| over the valid ones, in resource order.
-            two = count == 2
-            if two.any():
-                order = np.argsort(~v, axis=0, kind="stable")[:2]
-                first = np.take_along_axis(f, order[:1], axis=0)[0]
-                second = np.take_along_axis(f, order[1:2], axis=0)[0]
-                std = np.where(two, np.abs((first - second) / 2), std)
-            many = count > 2
-            if many.any():
-                total = np.where(v, f, 0.0).sum(axis=0)
-                mean = total / np.maximum(count, 1)
-                var = np.where(v, (f - mean) ** 2, 0.0).sum(axis=0) / np.maximum(count, 1)
-                std = np.where(many, np.sqrt(var), std)
+        if len(fractions) == 2 and valids[0].all() and valids[1].all():
+            std = np.abs((fractions[0] - fractions[1]) / 2)
+        elif len(fractions) >= 2:
+            std = _std_over_valid(np.array(fractions), np.array(valids))
         return ((1 - std) * MAX_NODE_SCORE).astype(np.int64)
+
+
+def _std_over_valid(f: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Per node, the std of the fractions of resources with allocatable > 0 (upstream's rules:
+    two → |(f0 − f1) / 2|, more → population std, fewer → 0)."""
+    count = v.sum(axis=0)
+    std = np.zeros(f.shape[1], dtype=np.float64)
+    two = count == 2
+    if two.any():
+        order = np.argsort(~v, axis=0, kind="stable")[:2]
+        first = np.take_along_axis(f, order[:1], axis=0)[0]
+        second = np.take_along_axis(f, order[1:2], axis=0)[0]
+        std = np.where(two, np.abs((first - second) / 2), std)
+    many = count > 2
+    if many.any():
+        mean = np.where(v, f, 0.0).sum(axis=0) / np.maximum(count, 1)
+        var = np.where(v, (f - mean) ** 2, 0.0).sum(axis=0) / np.maximum(count, 1)
+        std = np.where(many, np.sqrt(var), std)
+    return std
 
 
 def new(args: dict[str, Any], handle: object) -> BalancedAllocation:

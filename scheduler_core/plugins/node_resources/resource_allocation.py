@@ -59,6 +59,18 @@ def round_half_away(values: np.ndarray) -> np.ndarray:
     return np.sign(values) * np.floor(np.abs(values) + 0.5)
 
 
+def floor_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Exact `a // b` for non-negative int64 arrays with b > 0.
+
+    numpy's integer division is not vectorized; float division is. IEEE division is correctly
+    rounded, so truncating the float quotient is exact whenever a + b < 2**53 (the distance from
+    a/b to the next integer, at least 1/b, then exceeds half an ulp of the quotient).
+    """
+    if len(a) and int(a.max()) + int(b.max()) >= 2**53:
+        return a // b
+    return (a / b).astype(np.int64)
+
+
 def _go_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """int64 division truncating toward zero (Go), where b != 0."""
     q = np.abs(a) // np.maximum(np.abs(b), 1)
@@ -69,29 +81,27 @@ def allocatable_and_requested(
     table: NodeTable, pod: PodInfo, idx: np.ndarray, resource: str, use_requested: bool
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per scored node: (allocatable, requested including this pod); (0, 0) where the resource is dropped."""
-    zeros = np.zeros(len(idx), dtype=np.int64)
+    take = table.take
     if resource == "cpu":
-        alloc = table.alloc["cpu"][idx]
+        alloc = take(table.alloc["cpu"], idx)
         if use_requested:
-            return alloc, table.requested["cpu"][idx] + pod.requests.get("cpu", 0)
-        return alloc, table.non_zero_cpu[idx] + pod.non_zero_cpu
+            return alloc, take(table.requested["cpu"], idx) + pod.requests.get("cpu", 0)
+        return alloc, take(table.non_zero_cpu, idx) + pod.non_zero_cpu
     if resource == "memory":
-        alloc = table.alloc["memory"][idx]
+        alloc = take(table.alloc["memory"], idx)
         if use_requested:
-            return alloc, table.requested["memory"][idx] + pod.requests.get("memory", 0)
-        return alloc, table.non_zero_memory[idx] + pod.non_zero_memory
+            return alloc, take(table.requested["memory"], idx) + pod.requests.get("memory", 0)
+        return alloc, take(table.non_zero_memory, idx) + pod.non_zero_memory
     if resource == "ephemeral-storage":
-        return table.alloc["ephemeral-storage"][idx], table.requested["ephemeral-storage"][idx] + pod.requests.get(
-            "ephemeral-storage", 0
-        )
+        used = take(table.requested["ephemeral-storage"], idx)
+        return take(table.alloc["ephemeral-storage"], idx), used + pod.requests.get("ephemeral-storage", 0)
+    zeros = np.zeros(len(idx), dtype=np.int64)
     request = pod.requests.get(resource, 0)
-    if is_scalar_resource(resource) and request == 0:
-        return zeros, zeros
-    if resource not in table.alloc:
+    if (is_scalar_resource(resource) and request == 0) or resource not in table.alloc:
         return zeros, zeros
     requested = table.requested.get(resource)
-    used = requested[idx] if requested is not None else zeros
-    return table.alloc[resource][idx], used + request
+    used = take(requested, idx) if requested is not None else zeros
+    return take(table.alloc[resource], idx), used + request
 
 
 def least_allocated(columns: list[tuple[np.ndarray, np.ndarray, int]], n: int) -> np.ndarray:
@@ -100,10 +110,11 @@ def least_allocated(columns: list[tuple[np.ndarray, np.ndarray, int]], n: int) -
     weights = np.zeros(n, dtype=np.int64)
     for alloc, req, weight in columns:
         valid = alloc != 0
-        score = np.where(valid & (req <= alloc), (alloc - req) * MAX_NODE_SCORE // np.where(valid, alloc, 1), 0)
+        fits = valid & (req <= alloc)
+        score = floor_div(np.where(fits, (alloc - req) * MAX_NODE_SCORE, 0), np.where(valid, alloc, 1))
         total += score * weight
-        weights += np.where(valid, weight, 0)
-    return np.where(weights > 0, total // np.maximum(weights, 1), 0)
+        weights += valid * weight
+    return np.where(weights > 0, floor_div(total, np.maximum(weights, 1)), 0)
 
 
 def most_allocated(columns: list[tuple[np.ndarray, np.ndarray, int]], n: int) -> np.ndarray:
@@ -112,11 +123,11 @@ def most_allocated(columns: list[tuple[np.ndarray, np.ndarray, int]], n: int) ->
     weights = np.zeros(n, dtype=np.int64)
     for alloc, req, weight in columns:
         valid = alloc != 0
-        capped = np.minimum(req, alloc)
-        score = np.where(valid, capped * MAX_NODE_SCORE // np.where(valid, alloc, 1), 0)
+        capped = np.where(valid, np.minimum(req, alloc), 0)
+        score = floor_div(capped * MAX_NODE_SCORE, np.where(valid, alloc, 1))
         total += score * weight
-        weights += np.where(valid, weight, 0)
-    return np.where(weights > 0, total // np.maximum(weights, 1), 0)
+        weights += valid * weight
+    return np.where(weights > 0, floor_div(total, np.maximum(weights, 1)), 0)
 
 
 def parse_shape(raw: object, where: str) -> list[tuple[int, int]]:

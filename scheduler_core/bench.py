@@ -1,0 +1,174 @@
+"""The scheduler benchmark: scheduler_perf workloads (bench/README.md), every node evaluated per pod.
+
+Each `createPods` op schedules its pods one at a time with the default profile and binds each
+scheduled pod before the next. Only the `collectMetrics` op is timed; for it every cycle's result
+and events are kept in memory, as the app keeps them for a person watching.
+"""
+
+from __future__ import annotations
+
+import copy
+import gc
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from .api.loading import InputError, format_validation_error, load_yaml_documents
+from .api.objects import Node, Pod
+from .framework.events import Event
+from .framework.node_table import NodeTable
+from .framework.pod_info import PodInfo
+from .schedule_one import ScheduleResult, Scheduler
+
+__all__ = ["Workload", "format_report", "load_workload", "run_workload"]
+
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+
+
+@dataclass
+class Op:
+    opcode: str
+    count: int
+    template: dict[str, Any]
+    namespace: str = "default"
+    label_nodes: tuple[str, list[str]] | None = None
+    collect_metrics: bool = False
+
+
+@dataclass
+class Workload:
+    name: str
+    threshold: int | None
+    ops: list[Op] = field(default_factory=list)
+
+
+def load_workload(text: str | bytes, source: str) -> Workload:
+    documents = load_yaml_documents(text, source)
+    if len(documents) != 1 or not isinstance(documents[0].data, dict):
+        raise InputError(f"{source}: expected one workload document")
+    raw = documents[0].data
+    reference = raw.get("reference") or {}
+    workload = Workload(str(raw.get("name", source)), reference.get("upstreamThresholdPodsPerSecond"))
+    for k, op in enumerate(raw.get("ops") or []):
+        where = f"{source}: ops[{k}]"
+        if not isinstance(op, dict) or op.get("opcode") not in ("createNodes", "createPods"):
+            raise InputError(f"{where}.opcode: expected createNodes or createPods")
+        count = op.get("count")
+        if not isinstance(count, int) or count < 0:
+            raise InputError(f"{where}.count: must be a non-negative integer")
+        key = "nodeTemplate" if op["opcode"] == "createNodes" else "podTemplate"
+        template = op.get(key)
+        if not isinstance(template, dict):
+            raise InputError(f"{where}.{key}: Required value")
+        label_nodes = None
+        if op.get("labelNodes"):
+            label = op["labelNodes"]
+            label_nodes = (str(label["key"]), [str(v) for v in label["values"]])
+        workload.ops.append(
+            Op(
+                op["opcode"],
+                count,
+                template,
+                str(op.get("namespace") or "default"),
+                label_nodes,
+                bool(op.get("collectMetrics")),
+            )
+        )
+    if sum(op.collect_metrics for op in workload.ops) > 1:
+        raise InputError(f"{source}: at most one op may set collectMetrics")
+    return workload
+
+
+def _named(template: dict[str, Any], index: int) -> dict[str, Any]:
+    obj = copy.deepcopy(template)
+    meta = obj.setdefault("metadata", {})
+    if not meta.get("name"):
+        meta["name"] = f"{meta.get('generateName', 'obj-')}{index:05d}"
+    meta.pop("generateName", None)
+    return obj
+
+
+def _validate(model: type[Node] | type[Pod], data: dict[str, Any], source: str) -> Any:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise InputError(format_validation_error(exc, source, None)) from None
+
+
+def run_workload(workload: Workload, seed: int = 0) -> dict[str, Any]:
+    nodes: list[Node] = []
+    for op in workload.ops:
+        if op.opcode != "createNodes":
+            continue
+        for index in range(op.count):
+            data = _named(op.template, len(nodes) if "name" not in op.template.get("metadata", {}) else index)
+            labels = data["metadata"].setdefault("labels", {}) or {}
+            data["metadata"]["labels"] = labels
+            labels[HOSTNAME_LABEL] = data["metadata"]["name"]
+            if op.label_nodes:
+                key, values = op.label_nodes
+                labels[key] = values[index % len(values)]
+            nodes.append(_validate(Node, data, workload.name))
+    table = NodeTable.build(nodes)
+    scheduler = Scheduler(seed=seed)
+    measured: dict[str, Any] = {"pods": 0, "scheduled": 0, "unschedulable": 0, "seconds": 0.0}
+    for op in workload.ops:
+        if op.opcode != "createPods":
+            continue
+        infos = []
+        for index in range(op.count):
+            data = _named(op.template, index)
+            data["metadata"]["namespace"] = op.namespace
+            pod = _validate(Pod, data, workload.name)
+            pod.spec.priority = pod.spec.priority or 0
+            infos.append(PodInfo.of(pod))
+        # The snapshot and the queued pods are long-lived: keep them out of the cyclic GC's scans,
+        # as a long-running scheduler process does after loading its cache.
+        gc.collect()
+        gc.freeze()
+        results: list[ScheduleResult] = []
+        events: list[Event] = []
+        if op.collect_metrics:
+            scheduler.subscribe(events.append)
+        started = time.perf_counter()
+        scheduled = 0
+        for info in infos:
+            result = scheduler.schedule_pod(table, info)
+            if result.selected is not None:
+                scheduler.bind(table, info, result.selected)
+                scheduled += 1
+            if op.collect_metrics:
+                results.append(result)
+        elapsed = time.perf_counter() - started
+        if op.collect_metrics:
+            scheduler.framework.emitter.sinks.clear()
+            measured = {
+                "pods": len(infos),
+                "scheduled": scheduled,
+                "unschedulable": len(infos) - scheduled,
+                "seconds": elapsed,
+                "events": len(events),
+            }
+    seconds = measured["seconds"]
+    return {
+        "workload": workload.name,
+        "nodes": table.n,
+        "measuredPods": measured["pods"],
+        "scheduled": measured["scheduled"],
+        "unschedulable": measured["unschedulable"],
+        "seconds": round(seconds, 3),
+        "podsPerSecond": round(measured["pods"] / seconds, 1) if seconds else None,
+        "events": measured.get("events", 0),
+        "upstreamThresholdPodsPerSecond": workload.threshold,
+    }
+
+
+def format_report(report: dict[str, Any]) -> str:
+    return (
+        f"{report['workload']}: nodes={report['nodes']} measuredPods={report['measuredPods']} "
+        f"scheduled={report['scheduled']} unschedulable={report['unschedulable']} "
+        f"seconds={report['seconds']} podsPerSecond={report['podsPerSecond']} "
+        f"(upstream floor {report['upstreamThresholdPodsPerSecond']})\n"
+    )
