@@ -20,7 +20,7 @@ from .api.objects import Node, Pod
 from .framework.events import Event
 from .framework.node_table import NodeTable
 from .framework.pod_info import PodInfo
-from .schedule_one import ScheduleResult, Scheduler
+from .schedule_one import Scheduler, ScheduleResult
 
 __all__ = ["Workload", "format_report", "load_workload", "run_workload"]
 

@@ -144,56 +144,46 @@ def result_to_json(explanation: Explanation) -> dict[str, Any]:
     }
 
 
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(row[c]) for row in [header, *rows]) for c in range(len(header))]
+    return ["  ".join(cell.ljust(widths[c]) for c, cell in enumerate(row)).rstrip() for row in [header, *rows]]
+
+
 def format_text(explanation: Explanation) -> str:
-    """A readable report: the outcome as kubectl would show it, then a node × plugin table."""
+    """A readable report: the outcome as kubectl would show it, then node × plugin tables."""
     data = result_to_json(explanation)
-    lines = []
-    if data["scheduled"]:
-        lines.append(f"Normal   Scheduled         default-scheduler  {data['message']}")
-    else:
-        lines.append(f"Warning  FailedScheduling  default-scheduler  {data['message']}")
+    event = "Normal   Scheduled       " if data["scheduled"] else "Warning  FailedScheduling"
+    lines = [f"{event}  default-scheduler  {data['message']}"]
     if data.get("nominatedNode"):
         lines.append(f"Nominated node: {data['nominatedNode']} (victims: {', '.join(data['victims']) or 'none'})")
     nodes = data["nodes"]
     if not nodes:
         return "\n".join(lines) + "\n"
-    lines.append("")
     first = next(iter(nodes.values()))
     filter_plugins = [f["plugin"] for f in first["filters"]]
-    score_plugins: list[str] = []
-    for node in nodes.values():
-        for plugin in node["scores"]:
-            if plugin not in score_plugins:
-                score_plugins.append(plugin)
-    header = ["NODE", "RESULT", *filter_plugins, *score_plugins, "TOTAL"]
+    marks = {"Success": "ok", "Skip": "-"}
     rows = []
     for name, node in nodes.items():
-        if name == data["selectedNode"]:
-            result = "selected"
-        elif node["feasible"]:
-            result = "feasible"
-        else:
-            result = "rejected"
-        cells = [name, result]
-        for f in node["filters"]:
-            cells.append({"Success": "ok", "Skip": "-"}.get(f["code"], "FAIL"))
-        for plugin in score_plugins:
-            s = node["scores"].get(plugin)
-            cells.append(f"{s['normalized']}x{s['weight']}" if s else "")
-        cells.append("" if node["total"] is None else str(node["total"]))
-        rows.append(cells)
-    widths = [max(len(str(r[c])) for r in [header, *rows]) for c in range(len(header))]
-    for row in [header, *rows]:
-        lines.append("  ".join(str(cell).ljust(widths[c]) for c, cell in enumerate(row)).rstrip())
+        verdict = "SELECTED" if name == data["selectedNode"] else ("feasible" if node["feasible"] else "rejected")
+        rows.append([name, verdict, *(marks.get(f["code"], "FAIL") for f in node["filters"])])
+    lines += ["", "Filter (ok = passed, FAIL = rejected, - = skipped at PreFilter):"]
+    lines += _table(["NODE", "RESULT", *filter_plugins], rows)
+    score_plugins = list(dict.fromkeys(p for node in nodes.values() for p in node["scores"]))
+    if score_plugins:
+        rows = []
+        for name, node in nodes.items():
+            if node["total"] is None:
+                continue
+            cells = [f"{node['scores'][p]['normalized']}x{node['scores'][p]['weight']}" for p in score_plugins]
+            rows.append([name, *cells, str(node["total"])])
+        lines += ["", "Score (normalized x weight):"]
+        lines += _table(["NODE", *score_plugins, "TOTAL"], rows)
     rejected = [(name, node["filter"]) for name, node in nodes.items() if node["filter"]]
     if rejected:
-        lines.append("")
-        lines.append("Why nodes were rejected (the status upstream records):")
+        lines += ["", "Rejected (the status upstream records):"]
         for name, status in rejected:
-            lines.append(
-                f"  {name}: {status['plugin'] or 'PreFilter'} {status['code']}: {', '.join(status['reasons'])}"
-            )
+            plugin = status["plugin"] or "PreFilter"
+            lines.append(f"  {name}: {plugin} {status['code']}: {', '.join(status['reasons'])}")
     if data["skippedScorePlugins"]:
-        lines.append("")
-        lines.append("Score plugins skipped at PreScore: " + ", ".join(data["skippedScorePlugins"]))
+        lines += ["", "Skipped at PreScore: " + ", ".join(data["skippedScorePlugins"])]
     return "\n".join(lines) + "\n"

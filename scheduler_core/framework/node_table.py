@@ -147,6 +147,7 @@ class NodeTable:
         self.affinity_groups: dict[tuple[object, ...], AffinityGroup] = {}
         self._label_columns: dict[str, LabelColumn] = {}
         self._has_labels: np.ndarray | None = None
+        self.nominated: dict[int, list[PodInfo]] = {}  # node index → pods nominated there by preemption
         self.volume_pods: list[tuple[int, PodInfo]] = []
 
     # --- construction -----------------------------------------------------------------------
@@ -158,14 +159,20 @@ class NodeTable:
         pods: Iterable[PodInfo] = (),
         namespaces: Iterable[Namespace] = (),
     ) -> NodeTable:
-        """A table of `nodes` with the bound pods among `pods` added (others are ignored)."""
+        """A table of `nodes` with the bound pods among `pods` added; unbound pods that carry a
+        `status.nominatedNodeName` are remembered as nominated there (the scheduler's nominator)."""
         table = cls(list(nodes), {ns.metadata.name: ns.metadata.labels for ns in namespaces})
         for info in pods:
             node_name = info.pod.spec.node_name
             phase = info.pod.status.phase
             # Succeeded/Failed pods are not in the scheduler's cache (field selector on the informer).
-            if node_name and node_name in table.index and phase not in ("Succeeded", "Failed"):
-                table.add_pod(info, table.index[node_name])
+            if phase in ("Succeeded", "Failed"):
+                continue
+            if node_name:
+                if node_name in table.index:
+                    table.add_pod(info, table.index[node_name])
+            elif info.pod.status.nominated_node_name in table.index:
+                table.nominated.setdefault(table.index[info.pod.status.nominated_node_name], []).append(info)
         return table
 
     def add_pod(self, info: PodInfo, i: int) -> None:

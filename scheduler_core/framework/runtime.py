@@ -191,8 +191,43 @@ class Framework:
             if failed.any():
                 first_fail[failed & (first_fail < 0)] = k
             verdicts.append(result)
-            emit(PLUGIN_EVALUATED, point="Filter", plugin=plugin.name, verdicts=result)
+        if table.nominated:
+            self._with_nominated_pods(pod, table, verdicts, first_fail)
+        for plugin, result in zip(self.filter_plugins, verdicts, strict=True):
+            if result is not None:
+                emit(PLUGIN_EVALUATED, point="Filter", plugin=plugin.name, verdicts=result)
         return FilterOutcome(self.filter_plugin_names, verdicts, first_fail)
+
+    def _with_nominated_pods(
+        self, pod: PodInfo, table: NodeTable, verdicts: list[NodeVerdicts | None], first_fail: np.ndarray
+    ) -> None:
+        """`RunFilterPluginsWithNominatedPods`: on a node with nominated pods of equal or higher
+        priority, the pod must also fit with those pods added; if it does not, that verdict counts."""
+        for i, nominated in table.nominated.items():
+            extra = [p for p in nominated if p.priority >= pod.priority and p.key != pod.key]
+            if not extra:
+                continue
+            for other in extra:
+                table.add_pod(other, i)
+            try:
+                state = CycleState()
+                self.run_pre_filter_plugins(state, pod, table, quiet=True)
+                skip: set[str] = state.get(SKIP_FILTER_PLUGINS, set())
+                with_nominated = [
+                    None if plugin.name in skip else plugin.filter(state, pod, table) for plugin in self.filter_plugins
+                ]
+            finally:
+                for other in extra:
+                    table.remove_pod(other, i)
+            if not any(v is not None and v.codes[i] != 0 for v in with_nominated):
+                continue
+            first_fail[i] = -1
+            for k, (mine, theirs) in enumerate(zip(verdicts, with_nominated, strict=True)):
+                if mine is None or theirs is None:
+                    continue
+                verdicts[k] = mine = _replace_node(mine, theirs, i)
+                if mine.codes[i] != 0 and first_fail[i] < 0:
+                    first_fail[i] = k
 
     def run_filter_plugins_on_node(self, state: CycleState, pod: PodInfo, table: NodeTable, i: int) -> Status:
         """Upstream `RunFilterPlugins` for one node: the first non-success status (quiet)."""
@@ -296,6 +331,23 @@ class Framework:
             self.emitter.emit(
                 NODE_SKIPPED, point="Filter", nodes=PerNode(np.ones(len(names_idx), bool), names_idx), reason=reason
             )
+
+
+def _replace_node(target: NodeVerdicts, source: NodeVerdicts, i: int) -> NodeVerdicts:
+    """A copy of `target` whose node i carries `source`'s code and reasons."""
+    codes = target.codes.copy()
+    codes[i] = source.codes[i]
+    reasons = [(reason, mask.copy()) for reason, mask in target.reasons]
+    for _, mask in reasons:
+        mask[i] = False
+    known = {reason: mask for reason, mask in reasons}
+    for reason, mask in source.reasons:
+        if mask[i]:
+            if reason not in known:
+                known[reason] = np.zeros(len(codes), dtype=bool)
+                reasons.append((reason, known[reason]))
+            known[reason][i] = True
+    return NodeVerdicts(codes, reasons, target.detail)
 
 
 def _error(message: str) -> Status:
