@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from scheduler_core.api.loading import ClusterObjects, admit_pod
 from scheduler_core.api.objects import Node, Pod
 from scheduler_core.explain import build_table
-from scheduler_core.api.loading import ClusterObjects, admit_pod
 from scheduler_core.framework.node_table import NodeTable
 from scheduler_core.framework.pod_info import PodInfo
 from scheduler_core.plugins.registry import new_framework
-from scheduler_core.schedule_one import ScheduleResult, Scheduler
+from scheduler_core.schedule_one import Scheduler, ScheduleResult
 
 
 def node(
@@ -81,6 +81,7 @@ def scores(result: ScheduleResult, plugin: str) -> dict[str, int]:
     for entry in result.scores:
         if entry.plugin == plugin:
             return {
-                result.table.names[i]: int(v) for i, v in zip(result.candidates.tolist(), entry.normalized.tolist())
+                result.table.names[i]: int(v)
+                for i, v in zip(result.candidates.tolist(), entry.normalized.tolist(), strict=True)
             }
     return {}
