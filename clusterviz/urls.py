@@ -4,4 +4,12 @@ from . import views
 
 urlpatterns = [
     path("", views.home, name="clusterviz-home"),
+    path("clusters/new", views.create_cluster, name="clusterviz-create"),
+    path("clusters/<slug:slug>/", views.cluster_page, name="clusterviz-cluster"),
+    path("api/lessons", views.api_lessons, name="clusterviz-lessons"),
+    path("api/clusters/<slug:slug>/state", views.api_state, name="clusterviz-state"),
+    path("api/clusters/<slug:slug>/actions", views.api_action, name="clusterviz-action"),
+    path("api/clusters/<slug:slug>/export", views.api_export, name="clusterviz-export"),
+    path("api/clusters/<slug:slug>/import", views.api_import, name="clusterviz-import"),
+    path("api/clusters/<slug:slug>/cycles/<int:number>", views.api_cycle, name="clusterviz-cycle"),
 ]

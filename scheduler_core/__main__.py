@@ -29,7 +29,8 @@ def _explain(args: argparse.Namespace) -> int:
     classes = {pc.metadata.name: pc for pc in cluster.priority_classes}
     runtimes = {rc.metadata.name: rc for rc in cluster.runtime_classes}
     pod = load_pod(_read(args.pod), args.pod, classes, runtimes)
-    profile = load_profile(_read(args.profile), args.profile) if args.profile else None
+    # Upstream picks the profile whose schedulerName is the pod's spec.schedulerName.
+    profile = load_profile(_read(args.profile), args.profile, pod.spec.scheduler_name) if args.profile else None
     explanation = explain(cluster, pod, profile, seed=args.seed)
     if args.output == "json":
         json.dump(result_to_json(explanation), sys.stdout, indent=2)

@@ -183,7 +183,11 @@ class Scheduler:
             return self._fail(state, table, pod, result)
         if len(candidates) == 1:
             return self._select(result, candidates, None)
-        fw.run_pre_score_plugins(state, pod, table, candidates)
+        pre_score_status = fw.run_pre_score_plugins(state, pod, table, candidates)
+        if not pre_score_status.is_success():
+            result.status = pre_score_status
+            result.message = pre_score_status.message()
+            return result
         result.skipped_score_plugins = [p.name for p in fw.score_plugins if p.name in state.get(SKIP_SCORE_PLUGINS, ())]
         scores, score_status = fw.run_score_plugins(state, pod, table, candidates)
         result.scores = scores

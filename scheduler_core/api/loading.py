@@ -7,8 +7,9 @@ errors) and, for invalid fields, the field path — `pod.yaml:12: spec.container
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -23,6 +24,7 @@ __all__ = [
     "load_cluster",
     "load_pod",
     "load_yaml_documents",
+    "locate",
     "parse_object",
 ]
 
@@ -56,21 +58,61 @@ class Document:
     node: yaml.Node | None
 
 
+_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
+MAX_ALIAS_EXPANDED_NODES = 100_000
+MAX_INT_DIGITS = 4000
+
+
 class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that rejects duplicate keys and bounds alias expansion and nesting."""
+    """SafeLoader that rejects duplicate keys and bounds alias expansion and nesting.
+
+    Unquoted timestamps stay strings: Kubernetes objects carry them as strings in JSON, and
+    `kubectl` accepts `creationTimestamp: 2024-01-01T00:00:00Z` unquoted.
+    """
+
+    yaml_implicit_resolvers: ClassVar[dict[Any, list[tuple[str, Any]]]] = {
+        first: [(tag, regexp) for tag, regexp in resolvers if tag != _TIMESTAMP_TAG]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
 
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
         self._aliases = 0
+        self._expanded = 0
+        self._sizes: dict[int, int] = {}
+
+    def _size(self, node: yaml.Node) -> int:
+        """Nodes in `node`'s subtree once every alias inside it is expanded (memoized)."""
+        key = id(node)
+        if key in self._sizes:
+            return self._sizes[key]
+        self._sizes[key] = 1  # a cycle counts once (SafeLoader builds recursive objects lazily)
+        total = 1
+        if isinstance(node, yaml.SequenceNode):
+            total += sum(self._size(child) for child in node.value)
+        elif isinstance(node, yaml.MappingNode):
+            total += sum(self._size(k) + self._size(v) for k, v in node.value)
+        self._sizes[key] = total
+        return total
 
     def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:  # type: ignore[override]
         if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
             self._aliases += 1
             if self._aliases > MAX_ALIAS_EXPANSIONS:
-                event = self.peek_event()
                 raise yaml.constructor.ConstructorError(
-                    None, None, "too many alias references (limit 10000)", event.start_mark
+                    None, None, f"too many alias references (limit {MAX_ALIAS_EXPANSIONS})", event.start_mark
                 )
+            anchored = self.anchors.get(event.anchor)
+            if anchored is not None:
+                self._expanded += self._size(anchored)
+                if self._expanded > MAX_ALIAS_EXPANDED_NODES:
+                    raise yaml.constructor.ConstructorError(
+                        None,
+                        None,
+                        f"excessive aliasing: aliases expand to more than {MAX_ALIAS_EXPANDED_NODES} nodes",
+                        event.start_mark,
+                    )
         depth = getattr(self, "_depth", 0) + 1
         if depth > MAX_DEPTH:
             event = self.peek_event()
@@ -82,6 +124,13 @@ class _StrictLoader(yaml.SafeLoader):
             return super().compose_node(parent, index)  # type: ignore[arg-type]
         finally:
             self._depth = depth - 1
+
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:  # type: ignore[override]
+        if sum(ch.isdigit() for ch in str(node.value)) > MAX_INT_DIGITS:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"integer with more than {MAX_INT_DIGITS} digits", node.start_mark
+            )
+        return super().construct_yaml_int(node)  # type: ignore[no-any-return]
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
@@ -99,6 +148,9 @@ class _StrictLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+_StrictLoader.add_constructor("tag:yaml.org,2002:int", _StrictLoader.construct_yaml_int)
+
+
 def load_yaml_documents(text: str | bytes, source: str) -> list[Document]:
     """Parse a YAML stream into documents; syntax errors name line and column."""
     if isinstance(text, bytes):
@@ -111,8 +163,9 @@ def load_yaml_documents(text: str | bytes, source: str) -> list[Document]:
     if len(text) > MAX_YAML_BYTES:
         raise InputError(f"{source}: larger than {MAX_YAML_BYTES // (1024 * 1024)} MiB")
     documents: list[Document] = []
-    loader = _StrictLoader(text)
+    loader: _StrictLoader | None = None
     try:
+        loader = _StrictLoader(text)
         while loader.check_node():
             node = loader.get_node()
             data = loader.construct_document(node)  # type: ignore[no-untyped-call]
@@ -123,12 +176,18 @@ def load_yaml_documents(text: str | bytes, source: str) -> list[Document]:
         problem = exc.problem or exc.context or "invalid YAML"
         where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
         raise InputError(f"{where}: {problem}") from None
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
+        code = ord(exc.character) if isinstance(exc.character, str) else int(exc.character)
+        raise InputError(f"{source}:{line}:{column}: unacceptable character #x{code:04x}: {exc.reason}") from None
     except yaml.YAMLError as exc:
         raise InputError(f"{source}: {exc}") from None
     except RecursionError:
         raise InputError(f"{source}: nesting too deep") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     return documents
 
 
@@ -164,14 +223,33 @@ def _line_of(node: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
     return line
 
 
+def locate(source: str, node: yaml.Node | None, loc: tuple[int | str, ...]) -> str:
+    """`source:line: field.path` for a field of a parsed document (line left out if unknown)."""
+    line = _line_of(node, loc)
+    where = f"{source}:{line}" if line else source
+    path = _path_text(loc)
+    return f"{where}: {path}" if path else where
+
+
 def _message(error: Any) -> str:
     kind = error["type"]
     if kind == "missing":
         return "Required value"
     if kind == "literal_error":
-        expected = error.get("ctx", {}).get("expected", "")
-        return f"Unsupported value: {_quote(error.get('input'))}: supported values: {expected}"
-    if kind in ("int_parsing", "int_type", "int_from_float"):
+        # field.NotSupported: `Unsupported value: "Foo": supported values: "In", "NotIn"`
+        expected = str(error.get("ctx", {}).get("expected", ""))
+        values = ", ".join(f'"{v}"' for v in re.findall(r"'([^']*)'", expected)) or expected
+        return f"Unsupported value: {_quote(error.get('input'))}: supported values: {values}"
+    if kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
+        bound = next(iter(error.get("ctx", {}).values()), "")
+        relation = {
+            "greater_than_equal": "greater than or equal to",
+            "less_than_equal": "less than or equal to",
+            "greater_than": "greater than",
+            "less_than": "less than",
+        }[kind]
+        return f"Invalid value: {_quote(error.get('input'))}: must be {relation} {bound}"
+    if kind in ("int_parsing", "int_type", "int_from_float", "finite_number"):
         return f"Invalid value: {_quote(error.get('input'))}: must be an integer"
     if kind in ("string_type",):
         return f"Invalid value: {_quote(error.get('input'))}: must be a string"
@@ -199,9 +277,18 @@ def format_validation_error(
     error = exc.errors()[0]
     loc = prefix + tuple(part for part in error["loc"] if part != "__root__")
     message = _message(error)
+    if "[key]" in loc:  # a mapping key of the wrong type: report it on the mapping
+        cut = loc.index("[key]")
+        loc, key = loc[: cut - 1], loc[cut - 1]
+        message = f"Invalid value: {_quote(key)}: keys must be strings"
     path = _path_text(loc)
-    # Model-level checks report their own path inside the message ("spec.containers: Required value").
-    if ": " in message and message.split(": ", 1)[0].count(".") and not path.endswith(message.split(":")[0]):
+    # Field checks name a map key first ("[cpu]: Invalid value: ..."), model-level checks their
+    # own path ("spec.containers: Required value").
+    if message.startswith("[") and "]: " in message:
+        head, message = message.split(": ", 1)
+        path += head
+        loc = (*loc, head[1:-1])
+    elif ": " in message and message.split(": ", 1)[0].count(".") and not path.endswith(message.split(":")[0]):
         head, message = message.split(": ", 1)
         path = f"{path}.{head}" if path else head
         loc = loc + tuple(head.split("."))
@@ -261,16 +348,24 @@ class ClusterObjects:
 def load_cluster(text: str | bytes, source: str) -> ClusterObjects:
     """A `kind: List` (or NodeList/PodList) or a multi-document stream of cluster objects."""
     cluster = ClusterObjects()
+    where: dict[int, tuple[yaml.Node | None, tuple[int | str, ...]]] = {}
     for document in load_yaml_documents(text, source):
         data = document.data
         if isinstance(data, dict) and str(data.get("kind", "")).endswith("List"):
             items = data.get("items") or []
             if not isinstance(items, list):
                 raise InputError(f"{source}: items: must be a list")
+            item_kind = str(data["kind"])[: -len("List")]
             for index, item in enumerate(items):
-                cluster.add(parse_object(item, source, document.node, prefix=("items", index)))
+                if item_kind and isinstance(item, dict) and "kind" not in item:
+                    item = {**item, "kind": item_kind}  # typed lists from the API omit the items' kind
+                obj = parse_object(item, source, document.node, prefix=("items", index))
+                cluster.add(obj)
+                where[id(obj)] = (document.node, ("items", index))
         else:
-            cluster.add(parse_object(data, source, document.node))
+            obj = parse_object(data, source, document.node)
+            cluster.add(obj)
+            where[id(obj)] = (document.node, ())
     names: set[str] = set()
     for node in cluster.nodes:
         if node.name in names:
@@ -279,7 +374,8 @@ def load_cluster(text: str | bytes, source: str) -> ClusterObjects:
     classes = {pc.metadata.name: pc for pc in cluster.priority_classes}
     runtimes = {rc.metadata.name: rc for rc in cluster.runtime_classes}
     for pod in cluster.pods:
-        admit_pod(pod, classes, runtimes, source)
+        node, prefix = where.get(id(pod), (None, ()))
+        admit_pod(pod, classes, runtimes, source, node, prefix)
     return cluster
 
 
@@ -295,7 +391,7 @@ def load_pod(
         raise InputError(f"{source}: expected exactly one Pod, found {len(documents)} documents")
     pod = parse_object(documents[0].data, source, documents[0].node, kinds=("Pod",))
     assert isinstance(pod, Pod)
-    admit_pod(pod, priority_classes or {}, runtime_classes or {}, source)
+    admit_pod(pod, priority_classes or {}, runtime_classes or {}, source, documents[0].node)
     return pod
 
 
@@ -304,6 +400,8 @@ def admit_pod(
     priority_classes: dict[str, PriorityClass],
     runtime_classes: dict[str, RuntimeClass],
     source: str = "pod",
+    node: yaml.Node | None = None,
+    prefix: tuple[int | str, ...] = (),
 ) -> None:
     """The API server's admission for scheduling fields: priority and RuntimeClass overhead.
 
@@ -318,9 +416,12 @@ def admit_pod(
                 "system-cluster-critical",
                 "system-node-critical",
             ):
+                loc = (*prefix, "spec", "priorityClassName")
+                line = _line_of(node, loc)
+                location = f"{source}:{line}" if line else source
                 raise InputError(
-                    f'{source}: pods "{pod.metadata.name}" is forbidden: no PriorityClass with name '
-                    f"{spec.priority_class_name} was found"
+                    f'{location}: {_path_text(loc)}: pods "{pod.metadata.name}" is forbidden: '
+                    f"no PriorityClass with name {spec.priority_class_name} was found"
                 )
             if spec.priority is None:
                 spec.priority = 2000000000 if spec.priority_class_name == "system-cluster-critical" else 2000001000

@@ -58,6 +58,9 @@ __all__ = [
 ]
 
 
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1  # int32 fields (spec.priority, PriorityClass.value)
+
+
 def _to_quantity(raw: object) -> Quantity:
     if isinstance(raw, Quantity):
         return raw
@@ -264,7 +267,8 @@ class ResourceRequirements(K8sModel):
     def _non_negative(cls, value: dict[str, Quantity]) -> dict[str, Quantity]:
         for name, quantity in value.items():
             if quantity.amount < 0:
-                raise ValueError(f'{name}: "{quantity.text}" must be greater than or equal to 0')
+                # ValidateResourceQuantityValue: the path names the key, e.g. requests[cpu].
+                raise ValueError(f'[{name}]: Invalid value: "{quantity.text}": must be greater than or equal to 0')
         return value
 
     @model_validator(mode="after")
@@ -337,7 +341,7 @@ class PodSpec(K8sModel):
     init_containers: list[Container] = Field(default_factory=list)
     volumes: list[Volume] = Field(default_factory=list)
     topology_spread_constraints: list[TopologySpreadConstraint] = Field(default_factory=list)
-    priority: int | None = None
+    priority: int | None = Field(default=None, ge=INT32_MIN, le=INT32_MAX)
     priority_class_name: str = ""
     preemption_policy: Literal["PreemptLowerPriority", "Never"] | None = None
     overhead: ResourceList = Field(default_factory=dict)
@@ -481,7 +485,7 @@ class PriorityClass(K8sModel):
     api_version: str = "scheduling.k8s.io/v1"
     kind: Literal["PriorityClass"] = "PriorityClass"
     metadata: ObjectMeta
-    value: int
+    value: int = Field(ge=INT32_MIN, le=INT32_MAX)
     global_default: bool = False
     preemption_policy: Literal["PreemptLowerPriority", "Never"] = "PreemptLowerPriority"
     description: str | None = None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from decimal import Decimal
 from fractions import Fraction
 
 __all__ = ["MAX_INT64", "Quantity", "QuantityError", "parse_quantity"]
@@ -29,12 +30,17 @@ _DECIMAL = {
     "P": Fraction(10**15),
     "E": Fraction(10**18),
 }
-# <sign><digits>[.<digits>]<suffix>; suffix is binary SI, decimal SI, or a decimal exponent.
+# ParseQuantity's grammar (parseQuantityString): an optional sign, digits (possibly none), an optional
+# "." with digits (possibly none), then a suffix: binary SI, decimal SI, or e/E with a signed exponent.
+# Upstream therefore reads "Mi", ".", "+" and "e3" as 0, and "1." or "1.G" as 1 and 1G.
 _QUANTITY_RE = re.compile(
-    r"^(?P<sign>[+-]?)(?P<num>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
+    r"^(?P<sign>[+-]?)(?P<int>[0-9]*)(?:\.(?P<frac>[0-9]*))?"
     r"(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$"
 )
-_MAX_EXPONENT = 60  # beyond this no quantity fits int64 anyway; bounds the work for "1e999999"
+_NANO = Fraction(1, 10**9)
+# Beyond these exponents a non-zero number is capped at MAX_INT64 or rounded up to 1n anyway;
+# the bound keeps "1e999999" cheap.
+_MAX_EXPONENT = 40
 
 
 class QuantityError(ValueError):
@@ -49,8 +55,11 @@ class Quantity:
     amount: Fraction
 
     def milli_value(self) -> int:
-        """`MilliValue()`: thousandths, rounded up (ceiling)."""
-        return math.ceil(self.amount * 1000)
+        """`MilliValue()`: thousandths, rounded up (ceiling).
+
+        Clamped to int64: upstream overflows (an undefined result) for more than ~9.2e15 units.
+        """
+        return max(-MAX_INT64 - 1, min(MAX_INT64, math.ceil(self.amount * 1000)))
 
     def value(self) -> int:
         """`Value()`: whole units, rounded up (ceiling)."""
@@ -80,12 +89,11 @@ def parse_quantity(raw: object) -> Quantity:
         text = raw.strip()
     else:
         raise QuantityError(f"{_show(raw)} is not a valid quantity")
-    match = _QUANTITY_RE.match(text)
+    match = _QUANTITY_RE.match(text) if text else None
     if match is None:
         raise QuantityError(f"{_show(raw)} is not a valid quantity")
-    number = Fraction(match.group("num"))
-    if match.group("sign") == "-":
-        number = -number
+    # Decimal, not int(): no limit on the number of digits.
+    number = Fraction(Decimal(f"{match.group('int') or '0'}.{match.group('frac') or '0'}"))
     suffix = match.group("suffix") or ""
     if suffix in _BINARY:
         amount = number * _BINARY[suffix]
@@ -93,11 +101,21 @@ def parse_quantity(raw: object) -> Quantity:
         amount = number * _DECIMAL[suffix]
     else:
         exponent = int(suffix[1:])
-        if abs(exponent) > _MAX_EXPONENT:
-            raise QuantityError(f"{_show(raw)} is out of range")
-        amount = number * Fraction(10) ** exponent
-    if abs(amount) * 1000 > MAX_INT64:
-        raise QuantityError(f"{_show(raw)} is out of range")
+        if number == 0:
+            amount = Fraction(0)
+        elif exponent > _MAX_EXPONENT:
+            amount = Fraction(MAX_INT64)
+        elif exponent < -_MAX_EXPONENT:
+            amount = _NANO
+        else:
+            amount = number * Fraction(10) ** exponent
+    # Non-zero values are rounded up (away from zero) to a whole number of nano units, then the
+    # magnitude is capped at MAX_INT64 ("9Ei" parses as 9223372036854775807).
+    if amount % _NANO:
+        amount = (amount // _NANO + 1) * _NANO
+    amount = min(amount, Fraction(MAX_INT64))
+    if match.group("sign") == "-":
+        amount = -amount
     return Quantity(text=text, amount=amount)
 
 

@@ -200,14 +200,12 @@ class PodInfo:
             for name, value in requests.items()
             if name in ("cpu", "memory", "ephemeral-storage") or is_scalar_resource(name)
         }
-        pod_level = spec.resources is not None and bool(spec.resources.requests)
-        if pod_level:
-            non_zero = exact
-        else:
-            non_zero = pod_requests(
-                pod,
-                {"cpu": Fraction(DEFAULT_MILLI_CPU_REQUEST, 1000), "memory": Fraction(DEFAULT_MEMORY_REQUEST)},
-            )
+        # types.go calculateResource: the non-zero defaults apply per container, and with pod-level
+        # requests only to the resources the pod level leaves unset (getNonMissingContainerRequests).
+        defaults = {"cpu": Fraction(DEFAULT_MILLI_CPU_REQUEST, 1000), "memory": Fraction(DEFAULT_MEMORY_REQUEST)}
+        if spec.resources is not None and spec.resources.requests:
+            defaults = {k: v for k, v in defaults.items() if k not in spec.resources.requests}
+        non_zero = pod_requests(pod, defaults) if defaults else exact
         # pkg/scheduler/util GetHostPorts: restartable init containers (sidecars) first, then containers.
         sidecars = [c for c in spec.init_containers if c.is_sidecar]
         ports = tuple(

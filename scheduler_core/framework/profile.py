@@ -7,10 +7,13 @@ MultiPoint one keep their order first, then MultiPoint-only ones, then the remai
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..api.loading import InputError, load_yaml_documents
+import yaml
+
+from ..api.loading import InputError, load_yaml_documents, locate
 
 __all__ = [
     "DEFAULT_MULTI_POINT",
@@ -22,6 +25,7 @@ __all__ = [
     "profile_from_config",
 ]
 
+API_VERSION = "kubescheduler.config.k8s.io/v1"
 EXTENSION_POINTS = ("preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score", "bind")
 
 
@@ -29,6 +33,21 @@ EXTENSION_POINTS = ("preEnqueue", "queueSort", "preFilter", "filter", "postFilte
 class PluginRef:
     name: str
     weight: int = 0
+    where: str = field(default="", compare=False)  # "file:line: profiles[0].plugins.score.enabled[1]"
+
+
+# The Go interface each extension point's plugins implement, as upstream's errors name them.
+PLUGIN_TYPES = {
+    "preEnqueue": "PreEnqueuePlugin",
+    "queueSort": "QueueSortPlugin",
+    "preFilter": "PreFilterPlugin",
+    "filter": "FilterPlugin",
+    "postFilter": "PostFilterPlugin",
+    "preScore": "PreScorePlugin",
+    "score": "ScorePlugin",
+    "bind": "BindPlugin",
+}
+INT32_MAX = 2**31 - 1
 
 
 # v1.34 default profile; DynamicResources is inserted before DefaultPreemption (DRA is GA, on).
@@ -78,10 +97,11 @@ class Profile:
         """
         specific = self.points.get(point, PluginSet())
         disabled = set(specific.disabled)
-        specific_names = [ref.name for ref in specific.enabled]
-        for name in specific_names:
-            if point not in implements.get(name, set()):
-                raise InputError(f'profile: plugin "{name}" does not extend {point} plugin')
+        for ref in specific.enabled:
+            if point not in implements.get(ref.name, set()):
+                raise InputError(
+                    f'{ref.where or "profile"}: plugin "{ref.name}" does not extend {PLUGIN_TYPES[point]} plugin'
+                )
         multi = [
             ref
             for ref in self.multi_point.enabled
@@ -96,7 +116,9 @@ class Profile:
         out: list[PluginRef] = []
         for ref in ordered:
             if ref.name in seen:
-                raise InputError(f'profile: plugin "{ref.name}" already registered as "{point}"')
+                raise InputError(
+                    f'{ref.where or "profile"}: plugin "{ref.name}" already registered as "{PLUGIN_TYPES[point]}"'
+                )
             seen.add(ref.name)
             out.append(ref)
         return out
@@ -133,90 +155,170 @@ def _merge(default: PluginSet, custom: PluginSet) -> PluginSet:
     return PluginSet(enabled, list(custom.disabled))
 
 
-def _plugin_set(raw: Any, path: str) -> PluginSet:
+class _Config:
+    """Where the configuration came from, to name file, line and field path in errors."""
+
+    def __init__(self, source: str, node: yaml.Node | None) -> None:
+        self.source = source
+        self.node = node
+
+    def where(self, loc: tuple[int | str, ...]) -> str:
+        return locate(self.source, self.node, loc)
+
+    def error(self, loc: tuple[int | str, ...], message: str) -> InputError:
+        return InputError(f"{self.where(loc)}: {message}")
+
+
+def _plugin_set(raw: Any, loc: tuple[int | str, ...], config: _Config) -> PluginSet:
     if raw is None:
         return PluginSet()
     if not isinstance(raw, dict):
-        raise InputError(f"{path}: must be an object with enabled/disabled lists")
+        raise config.error(loc, "must be an object with enabled/disabled lists")
     out = PluginSet()
     for key in ("enabled", "disabled"):
         items = raw.get(key) or []
         if not isinstance(items, list):
-            raise InputError(f"{path}.{key}: must be a list")
+            raise config.error((*loc, key), "must be a list")
         for index, item in enumerate(items):
+            item_loc = (*loc, key, index)
             if not isinstance(item, dict) or not isinstance(item.get("name"), str) or not item["name"]:
-                raise InputError(f"{path}.{key}[{index}].name: Required value")
+                raise config.error((*item_loc, "name"), "Required value")
             if key == "enabled":
                 weight = item.get("weight", 0)
-                if not isinstance(weight, int) or isinstance(weight, bool) or weight < 0:
-                    raise InputError(f"{path}.{key}[{index}].weight: must be a non-negative integer")
-                out.enabled.append(PluginRef(item["name"], weight))
+                if weight is None:
+                    weight = 0
+                if not isinstance(weight, int) or isinstance(weight, bool) or not 0 <= weight <= INT32_MAX:
+                    raise config.error(
+                        (*item_loc, "weight"), f"Invalid value: {weight!r}: must be an integer in [0, {INT32_MAX}]"
+                    )
+                out.enabled.append(PluginRef(item["name"], weight, config.where(item_loc)))
             else:
                 out.disabled.append(item["name"])
     return out
 
 
-_POINT_KEYS = {
-    "preEnqueue": "preEnqueue",
-    "queueSort": "queueSort",
-    "preFilter": "preFilter",
-    "filter": "filter",
-    "postFilter": "postFilter",
-    "preScore": "preScore",
-    "score": "score",
-    "bind": "bind",
-}
 _IGNORED_POINTS = ("reserve", "permit", "preBind", "postBind")
+# The first point upstream expands MultiPoint plugins into (getExtensionPoints order).
+_FIRST_EXPANDED_POINT = "preFilter"
 
 
-def profile_from_config(config: Any, source: str = "profile", scheduler_name: str | None = None) -> Profile:
-    """Resolve one profile of a KubeSchedulerConfiguration (the first, or the one named)."""
-    if not isinstance(config, dict) or config.get("kind") != "KubeSchedulerConfiguration":
-        raise InputError(f"{source}: kind: expected KubeSchedulerConfiguration")
-    global_pct = config.get("percentageOfNodesToScore")
+def _percentage(raw: Any, loc: tuple[int | str, ...], config: _Config) -> int | None:
+    """`validatePercentageOfNodesToScore`."""
+    if raw is None:
+        return None
+    if not isinstance(raw, int) or isinstance(raw, bool) or not 0 <= raw <= 100:
+        raise config.error(loc, f"Invalid value: {raw!r}: not in valid range [0-100]")
+    return raw
+
+
+def _check_registered(profile: Profile, registry: Mapping[str, Any]) -> None:
+    """Upstream `updatePluginList` / `expandMultiPointPlugins`: `<Type>Plugin "X" does not exist`."""
+    for ref in profile.multi_point.enabled:
+        if ref.name not in registry:
+            where = ref.where or "profile"
+            raise InputError(f'{where}: {PLUGIN_TYPES[_FIRST_EXPANDED_POINT]} "{ref.name}" does not exist')
+    for point, plugin_set in profile.points.items():
+        for ref in plugin_set.enabled:
+            if ref.name not in registry:
+                raise InputError(f'{ref.where or "profile"}: {PLUGIN_TYPES[point]} "{ref.name}" does not exist')
+
+
+def profile_from_config(
+    config: Any,
+    source: str = "profile",
+    scheduler_name: str | None = None,
+    node: yaml.Node | None = None,
+    registry: Mapping[str, Any] | None = None,
+) -> Profile:
+    """Resolve one profile of a KubeSchedulerConfiguration (the first, or the one named).
+
+    `node` is the parsed YAML document, used to give line numbers in errors; plugin names are
+    checked against `registry` (the in-tree registry by default).
+    """
+    located = _Config(source, node)
+    if not isinstance(config, dict):
+        raise located.error((), "expected a KubeSchedulerConfiguration (a mapping)")
+    if config.get("kind") != "KubeSchedulerConfiguration":
+        raise located.error(("kind",), f"Invalid value: {config.get('kind')!r}: expected KubeSchedulerConfiguration")
+    api_version = config.get("apiVersion")
+    if api_version is not None and api_version != API_VERSION:
+        raise located.error(("apiVersion",), f"Invalid value: {api_version!r}: expected {API_VERSION}")
+    global_pct = _percentage(config.get("percentageOfNodesToScore"), ("percentageOfNodesToScore",), located)
     profiles = config.get("profiles") or [{}]
     if not isinstance(profiles, list):
-        raise InputError(f"{source}: profiles: must be a list")
+        raise located.error(("profiles",), "must be a list")
     chosen: tuple[int, dict[str, Any]] | None = None
     for index, raw in enumerate(profiles):
         if not isinstance(raw, dict):
-            raise InputError(f"{source}: profiles[{index}]: must be an object")
+            raise located.error(("profiles", index), "must be an object")
         name = raw.get("schedulerName") or "default-scheduler"
         if scheduler_name is None or name == scheduler_name:
             chosen = (index, raw)
             break
     if chosen is None:
-        raise InputError(f"{source}: no profile with schedulerName {scheduler_name!r}")
+        raise located.error(("profiles",), f"no profile with schedulerName {scheduler_name!r}")
     index, raw = chosen
-    base = f"{source}: profiles[{index}]"
+    base: tuple[int | str, ...] = ("profiles", index)
     profile = Profile(scheduler_name=raw.get("schedulerName") or "default-scheduler")
     plugins = raw.get("plugins") or {}
     if not isinstance(plugins, dict):
-        raise InputError(f"{base}.plugins: must be an object")
+        raise located.error((*base, "plugins"), "must be an object")
     for key, value in plugins.items():
+        loc = (*base, "plugins", key)
         if key == "multiPoint":
-            profile.multi_point = _merge(profile.multi_point, _plugin_set(value, f"{base}.plugins.multiPoint"))
-        elif key in _POINT_KEYS:
-            profile.points[_POINT_KEYS[key]] = _plugin_set(value, f"{base}.plugins.{key}")
+            profile.multi_point = _merge(profile.multi_point, _plugin_set(value, loc, located))
+        elif key in PLUGIN_TYPES:
+            profile.points[key] = _plugin_set(value, loc, located)
         elif key not in _IGNORED_POINTS:
-            raise InputError(f"{base}.plugins.{key}: unknown extension point")
+            raise located.error(loc, "unknown extension point")
+    seen: set[str] = set()
     for k, entry in enumerate(raw.get("pluginConfig") or []):
+        loc = (*base, "pluginConfig", k)
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
-            raise InputError(f"{base}.pluginConfig[{k}].name: Required value")
+            raise located.error((*loc, "name"), "Required value")
+        if entry["name"] in seen:
+            raise located.error(loc, f'Duplicate value: "{entry["name"]}"')
+        seen.add(entry["name"])
         args = entry.get("args") or {}
         if not isinstance(args, dict):
-            raise InputError(f"{base}.pluginConfig[{k}].args: must be an object")
+            raise located.error((*loc, "args"), "must be an object")
         profile.plugin_args[entry["name"]] = args
-    pct = raw.get("percentageOfNodesToScore", global_pct)
-    if pct is not None:
-        if not isinstance(pct, int) or isinstance(pct, bool) or not 0 <= pct <= 100:
-            raise InputError(f"{base}.percentageOfNodesToScore: must be an integer between 0 and 100")
-        profile.percentage_of_nodes_to_score = pct
+    pct = _percentage(raw.get("percentageOfNodesToScore"), (*base, "percentageOfNodesToScore"), located)
+    profile.percentage_of_nodes_to_score = pct if pct is not None else global_pct
+    if registry is None:
+        from ..plugins.registry import IN_TREE_REGISTRY  # late: the registry imports this module
+
+        registry = IN_TREE_REGISTRY
+    _check_registered(profile, registry)
+    _check_framework(profile, registry, located.where(base))
     return profile
 
 
-def load_profile(text: str | bytes, source: str) -> Profile:
+def _check_framework(profile: Profile, registry: Mapping[str, Any], where: str) -> None:
+    """What upstream's NewFramework rejects once the plugins are placed: a plugin at a point it does
+    not implement, a double registration, not exactly one QueueSort plugin, no Bind plugin."""
+    from .runtime import Framework  # late: the runtime imports this module
+
+    try:
+        framework = Framework(profile, dict(registry))
+    except InputError as exc:  # plugin args errors say "profile: ..."; name the file instead
+        message = str(exc)
+        if message.startswith("profile: "):
+            raise InputError(f"{where.split(': ', 1)[0]}: {message.removeprefix('profile: ')}") from None
+        raise
+    name = profile.scheduler_name
+    if len(framework.queue_sort) != 1:
+        raise InputError(
+            f"{where}: only one queue sort plugin required for profile with scheduler name "
+            f'"{name}", but got {len(framework.queue_sort)}'
+        )
+    if not framework.bind_plugins:
+        raise InputError(f'{where}: at least one bind plugin is needed for profile with scheduler name "{name}"')
+
+
+def load_profile(text: str | bytes, source: str, scheduler_name: str | None = None) -> Profile:
+    """The profile of a KubeSchedulerConfiguration file (the first, or the one named)."""
     documents = load_yaml_documents(text, source)
     if len(documents) != 1:
-        raise InputError(f"{source}: expected one KubeSchedulerConfiguration document")
-    return profile_from_config(documents[0].data, source)
+        raise InputError(f"{source}: expected one KubeSchedulerConfiguration document, found {len(documents)}")
+    return profile_from_config(documents[0].data, source, scheduler_name, documents[0].node)

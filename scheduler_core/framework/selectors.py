@@ -6,6 +6,7 @@ k8s.io/component-helpers/scheduling/corev1/nodeaffinity (node selector terms).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -17,6 +18,8 @@ __all__ = [
     "Selector",
     "compile_label_selector",
     "compile_node_selector_term",
+    "is_valid_label_key",
+    "is_valid_label_value",
     "parse_int64",
 ]
 
@@ -129,11 +132,34 @@ class NodeTermCompiled:
         return True
 
 
+_LABEL_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+
+
+def is_valid_label_key(key: str) -> bool:
+    """`validation.IsQualifiedName`: an optional DNS-subdomain prefix and "/", then a name of 1-63 characters."""
+    prefix, slash, name = key.rpartition("/")
+    if slash and ("/" in prefix or not prefix or len(prefix) > 253 or not _DNS1123_SUBDOMAIN.fullmatch(prefix)):
+        return False
+    return 0 < len(name) <= 63 and _LABEL_NAME.fullmatch(name) is not None
+
+
+def is_valid_label_value(value: str) -> bool:
+    """`validation.IsValidLabelValue`: empty, or up to 63 characters of the label-name alphabet."""
+    return value == "" or (len(value) <= 63 and _LABEL_NAME.fullmatch(value) is not None)
+
+
 def _requirement_valid(requirement: NodeSelectorRequirement, is_field: bool) -> bool:
+    """Whether upstream parses the requirement without error (a term with any error matches nothing)."""
     op, values = requirement.operator, requirement.values
     if is_field:
-        # nodeaffinity.go nodeSelectorRequirementsAsFieldSelector: metadata.name, In/NotIn, one value.
+        # nodeaffinity.go nodeSelectorRequirementsAsFieldSelector: In/NotIn with one value. (Upstream takes
+        # any key there; the API server admits only metadata.name, the one field a node has.)
         return requirement.key == "metadata.name" and op in ("In", "NotIn") and len(values) == 1
+    # labels.NewRequirement: the key is a qualified name and every value a valid label value, whatever the
+    # operator, plus the per-operator value count (and integers for Gt/Lt).
+    if not is_valid_label_key(requirement.key) or not all(is_valid_label_value(v) for v in values):
+        return False
     if op in ("In", "NotIn"):
         return len(values) > 0
     if op in ("Exists", "DoesNotExist"):

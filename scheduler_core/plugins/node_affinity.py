@@ -118,9 +118,18 @@ class NodeAffinity:
         preferred = node_affinity.preferred_during_scheduling_ignored_during_execution if node_affinity else []
         if not preferred and not self.added_preferred:
             return Status(Code.SKIP)
-        terms = list(self.added_preferred) + [
-            (t.weight, compile_node_selector_term(t.preference)) for t in preferred if t.weight != 0
-        ]
+        terms = list(self.added_preferred)
+        for k, t in enumerate(preferred):
+            if t.weight == 0:
+                continue
+            compiled = compile_node_selector_term(t.preference)
+            if not compiled.valid and (t.preference.match_expressions or t.preference.match_fields):
+                # NewPreferredSchedulingTerms fails on a requirement that does not parse: an Error status.
+                return Status(
+                    Code.ERROR,
+                    (f"preferredDuringSchedulingIgnoredDuringExecution[{k}]: invalid node selector requirement",),
+                )
+            terms.append((t.weight, compiled))
         state[PRE_SCORE_STATE_KEY] = terms
         return Status()
 
@@ -142,4 +151,10 @@ def new(args: dict[str, Any], handle: object) -> NodeAffinity:
         spec = NodeAffinitySpec.model_validate(added) if added else None
     except ValidationError as exc:
         raise InputError(f"profile: NodeAffinity args.addedAffinity: {exc.errors()[0]['msg']}") from None
-    return NodeAffinity(spec)
+    plugin = NodeAffinity(spec)
+    # ValidateNodeAffinityArgs / NewNodeSelector: a term that does not parse is a configuration error
+    # (an empty term is not: it is skipped and matches nothing).
+    terms = [*(plugin.added_required or []), *(term for _, term in plugin.added_preferred)]
+    if any(not term.valid and (term.label_requirements or term.field_requirements) for term in terms):
+        raise InputError("profile: NodeAffinity args.addedAffinity: a node selector term does not parse")
+    return plugin

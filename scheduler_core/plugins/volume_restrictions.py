@@ -51,7 +51,8 @@ def is_volume_conflict(volume: Volume, other: Volume) -> bool:
     if volume.rbd and other.rbd:
         a, b = volume.rbd, other.rbd
         monitors = set(a.get("monitors") or ()) & set(b.get("monitors") or ())
-        same = a.get("pool", "rbd") == b.get("pool", "rbd") and a.get("image") == b.get("image")
+        # API defaulting (SetDefaults_RBDVolumeSource) turns an empty pool into "rbd".
+        same = (a.get("pool") or "rbd") == (b.get("pool") or "rbd") and a.get("image") == b.get("image")
         if monitors and same and not (_read_only(a) and _read_only(b)):
             return True
     return False

@@ -35,6 +35,11 @@ MOST_ALLOCATED = "MostAllocated"
 REQUESTED_TO_CAPACITY_RATIO = "RequestedToCapacityRatio"
 
 
+def is_extended_resource(name: str) -> bool:
+    """`v1helper.IsExtendedResourceName`: a domain-prefixed name outside kubernetes.io, not "requests.*"."""
+    return "/" in name and "kubernetes.io/" not in name and not name.startswith("requests.")
+
+
 def insufficient(resource: str) -> str:
     return f"Insufficient {resource}"
 
@@ -57,6 +62,10 @@ class Fit:
         self.ignored_groups = ignored_groups
 
     def _ignored(self, resource: str) -> bool:
+        """ignoredResources / ignoredResourceGroups apply to extended resources only (not hugepages-*,
+        not *kubernetes.io/* names), as `v1helper.IsExtendedResourceName` gates them upstream."""
+        if not is_extended_resource(resource):
+            return False
         return resource in self.ignored_resources or resource.split("/", 1)[0] in self.ignored_groups
 
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> tuple[PreFilterResult | None, Status]:

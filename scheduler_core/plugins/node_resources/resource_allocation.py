@@ -97,7 +97,9 @@ def allocatable_and_requested(
         return take(table.alloc["ephemeral-storage"], idx), used + pod.requests.get("ephemeral-storage", 0)
     zeros = np.zeros(len(idx), dtype=np.int64)
     request = pod.requests.get(resource, 0)
-    if (is_scalar_resource(resource) and request == 0) or resource not in table.alloc:
+    # Only scalar resources live in NodeInfo's ScalarResources: any other name ("pods", "storage")
+    # is omitted upstream, as is a scalar the pod does not request or no node offers.
+    if not is_scalar_resource(resource) or request == 0 or resource not in table.alloc:
         return zeros, zeros
     requested = table.requested.get(resource)
     used = take(requested, idx) if requested is not None else zeros

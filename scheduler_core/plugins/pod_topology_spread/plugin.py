@@ -139,8 +139,10 @@ class PodTopologySpread:
         codes_list: list[np.ndarray] = []
         for c in constraints:
             column = table.label_column(c.topology_key)
-            # Nodes without the key fall in a "" bucket (code V) when not every topology is required.
-            codes = np.where(column.codes >= 0, column.codes, len(column.values))
+            # Upstream keys counts by `node.Labels[key]`, which is "" for a node without the key: such
+            # nodes share the domain of the value "" (a synthetic code V when no node carries key="").
+            empty = column.vocab.get("", len(column.values))
+            codes = np.where(column.codes >= 0, column.codes, empty)
             codes_list.append(codes)
             if c.topology_key == HOSTNAME_KEY:
                 weights.append(math.log(len(scored) + 2))

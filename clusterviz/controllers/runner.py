@@ -1,0 +1,182 @@
+"""Drives the control loops of each cluster at its pace.
+
+`step_once` lets the first controller with work do one action (a write, published like any other);
+`reconcile` steps until nothing is left. In a server process, a `ClusterRunner` task per cluster
+wakes on every change of its cluster (through the channel layer, so changes made by other server
+processes wake it too), holds a lease in the database so that exactly one process drives a
+cluster, and honours the pace: instant, slowed (one action per delay) or paused (one action per
+"step").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import time
+import uuid
+
+from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
+from django.db.models import Q
+
+from ..models import PACE_INSTANT, PACE_PAUSED, Cluster
+from ..publish import group_name, publish
+from . import kubelet, replicaset, scheduler, taint_manager
+
+__all__ = ["ClusterRunner", "ensure_runner", "reconcile", "step_once", "stop_runners"]
+
+log = logging.getLogger(__name__)
+PROCESS_ID = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+LEASE_SECONDS = 15.0
+MAX_STEPS = 10_000
+
+
+def step_once(cluster: Cluster) -> tuple[str | None, float | None]:
+    """One controller action; returns (which controller acted or None, next timed deadline)."""
+    if replicaset.sync_deployments(cluster):
+        return "deployment-controller", None
+    if replicaset.sync_replica_sets(cluster):
+        return "replicaset-controller", None
+    if scheduler.schedule_next(cluster):
+        return "scheduler", None
+    if kubelet.step(cluster):
+        return "kubelet", None
+    acted, deadline = taint_manager.step(cluster)
+    if acted:
+        return "taint-eviction-controller", None
+    return None, deadline
+
+
+def reconcile(cluster: Cluster, limit: int = MAX_STEPS) -> int:
+    """Step until quiet (timed evictions that are not yet due are left); returns the actions taken."""
+    for taken in range(limit):
+        actor, _ = step_once(cluster)
+        if actor is None:
+            return taken
+    log.warning("cluster %s: still busy after %d steps", cluster.slug, limit)
+    return limit
+
+
+def acquire_lease(cluster_id: int) -> bool:
+    now = time.time()
+    taken = (
+        Cluster.objects.filter(pk=cluster_id)
+        .filter(Q(lease_owner=PROCESS_ID) | Q(lease_until__lt=now) | Q(lease_owner=""))
+        .update(lease_owner=PROCESS_ID, lease_until=now + LEASE_SECONDS)
+    )
+    return taken == 1
+
+
+def release_lease(cluster_id: int) -> None:
+    Cluster.objects.filter(pk=cluster_id, lease_owner=PROCESS_ID).update(lease_owner="", lease_until=0)
+
+
+class ClusterRunner:
+    """The control-loop task of one cluster in this process."""
+
+    def __init__(self, cluster_id: int) -> None:
+        self.cluster_id = cluster_id
+        self.wake = asyncio.Event()
+        self.steps_requested = 0
+        self.task: asyncio.Task[None] | None = None
+        self.listener: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self.task = asyncio.get_running_loop().create_task(self.run(), name=f"runner-{self.cluster_id}")
+        self.listener = asyncio.get_running_loop().create_task(self.listen(), name=f"runner-listen-{self.cluster_id}")
+
+    async def stop(self) -> None:
+        for task in (self.task, self.listener):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+        await sync_to_async(release_lease)(self.cluster_id)
+
+    def poke(self, steps: int = 0) -> None:
+        self.steps_requested += steps
+        self.wake.set()
+
+    async def listen(self) -> None:
+        """Wake on every message to the cluster's group (from any process)."""
+        layer = get_channel_layer()
+        if layer is None:
+            return
+        channel = await layer.new_channel()
+        await layer.group_add(group_name(self.cluster_id), channel)
+        try:
+            while True:
+                message = await layer.receive(channel)
+                inner = message.get("message", {})
+                if inner.get("type") == "control.step":
+                    self.steps_requested += int(inner.get("steps", 1))
+                self.wake.set()
+        finally:
+            with contextlib.suppress(Exception):
+                await layer.group_discard(group_name(self.cluster_id), channel)
+
+    async def run(self) -> None:
+        deadline: float | None = None
+        while True:
+            timeout = LEASE_SECONDS / 3
+            if deadline is not None:
+                timeout = max(0.05, min(timeout, deadline - time.time()))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.wake.wait(), timeout=timeout)
+            self.wake.clear()
+            try:
+                deadline = await self._drive()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("cluster %s: control loop failed", self.cluster_id)
+                await asyncio.sleep(1.0)
+
+    async def _drive(self) -> float | None:
+        if not await sync_to_async(acquire_lease)(self.cluster_id):
+            return None
+        cluster = await Cluster.objects.aget(pk=self.cluster_id)
+        if cluster.pace == PACE_PAUSED:
+            if self.steps_requested <= 0:
+                return None
+            self.steps_requested -= 1
+            actor, deadline = await sync_to_async(step_once)(cluster)
+            await sync_to_async(_announce)(cluster.pk, actor)
+            return deadline
+        if cluster.pace == PACE_INSTANT:
+            while True:
+                actor, deadline = await sync_to_async(step_once)(cluster)
+                if actor is None:
+                    return deadline
+        actor, deadline = await sync_to_async(step_once)(cluster)
+        if actor is not None:
+            await sync_to_async(_announce)(cluster.pk, actor)
+            await asyncio.sleep(cluster.pace_delay_ms / 1000)
+            self.wake.set()
+        return deadline
+
+
+def _announce(cluster_id: int, actor: str | None) -> None:
+    publish(cluster_id, {"type": "control.stepped", "controller": actor, "idle": actor is None})
+
+
+_runners: dict[int, ClusterRunner] = {}
+
+
+def ensure_runner(cluster_id: int) -> ClusterRunner:
+    """The runner of a cluster in this process, started on first use (inside the server's loop)."""
+    runner = _runners.get(cluster_id)
+    if runner is None or runner.task is None or runner.task.done():
+        runner = ClusterRunner(cluster_id)
+        _runners[cluster_id] = runner
+        runner.start()
+    runner.wake.set()
+    return runner
+
+
+async def stop_runners() -> None:
+    for runner in list(_runners.values()):
+        await runner.stop()
+    _runners.clear()

@@ -1,0 +1,163 @@
+"""The scheduler: takes the next pending pod in queue order, runs scheduler_core, binds or records
+why not — exactly what kube-scheduler writes (pkg/scheduler/schedule_one.go)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from scheduler_core.framework.events import Event
+from scheduler_core.framework.pod_info import PodInfo
+from scheduler_core.plugins.registry import new_framework
+from scheduler_core.schedule_one import Scheduler, ScheduleResult
+
+from .. import store
+from ..adapters import snapshot
+from ..kube_events import record_event
+from ..models import Cluster, KubeObject, SchedulingCycle
+from ..publish import publish
+from ..scheduling_queue import GATED, UNSCHEDULABLE, park
+
+COMPONENT = "default-scheduler"
+CYCLES_KEPT = 500
+
+
+def next_pod(cluster: Cluster) -> KubeObject | None:
+    """PrioritySort: higher priority first, then the earlier queue timestamp."""
+    rows = KubeObject.objects.filter(cluster=cluster, kind="Pod", node_name="", queue_state="").order_by(
+        "-priority", "queue_ts", "id"
+    )
+    for row in rows:
+        spec, meta = row.body.get("spec", {}), row.body.get("metadata", {})
+        phase = row.body.get("status", {}).get("phase")
+        if spec.get("schedulerName", "default-scheduler") != COMPONENT or meta.get("deletionTimestamp"):
+            continue
+        if phase in ("Succeeded", "Failed"):
+            continue
+        if spec.get("schedulingGates"):
+            park(row.pk, GATED)
+            continue
+        return row
+    return None
+
+
+def _condition(body: dict[str, Any], status: str, reason: str = "", message: str = "") -> None:
+    conditions = [c for c in body.setdefault("status", {}).get("conditions", []) if c.get("type") != "PodScheduled"]
+    condition: dict[str, Any] = {"type": "PodScheduled", "status": status, "lastTransitionTime": store.now_rfc3339()}
+    if reason:
+        condition["reason"] = reason
+    if message:
+        condition["message"] = message
+    body["status"]["conditions"] = [condition, *conditions]
+
+
+def schedule_next(cluster: Cluster) -> bool:
+    """One scheduling cycle for the next pod; False when the queue is empty."""
+    row = next_pod(cluster)
+    if row is None:
+        return False
+    snap = snapshot(cluster)
+    key = f"{row.namespace}/{row.name}"
+    info = snap.pod_infos[key]
+    table = snap.table()
+    Cluster.objects.filter(pk=cluster.pk).update(cycle=cluster.cycle + 1)
+    cluster.cycle += 1
+    scheduler = Scheduler(new_framework(), seed=cluster.cycle)
+    scheduler.cycle = cluster.cycle - 1
+    events: list[Event] = []
+    scheduler.subscribe(events.append)
+    result = scheduler.schedule_pod(table, info)
+    wire = [event.to_dict(table.names) for event in events]
+    # The cycle streams first, then the writes it leads to (bind, condition, events).
+    publish(
+        cluster.pk,
+        {
+            "type": "scheduler.cycle",
+            "cycle": result.cycle,
+            "pod": key,
+            "scheduled": result.scheduled,
+            "node": result.selected_node,
+            "message": result.message,
+            "events": wire,
+            "path": ["kube-apiserver", "scheduler"],
+        },
+    )
+    with transaction.atomic():
+        if result.selected is not None:
+            _bind(cluster, row, info, result)
+        else:
+            _fail(cluster, row, info, result)
+        _keep_cycle(cluster, result, wire)
+    return True
+
+
+def _bind(cluster: Cluster, row: KubeObject, info: PodInfo, result: ScheduleResult) -> None:
+    node = result.selected_node
+    assert node is not None
+
+    def bind(body: dict[str, Any]) -> None:
+        body["spec"]["nodeName"] = node
+        body.setdefault("status", {}).pop("nominatedNodeName", None)
+        _condition(body, "True")
+
+    body = store.patch(cluster, "Pod", row.namespace, row.name, bind, COMPONENT)
+    record_event(cluster, body, "Normal", "Scheduled", result.message, COMPONENT)
+
+
+def _fail(cluster: Cluster, row: KubeObject, info: PodInfo, result: ScheduleResult) -> None:
+    nominated = result.nominated_node
+    victims = result.post_filter_result.detail.get("victims", []) if result.post_filter_result else []
+
+    def unschedulable(body: dict[str, Any]) -> None:
+        _condition(body, "False", "Unschedulable", result.message)
+        if result.post_filter_result is not None:
+            if nominated:
+                body["status"]["nominatedNodeName"] = nominated
+            else:
+                body["status"].pop("nominatedNodeName", None)
+
+    body = store.patch(cluster, "Pod", row.namespace, row.name, unschedulable, COMPONENT)
+    record_event(cluster, body, "Warning", "FailedScheduling", result.message, COMPONENT)
+    for victim in victims:
+        _preempt(cluster, victim, body, nominated)
+    park(row.pk, UNSCHEDULABLE)
+
+
+def _preempt(cluster: Cluster, victim: PodInfo, preemptor: dict[str, Any], node: str) -> None:
+    """DisruptionTarget condition, the Preempted event, then deletion (preemption.go PreemptPod)."""
+
+    def mark(body: dict[str, Any]) -> None:
+        conditions = [c for c in body.setdefault("status", {}).get("conditions", []) if c["type"] != "DisruptionTarget"]
+        conditions.append(
+            {
+                "type": "DisruptionTarget",
+                "status": "True",
+                "reason": "PreemptionByScheduler",
+                "message": f"{COMPONENT}: preempting to accommodate a higher priority pod",
+                "lastTransitionTime": store.now_rfc3339(),
+            }
+        )
+        body["status"]["conditions"] = conditions
+
+    try:
+        body = store.patch(cluster, "Pod", victim.namespace, victim.name, mark, COMPONENT)
+    except store.NotFound:
+        return
+    uid = preemptor["metadata"].get("uid", "")
+    record_event(cluster, body, "Normal", "Preempted", f"Preempted by pod {uid} on node {node}", COMPONENT)
+    store.delete(cluster, "Pod", victim.namespace, victim.name, COMPONENT)
+
+
+def _keep_cycle(cluster: Cluster, result: ScheduleResult, wire: list[dict[str, Any]]) -> None:
+    SchedulingCycle.objects.create(
+        cluster=cluster,
+        number=result.cycle,
+        pod=result.pod.key,
+        scheduled=result.scheduled,
+        node=result.selected_node or "",
+        message=result.message,
+        events=wire,
+        resource_version=cluster.resource_version,
+    )
+    SchedulingCycle.objects.filter(cluster=cluster, number__lte=result.cycle - CYCLES_KEPT).delete()

@@ -1,0 +1,68 @@
+"""Kubernetes Events (core/v1), recorded and aggregated as the event recorder does: the same
+reason and message about the same object bump `count` and `lastTimestamp` ("(x3 over 2m)")."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from scheduler_core.framework.diagnosis import truncate_event_message
+
+from . import store
+from .models import Cluster
+
+__all__ = ["record_event"]
+
+
+def record_event(
+    cluster: Cluster,
+    involved: dict[str, Any],
+    event_type: str,
+    reason: str,
+    message: str,
+    component: str,
+    host: str = "",
+) -> dict[str, Any]:
+    meta = involved.get("metadata", {})
+    kind = involved.get("kind", "")
+    namespace = meta.get("namespace") or "default"
+    message = truncate_event_message(message)
+    digest = hashlib.sha256(f"{meta.get('uid')}|{reason}|{message}|{component}".encode()).hexdigest()[:16]
+    name = f"{meta.get('name')}.{digest}"
+    now = store.now_rfc3339()
+
+    def bump(event: dict[str, Any]) -> None:
+        event["count"] = int(event.get("count", 1)) + 1
+        event["lastTimestamp"] = now
+
+    try:
+        return store.patch(cluster, "Event", namespace, name, bump, component)
+    except store.NotFound:
+        source: dict[str, str] = {"component": component}
+        if host:
+            source["host"] = host
+        return store.create(
+            cluster,
+            {
+                "apiVersion": "v1",
+                "kind": "Event",
+                "metadata": {"name": name, "namespace": namespace},
+                "involvedObject": {
+                    "apiVersion": involved.get("apiVersion", "v1"),
+                    "kind": kind,
+                    "name": meta.get("name"),
+                    "namespace": namespace,
+                    "uid": meta.get("uid"),
+                },
+                "reason": reason,
+                "message": message,
+                "source": source,
+                "firstTimestamp": now,
+                "lastTimestamp": now,
+                "count": 1,
+                "type": event_type,
+                "reportingComponent": component,
+                "reportingInstance": host or component,
+            },
+            component,
+        )

@@ -1,0 +1,134 @@
+"""The actions clients send (over the WebSocket or HTTP), validated, and their dispatch."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from scheduler_core.api.loading import InputError
+
+from . import services
+from .models import Cluster
+
+__all__ = ["MAX_YAML_CHARS", "Action", "parse_action", "perform"]
+
+MAX_YAML_CHARS = 2 * 1024 * 1024
+
+
+class _Action(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    id: str | int | None = None
+
+
+class Create(_Action):
+    action: Literal["create"]
+    yaml: str = Field(max_length=MAX_YAML_CHARS)
+
+
+class Delete(_Action):
+    action: Literal["delete"]
+    kind: Literal["Pod", "Deployment", "ReplicaSet", "Node", "PriorityClass", "Namespace"]
+    name: str = Field(min_length=1, max_length=253)
+    namespace: str = "default"
+
+
+class Label(_Action):
+    action: Literal["label"]
+    node: str = Field(min_length=1, max_length=253)
+    key: str = Field(min_length=1, max_length=317)
+    value: str | None = Field(default=None, max_length=63)
+    overwrite: bool = True
+
+
+class TaintAction(_Action):
+    action: Literal["taint"]
+    node: str = Field(min_length=1, max_length=253)
+    key: str = Field(min_length=1, max_length=317)
+    value: str = Field(default="", max_length=63)
+    effect: str = "NoSchedule"
+    remove: bool = False
+
+
+class Cordon(_Action):
+    action: Literal["cordon", "uncordon"]
+    node: str = Field(min_length=1, max_length=253)
+
+
+class Scale(_Action):
+    action: Literal["scale"]
+    kind: Literal["Deployment", "ReplicaSet"] = "Deployment"
+    name: str = Field(min_length=1, max_length=253)
+    namespace: str = "default"
+    replicas: int
+
+
+class Explain(_Action):
+    action: Literal["explain"]
+    yaml: str = Field(max_length=MAX_YAML_CHARS)
+    seed: int = 0
+
+
+class Pace(_Action):
+    action: Literal["pace"]
+    pace: Literal["instant", "slow", "paused"]
+    delay_ms: int | None = Field(default=None, alias="delayMs")
+
+
+class Step(_Action):
+    action: Literal["step"]
+    steps: int = Field(default=1, ge=1, le=100)
+
+
+Action = Annotated[
+    Create | Delete | Label | TaintAction | Cordon | Scale | Explain | Pace | Step, Field(discriminator="action")
+]
+_ADAPTER: TypeAdapter[Any] = TypeAdapter(Action)
+
+
+def parse_action(data: Any) -> Any:
+    """A validated action, or InputError naming the bad field."""
+    if not isinstance(data, dict):
+        raise InputError("action: expected a JSON object")
+    try:
+        return _ADAPTER.validate_python(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        parts = list(error["loc"])
+        if parts and parts[0] == data.get("action"):
+            parts = parts[1:]
+        message = error["msg"]
+        if error["type"] in ("union_tag_invalid", "union_tag_not_found"):
+            parts, message = ["action"], f"unknown action {data.get('action')!r}"
+        loc = ".".join(str(part) for part in parts) or "action"
+        raise InputError(f"{loc}: {message}") from None
+
+
+def perform(cluster: Cluster, action: Any, component: str) -> dict[str, Any]:
+    """Carry out one validated action; returns what the client is told on success."""
+    if isinstance(action, Create):
+        created = services.create_from_yaml(cluster, action.yaml, component, source="yaml")
+        return {"created": [f"{o['kind']}/{o['metadata']['name']}" for o in created]}
+    if isinstance(action, Delete):
+        services.delete_object(cluster, action.kind, action.namespace, action.name, component)
+        return {"deleted": f"{action.kind}/{action.name}"}
+    if isinstance(action, Label):
+        services.set_label(cluster, action.node, action.key, action.value, component, action.overwrite)
+        return {"labelled": action.node}
+    if isinstance(action, TaintAction):
+        services.set_taint(cluster, action.node, action.key, action.value, action.effect, component, action.remove)
+        return {"tainted": action.node}
+    if isinstance(action, Cordon):
+        services.set_cordon(cluster, action.node, action.action == "cordon", component)
+        return {action.action + "ed": action.node}
+    if isinstance(action, Scale):
+        services.scale(cluster, action.kind, action.namespace, action.name, action.replicas, component)
+        return {"scaled": f"{action.kind}/{action.name}", "replicas": action.replicas}
+    if isinstance(action, Explain):
+        return {"explanation": services.explain_pod(cluster, action.yaml, action.seed)}
+    if isinstance(action, Pace):
+        services.set_pace(cluster, action.pace, action.delay_ms)
+        return {"pace": cluster.pace, "delayMs": cluster.pace_delay_ms}
+    if isinstance(action, Step):
+        return {"steps": action.steps}
+    raise InputError("action: unsupported")

@@ -1,0 +1,123 @@
+"""The persisted cluster: rooms, Kubernetes objects as JSON, the change log, scheduling cycles."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import models
+
+PACE_INSTANT = "instant"
+PACE_SLOW = "slow"
+PACE_PAUSED = "paused"
+PACE_CHOICES = [(PACE_INSTANT, "instant"), (PACE_SLOW, "slow"), (PACE_PAUSED, "paused")]
+
+
+class Cluster(models.Model):
+    """One independent cluster ("room"), addressed by its slug."""
+
+    slug = models.SlugField(max_length=64, unique=True)
+    title = models.CharField(max_length=200, blank=True)
+    resource_version = models.BigIntegerField(default=0)
+    cycle = models.BigIntegerField(default=0)
+    pace = models.CharField(max_length=16, choices=PACE_CHOICES, default=PACE_INSTANT)
+    pace_delay_ms = models.PositiveIntegerField(default=800)
+    lesson = models.CharField(max_length=64, blank=True)
+    lesson_step = models.PositiveIntegerField(default=0)
+    lease_owner = models.CharField(max_length=64, blank=True)
+    lease_until = models.FloatField(default=0.0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.slug
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "slug": self.slug,
+            "title": self.title,
+            "resourceVersion": str(self.resource_version),
+            "pace": self.pace,
+            "paceDelayMs": self.pace_delay_ms,
+            "lesson": self.lesson,
+            "lessonStep": self.lesson_step,
+        }
+
+
+class KubeObject(models.Model):
+    """A Kubernetes object of a cluster, stored as its JSON; pods also carry their queue state."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="kube_objects")
+    kind = models.CharField(max_length=64)
+    namespace = models.CharField(max_length=253, blank=True)
+    name = models.CharField(max_length=253)
+    uid = models.CharField(max_length=64)
+    resource_version = models.BigIntegerField()
+    body = models.JSONField()
+    # pods only: where it is bound, its priority, and its scheduling-queue state —
+    # "" (active), "unschedulable" (parked until a change could help) or "gated"
+    node_name = models.CharField(max_length=253, blank=True)
+    priority = models.IntegerField(default=0)
+    queue_state = models.CharField(max_length=16, blank=True)
+    queue_ts = models.FloatField(default=0.0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["cluster", "kind", "namespace", "name"], name="unique_object_name"),
+        ]
+        indexes = [models.Index(fields=["cluster", "kind"]), models.Index(fields=["cluster", "queue_state"])]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.name}"
+
+
+class Change(models.Model):
+    """The watch log: every write, in resourceVersion order, for resuming watches."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="changes")
+    resource_version = models.BigIntegerField()
+    type = models.CharField(max_length=16)  # ADDED, MODIFIED, DELETED
+    kind = models.CharField(max_length=64)
+    namespace = models.CharField(max_length=253, blank=True)
+    name = models.CharField(max_length=253)
+    body = models.JSONField()
+    component = models.CharField(max_length=64, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["cluster", "resource_version"])]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "event": self.type,
+            "kind": self.kind,
+            "object": self.body,
+            "resourceVersion": str(self.resource_version),
+            "component": self.component,
+        }
+
+
+class SchedulingCycle(models.Model):
+    """One scheduling cycle's events, kept for replay."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="cycles")
+    number = models.BigIntegerField()
+    pod = models.CharField(max_length=512)
+    scheduled = models.BooleanField(default=False)
+    node = models.CharField(max_length=253, blank=True)
+    message = models.TextField(blank=True)
+    events = models.JSONField(default=list)
+    resource_version = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["cluster", "number"], name="unique_cycle_number")]
+
+    def to_dict(self, with_events: bool = True) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "cycle": self.number,
+            "pod": self.pod,
+            "scheduled": self.scheduled,
+            "node": self.node or None,
+            "message": self.message,
+            "resourceVersion": str(self.resource_version),
+        }
+        if with_events:
+            data["events"] = self.events
+        return data

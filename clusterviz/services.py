@@ -1,0 +1,287 @@
+"""Plain functions behind every way of changing a cluster — browser, HTTP, kubectl, lessons.
+
+Each validates first and writes only when everything is valid, so a bad request changes nothing.
+`component` names who made the change (it becomes the first hop of the List-Watch path).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import yaml
+from django.db import transaction
+
+from scheduler_core.api.loading import InputError, load_cluster, load_pod, load_yaml_documents
+from scheduler_core.api.objects import Taint
+from scheduler_core.api.validation import dns1123_subdomain_error, label_key_error, label_value_error
+from scheduler_core.explain import explain, result_to_json
+
+from . import store
+from .adapters import snapshot
+from .admission import admission_context
+from .models import PACE_CHOICES, Cluster, KubeObject
+from .validation import admit
+
+__all__ = [
+    "admission_context",
+    "create_cluster",
+    "create_from_yaml",
+    "delete_object",
+    "explain_pod",
+    "export_yaml",
+    "import_snapshot",
+    "scale",
+    "set_cordon",
+    "set_label",
+    "set_pace",
+    "set_taint",
+    "state",
+]
+
+UNSCHEDULABLE_TAINT_KEY = "node.kubernetes.io/unschedulable"
+MAX_OBJECTS_PER_REQUEST = 2000
+
+
+def create_cluster(slug: str, title: str = "") -> Cluster:
+    error = dns1123_subdomain_error(slug)
+    if error or len(slug) > 64:
+        raise InputError(f"slug: {error or 'must be no more than 64 characters'}")
+    cluster, created = Cluster.objects.get_or_create(slug=slug, defaults={"title": title or slug})
+    if not created:
+        raise store.AlreadyExists(f'cluster "{slug}" already exists')
+    return cluster
+
+
+def parse_objects(text: str | bytes, source: str, cluster: Cluster) -> list[dict[str, Any]]:
+    """Validate every object of a YAML stream (or kind: List) before anything is written."""
+    classes, runtimes = admission_context(cluster)
+    out: list[dict[str, Any]] = []
+    for document in load_yaml_documents(text, source):
+        data = document.data
+        items: list[tuple[Any, tuple[int | str, ...]]]
+        if isinstance(data, dict) and str(data.get("kind", "")).endswith("List") and "items" in data:
+            items = [(item, ("items", k)) for k, item in enumerate(data.get("items") or [])]
+        else:
+            items = [(data, ())]
+        for item, _ in items:
+            if isinstance(item, dict) and item.get("kind") == "PriorityClass":
+                admitted = admit(item, source, document.node)
+                classes[admitted["metadata"]["name"]] = _priority_class(admitted)
+            out.append(admit(item, source, document.node, classes, runtimes))
+            if len(out) > MAX_OBJECTS_PER_REQUEST:
+                raise InputError(f"{source}: more than {MAX_OBJECTS_PER_REQUEST} objects in one request")
+    if not out:
+        raise InputError(f"{source}: no objects found")
+    return out
+
+
+def _priority_class(body: dict[str, Any]) -> Any:
+    from scheduler_core.api.objects import PriorityClass
+
+    return PriorityClass.model_validate(body)
+
+
+def create_from_yaml(
+    cluster: Cluster, text: str | bytes, component: str, source: str = "input"
+) -> list[dict[str, Any]]:
+    """Create every object in the YAML; all or nothing."""
+    objects = parse_objects(text, source, cluster)
+    with transaction.atomic():
+        return [store.create(cluster, body, component) for body in objects]
+
+
+def delete_object(cluster: Cluster, kind: str, namespace: str, name: str, component: str) -> dict[str, Any]:
+    """Delete an object; a running pod first becomes Terminating (the kubelet then removes it)."""
+    if kind == "Pod":
+        body = store.get(cluster, "Pod", namespace, name)
+        if body["spec"].get("nodeName") and not body["metadata"].get("deletionTimestamp"):
+
+            def terminate(obj: dict[str, Any]) -> None:
+                obj["metadata"]["deletionTimestamp"] = store.now_rfc3339()
+                obj["metadata"]["deletionGracePeriodSeconds"] = 30
+
+            return store.patch(cluster, "Pod", namespace, name, terminate, component)
+    if kind == "Deployment":
+        with transaction.atomic():
+            body = store.get(cluster, kind, namespace, name)
+            _delete_owned(cluster, body["metadata"]["uid"], component)
+            return store.delete(cluster, kind, namespace, name, component)
+    if kind == "ReplicaSet":
+        with transaction.atomic():
+            body = store.get(cluster, kind, namespace, name)
+            _delete_owned(cluster, body["metadata"]["uid"], component)
+            return store.delete(cluster, kind, namespace, name, component)
+    return store.delete(cluster, kind, namespace, name, component)
+
+
+def _delete_owned(cluster: Cluster, uid: str, component: str) -> None:
+    """Garbage collection with background propagation: dependents go with their owner."""
+    for row in KubeObject.objects.filter(cluster=cluster, kind__in=("ReplicaSet", "Pod")):
+        refs = row.body["metadata"].get("ownerReferences", [])
+        if any(ref.get("uid") == uid for ref in refs):
+            _delete_owned(cluster, row.uid, component)
+            store.delete(cluster, row.kind, row.namespace, row.name, "garbage-collector")
+
+
+def set_label(
+    cluster: Cluster, node: str, key: str, value: str | None, component: str, overwrite: bool = True
+) -> dict[str, Any]:
+    """Add, change (`overwrite`) or remove (value None) a node label, as `kubectl label nodes`."""
+    error = label_key_error(key) or (label_value_error(value) if value is not None else None)
+    if error:
+        raise InputError(f"metadata.labels: {error}")
+
+    def relabel(body: dict[str, Any]) -> None:
+        labels = body["metadata"].setdefault("labels", {})
+        if value is None:
+            if key not in labels:
+                raise InputError(f'label "{key}" not found.')
+            del labels[key]
+        else:
+            if key in labels and labels[key] != value and not overwrite:
+                raise InputError(f"'{key}' already has a value ({labels[key]}), and --overwrite is false")
+            labels[key] = value
+        if not labels:
+            body["metadata"].pop("labels")
+
+    return store.patch(cluster, "Node", "", node, relabel, component)
+
+
+def set_taint(
+    cluster: Cluster, node: str, key: str, value: str, effect: str, component: str, remove: bool = False
+) -> dict[str, Any]:
+    """Add (or replace) or remove a taint, as `kubectl taint node`; NoExecute taints get timeAdded."""
+    try:
+        taint = Taint.model_validate({"key": key, "value": value, "effect": effect or "NoSchedule"})
+    except Exception:
+        if not remove or effect:
+            raise InputError(f'invalid taint effect: "{effect}", unsupported taint effect') from None
+        taint = None
+    error = label_key_error(key) or (label_value_error(value) if value else None)
+    if error:
+        raise InputError(f"spec.taints: {error}")
+
+    def retaint(body: dict[str, Any]) -> None:
+        taints = body["spec"].setdefault("taints", [])
+        if remove:
+            kept = [t for t in taints if not (t["key"] == key and (not effect or t["effect"] == effect))]
+            if len(kept) == len(taints):
+                raise InputError(f'taint "{key}{":" + effect if effect else ""}" not found')
+            body["spec"]["taints"] = kept
+        else:
+            assert taint is not None
+            new = {"key": key, "effect": taint.effect}
+            if value:
+                new["value"] = value
+            if taint.effect == "NoExecute":
+                new["timeAdded"] = store.now_rfc3339()
+            replaced = [t for t in taints if not (t["key"] == key and t["effect"] == taint.effect)]
+            body["spec"]["taints"] = [*replaced, new]
+        if not body["spec"]["taints"]:
+            body["spec"].pop("taints")
+
+    return store.patch(cluster, "Node", "", node, retaint, component)
+
+
+def set_cordon(cluster: Cluster, node: str, cordoned: bool, component: str) -> dict[str, Any]:
+    """`kubectl cordon/uncordon`: spec.unschedulable, and the node controller's unschedulable taint."""
+
+    def cordon(body: dict[str, Any]) -> None:
+        spec = body.setdefault("spec", {})
+        taints = [t for t in spec.get("taints", []) if t["key"] != UNSCHEDULABLE_TAINT_KEY]
+        if cordoned:
+            spec["unschedulable"] = True
+            taints.append({"key": UNSCHEDULABLE_TAINT_KEY, "effect": "NoSchedule", "timeAdded": store.now_rfc3339()})
+        else:
+            spec.pop("unschedulable", None)
+        spec["taints"] = taints
+        if not taints:
+            spec.pop("taints")
+
+    return store.patch(cluster, "Node", "", node, cordon, component)
+
+
+def scale(cluster: Cluster, kind: str, namespace: str, name: str, replicas: int, component: str) -> dict[str, Any]:
+    if kind not in ("Deployment", "ReplicaSet"):
+        raise InputError(f"{kind}: cannot be scaled (Deployment or ReplicaSet)")
+    if not 0 <= replicas <= 10_000:
+        raise InputError(f"spec.replicas: Invalid value: {replicas}: must be between 0 and 10000")
+
+    def resize(body: dict[str, Any]) -> None:
+        body["spec"]["replicas"] = replicas
+
+    return store.patch(cluster, kind, namespace, name, resize, component)
+
+
+def set_pace(cluster: Cluster, pace: str, delay_ms: int | None = None) -> Cluster:
+    if pace not in dict(PACE_CHOICES):
+        raise InputError(f'pace: Unsupported value: "{pace}": supported values: "instant", "slow", "paused"')
+    if delay_ms is not None and not 50 <= delay_ms <= 60_000:
+        raise InputError("delayMs: must be between 50 and 60000")
+    cluster.pace = pace
+    if delay_ms is not None:
+        cluster.pace_delay_ms = delay_ms
+    cluster.save(update_fields=["pace", "pace_delay_ms"])
+    return cluster
+
+
+def explain_pod(cluster: Cluster, text: str | bytes, seed: int = 0) -> dict[str, Any]:
+    """What-if: the full explanation for a pod against the current cluster; nothing changes."""
+    snap = snapshot(cluster)
+    classes = {pc.metadata.name: pc for pc in snap.objects.priority_classes}
+    pod = load_pod(text, "pod.yaml", classes, {})
+    explanation = explain(snap.objects, pod, seed=seed)
+    names = [n.metadata.name for n in snap.objects.nodes]
+    data = result_to_json(explanation)
+    data["events"] = [event.to_dict(names) for event in explanation.events]
+    return data
+
+
+def state(cluster: Cluster) -> dict[str, Any]:
+    """Everything, with the resourceVersion it was read at (the stream's snapshot)."""
+    cluster.refresh_from_db()
+    objects: dict[str, list[dict[str, Any]]] = {}
+    with transaction.atomic():
+        rv = Cluster.objects.filter(pk=cluster.pk).values_list("resource_version", flat=True).get()
+        for row in KubeObject.objects.filter(cluster=cluster).order_by("kind", "namespace", "name"):
+            objects.setdefault(row.kind, []).append(row.body)
+    return {"cluster": cluster.to_dict(), "resourceVersion": str(rv), "objects": objects}
+
+
+EXPORT_KINDS = ("PriorityClass", "Namespace", "Node", "Deployment", "Pod")
+_SERVER_FIELDS = ("uid", "resourceVersion", "creationTimestamp", "generation")
+
+
+def export_yaml(cluster: Cluster) -> str:
+    """The cluster as a `kind: List` that `import_snapshot` (and `kubectl apply`) loads again.
+
+    Pods owned by a ReplicaSet are left out (their Deployment recreates them).
+    """
+    items = []
+    for kind in EXPORT_KINDS:
+        for body in store.list_objects(cluster, kind):
+            if kind == "Pod" and body["metadata"].get("ownerReferences"):
+                continue
+            clean = copy.deepcopy(body)
+            for field in _SERVER_FIELDS:
+                clean["metadata"].pop(field, None)
+            if kind == "Pod":
+                clean.pop("status", None)
+            items.append(clean)
+    return yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items}, sort_keys=False)
+
+
+def import_snapshot(cluster: Cluster, text: str | bytes, component: str, source: str = "snapshot") -> int:
+    """Load `kubectl get nodes,pods -A -o yaml` output (or an export) into an empty cluster."""
+    if KubeObject.objects.filter(cluster=cluster).exists():
+        raise InputError(f'cluster "{cluster.slug}" is not empty: import into a new cluster')
+    load_cluster(text, source)  # the scheduler's reading of it must succeed too
+    objects = parse_objects(text, source, cluster)
+    for body in objects:
+        for field in _SERVER_FIELDS:
+            body["metadata"].pop(field, None)
+    with transaction.atomic():
+        for body in objects:
+            store.create(cluster, body, component)
+    return len(objects)

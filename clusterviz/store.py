@@ -1,0 +1,247 @@
+"""The cluster store — what the API server and etcd are to Kubernetes.
+
+Every write runs in one transaction: it bumps the cluster's resourceVersion, stamps the object with
+it, appends the change to the watch log, and (after commit) publishes it to everyone watching.
+A write that names a stale resourceVersion is refused with `Conflict`, so two people editing at once
+never lose an update.
+"""
+
+from __future__ import annotations
+
+import copy
+import secrets
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+
+from .models import Change, Cluster, KubeObject
+from .publish import publish_change
+from .scheduling_queue import requeue_after
+
+__all__ = [
+    "CLUSTER_SCOPED",
+    "AlreadyExists",
+    "Conflict",
+    "NotFound",
+    "StoreError",
+    "create",
+    "delete",
+    "get",
+    "list_objects",
+    "now_rfc3339",
+    "patch",
+    "replace",
+]
+
+CLUSTER_SCOPED = {"Node", "Namespace", "PriorityClass", "RuntimeClass"}
+CHANGE_LOG_LIMIT = 20_000
+
+
+class StoreError(Exception):
+    """A write the store refused; `reason` and `code` follow Kubernetes' Status."""
+
+    reason = "BadRequest"
+    code = 400
+
+
+class NotFound(StoreError):
+    reason = "NotFound"
+    code = 404
+
+
+class AlreadyExists(StoreError):
+    reason = "AlreadyExists"
+    code = 409
+
+
+class Conflict(StoreError):
+    reason = "Conflict"
+    code = 409
+
+
+def now_rfc3339() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def resource_name(kind: str) -> str:
+    """The plural, lower-case resource name kubectl prints in errors ("pods", "nodes")."""
+    return {"PriorityClass": "priorityclasses", "Namespace": "namespaces"}.get(kind, kind.lower() + "s")
+
+
+def _namespace_of(kind: str, body: dict[str, Any]) -> str:
+    if kind in CLUSTER_SCOPED:
+        return ""
+    return body.get("metadata", {}).get("namespace") or "default"
+
+
+def _row(cluster: Cluster, kind: str, namespace: str, name: str, lock: bool = False) -> KubeObject:
+    query = KubeObject.objects.filter(cluster=cluster, kind=kind, namespace=namespace, name=name)
+    if lock:
+        query = query.select_for_update()
+    row = query.first()
+    if row is None:
+        raise NotFound(f'{resource_name(kind)} "{name}" not found')
+    return row
+
+
+def _bump(cluster: Cluster) -> int:
+    Cluster.objects.filter(pk=cluster.pk).update(resource_version=F("resource_version") + 1)
+    rv = Cluster.objects.filter(pk=cluster.pk).values_list("resource_version", flat=True).get()
+    cluster.resource_version = rv
+    return int(rv)
+
+
+def _log(cluster: Cluster, rv: int, change_type: str, row: KubeObject, body: dict[str, Any], component: str) -> None:
+    change = Change.objects.create(
+        cluster=cluster,
+        resource_version=rv,
+        type=change_type,
+        kind=row.kind,
+        namespace=row.namespace,
+        name=row.name,
+        body=body,
+        component=component,
+    )
+    if rv % 1000 == 0:
+        Change.objects.filter(cluster=cluster, resource_version__lte=rv - CHANGE_LOG_LIMIT).delete()
+    requeue_after(cluster, change_type, row)
+    message = change.to_dict()
+    transaction.on_commit(lambda: publish_change(cluster.pk, message))
+
+
+def _index(row: KubeObject) -> None:
+    """Copy the fields the scheduling queue sorts and filters on out of a pod's body."""
+    if row.kind == "Pod":
+        spec = row.body.get("spec", {})
+        row.node_name = spec.get("nodeName") or ""
+        row.priority = int(spec.get("priority") or 0)
+
+
+def _check_version(row: KubeObject, expected: str | None) -> None:
+    if expected and str(row.resource_version) != str(expected):
+        raise Conflict(
+            f'Operation cannot be fulfilled on {resource_name(row.kind)} "{row.name}": the object has been '
+            "modified; please apply your changes to the latest version and try again"
+        )
+
+
+def create(cluster: Cluster, body: dict[str, Any], component: str) -> dict[str, Any]:
+    """Store a new object (already validated and defaulted); returns it with its resourceVersion."""
+    body = copy.deepcopy(body)
+    kind = body["kind"]
+    meta = body.setdefault("metadata", {})
+    if not meta.get("name") and meta.get("generateName"):
+        meta["name"] = meta["generateName"] + _suffix()
+    name = meta.get("name")
+    if not name:
+        raise StoreError("metadata.name: Required value: name or generateName is required")
+    namespace = _namespace_of(kind, body)
+    if kind not in CLUSTER_SCOPED:
+        meta["namespace"] = namespace
+    meta.setdefault("uid", str(uuid.uuid4()))
+    meta.setdefault("creationTimestamp", now_rfc3339())
+    try:
+        with transaction.atomic():
+            rv = _bump(cluster)
+            meta["resourceVersion"] = str(rv)
+            row = KubeObject(
+                cluster=cluster,
+                kind=kind,
+                namespace=namespace,
+                name=name,
+                uid=meta["uid"],
+                resource_version=rv,
+                body=body,
+                queue_ts=time.time(),
+            )
+            _index(row)
+            row.save()
+            _log(cluster, rv, "ADDED", row, body, component)
+    except IntegrityError:
+        raise AlreadyExists(f'{resource_name(kind)} "{name}" already exists') from None
+    return body
+
+
+def replace(cluster: Cluster, body: dict[str, Any], component: str, expected_rv: str | None = None) -> dict[str, Any]:
+    """Replace an object; `expected_rv` (or the body's own resourceVersion) must be current."""
+    kind = body["kind"]
+    meta = body.get("metadata", {})
+    expected = expected_rv if expected_rv is not None else meta.get("resourceVersion")
+
+    def swap(current: dict[str, Any]) -> None:
+        keep = {k: current["metadata"][k] for k in ("uid", "creationTimestamp") if k in current["metadata"]}
+        current.clear()
+        current.update(copy.deepcopy(body))
+        current["metadata"].update(keep)
+
+    return patch(cluster, kind, _namespace_of(kind, body), meta["name"], swap, component, expected)
+
+
+def patch(
+    cluster: Cluster,
+    kind: str,
+    namespace: str,
+    name: str,
+    mutate: Callable[[dict[str, Any]], None],
+    component: str,
+    expected_rv: str | None = None,
+) -> dict[str, Any]:
+    """Read-modify-write one object in a transaction; a no-op mutation writes nothing."""
+    namespace = "" if kind in CLUSTER_SCOPED else (namespace or "default")
+    with transaction.atomic():
+        row = _row(cluster, kind, namespace, name, lock=True)
+        _check_version(row, expected_rv)
+        body = copy.deepcopy(row.body)
+        mutate(body)
+        if body == row.body:
+            return body
+        rv = _bump(cluster)
+        body["metadata"]["resourceVersion"] = str(rv)
+        row.body = body
+        row.resource_version = rv
+        _index(row)
+        row.save(update_fields=["body", "resource_version", "node_name", "priority"])
+        _log(cluster, rv, "MODIFIED", row, body, component)
+    return body
+
+
+def delete(
+    cluster: Cluster, kind: str, namespace: str, name: str, component: str, expected_rv: str | None = None
+) -> dict[str, Any]:
+    """Remove an object; returns its last state."""
+    namespace = "" if kind in CLUSTER_SCOPED else (namespace or "default")
+    with transaction.atomic():
+        row = _row(cluster, kind, namespace, name, lock=True)
+        _check_version(row, expected_rv)
+        rv = _bump(cluster)
+        body = copy.deepcopy(row.body)
+        body["metadata"]["resourceVersion"] = str(rv)
+        row.delete()
+        _log(cluster, rv, "DELETED", row, body, component)
+    return body
+
+
+def get(cluster: Cluster, kind: str, namespace: str, name: str) -> dict[str, Any]:
+    namespace = "" if kind in CLUSTER_SCOPED else (namespace or "default")
+    return _row(cluster, kind, namespace, name).body
+
+
+def list_objects(cluster: Cluster, kind: str, namespace: str | None = None) -> list[dict[str, Any]]:
+    query = KubeObject.objects.filter(cluster=cluster, kind=kind)
+    if namespace is not None and kind not in CLUSTER_SCOPED:
+        query = query.filter(namespace=namespace)
+    return [row.body for row in query.order_by("namespace", "name")]
+
+
+def list_rows(cluster: Cluster, kinds: Iterable[str]) -> list[KubeObject]:
+    return list(KubeObject.objects.filter(cluster=cluster, kind__in=list(kinds)).order_by("kind", "namespace", "name"))
+
+
+def _suffix() -> str:
+    alphabet = "bcdfghjklmnpqrstvwxz2456789"
+    return "".join(secrets.choice(alphabet) for _ in range(5))

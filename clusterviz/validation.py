@@ -1,0 +1,168 @@
+"""What the API server checks and fills in before an object is stored.
+
+`admit()` validates a Kubernetes object (JSON) of a supported kind, applies defaulting and
+admission (priority from PriorityClasses, RuntimeClass overhead, the SchedulingGated condition)
+and returns the body to store. Errors are `InputError`s naming the field (and the line, when the
+YAML node tree is given).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic.alias_generators import to_camel
+
+from scheduler_core.api.loading import InputError, admit_pod, format_validation_error
+from scheduler_core.api.objects import (
+    LabelSelector,
+    Namespace,
+    Node,
+    ObjectMeta,
+    Pod,
+    PodSpec,
+    PriorityClass,
+    RuntimeClass,
+)
+from scheduler_core.api.validation import (
+    dns1123_label_error,
+    dns1123_subdomain_error,
+    label_key_error,
+    label_value_error,
+)
+from scheduler_core.framework.selectors import compile_label_selector
+
+__all__ = ["SUPPORTED_KINDS", "admit", "prune"]
+
+SUPPORTED_KINDS = ("Pod", "Node", "Deployment", "ReplicaSet", "Namespace", "PriorityClass")
+API_VERSIONS = {
+    "Pod": "v1",
+    "Node": "v1",
+    "Namespace": "v1",
+    "Deployment": "apps/v1",
+    "ReplicaSet": "apps/v1",
+    "PriorityClass": "scheduling.k8s.io/v1",
+    "Event": "v1",
+}
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+
+
+class PodTemplate(_Model):
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+    spec: PodSpec
+
+    @model_validator(mode="after")
+    def _containers(self) -> PodTemplate:
+        if not self.spec.containers:
+            raise ValueError("spec.containers: Required value")
+        return self
+
+
+class WorkloadSpec(_Model):
+    replicas: int = Field(default=1, ge=0, le=10_000)
+    selector: LabelSelector
+    template: PodTemplate
+
+    @model_validator(mode="after")
+    def _selector_matches_template(self) -> WorkloadSpec:
+        if self.selector.is_empty():
+            raise ValueError("selector: Invalid value: empty selector is invalid for deployment")
+        if not compile_label_selector(self.selector).matches(self.template.metadata.labels):
+            raise ValueError("template.metadata.labels: Invalid value: `selector` does not match template `labels`")
+        return self
+
+
+class Workload(_Model):
+    api_version: str
+    kind: Literal["Deployment", "ReplicaSet"]
+    metadata: ObjectMeta
+    spec: WorkloadSpec
+
+
+def prune(value: Any) -> Any:
+    """Drop empty lists, maps and nulls, as the API server's JSON leaves them out."""
+    if isinstance(value, dict):
+        out = {k: prune(v) for k, v in value.items()}
+        return {k: v for k, v in out.items() if v not in (None, [], {})}
+    if isinstance(value, list):
+        return [prune(v) for v in value]
+    return value
+
+
+def _check_meta(kind: str, meta: dict[str, Any], where: str) -> None:
+    name = meta.get("name") or ""
+    if name:
+        error = dns1123_label_error(name) if kind == "Namespace" else dns1123_subdomain_error(name)
+        if error:
+            raise InputError(f"{where}metadata.name: {error}")
+    labels = meta.get("labels") or {}
+    if not isinstance(labels, dict):
+        raise InputError(f"{where}metadata.labels: must be a map of strings")
+    for key, value in labels.items():
+        error = label_key_error(str(key)) or (
+            label_value_error(value) if isinstance(value, str) else f'Invalid value: "{value}": must be a string'
+        )
+        if error:
+            raise InputError(f"{where}metadata.labels: {error}")
+
+
+def admit(
+    body: Any,
+    source: str = "object",
+    node: yaml.Node | None = None,
+    priority_classes: dict[str, PriorityClass] | None = None,
+    runtime_classes: dict[str, RuntimeClass] | None = None,
+) -> dict[str, Any]:
+    """Validate and default one object; returns the JSON to store."""
+    if not isinstance(body, dict):
+        raise InputError(f"{source}: expected a Kubernetes object (a mapping)")
+    kind = body.get("kind")
+    if kind not in SUPPORTED_KINDS:
+        supported = ", ".join(SUPPORTED_KINDS)
+        raise InputError(f'{source}: kind: unsupported kind "{kind}" (supported: {supported})')
+    api_version = body.get("apiVersion") or API_VERSIONS[kind]
+    if api_version != API_VERSIONS[kind]:
+        raise InputError(
+            f'{source}: apiVersion: "{api_version}" is not served for kind {kind} (use {API_VERSIONS[kind]})'
+        )
+    meta = body.get("metadata")
+    if not isinstance(meta, dict):
+        raise InputError(f"{source}: metadata: Required value")
+    where = f"{source}: "
+    _check_meta(kind, meta, where)
+    try:
+        if kind == "Pod":
+            pod = Pod.model_validate(body)
+            admit_pod(pod, priority_classes or {}, runtime_classes or {}, source)
+            out = prune(pod.to_dict())
+            out["spec"].setdefault("schedulerName", "default-scheduler")
+            out["spec"]["priority"] = pod.spec.priority
+            out["spec"].setdefault("restartPolicy", "Always")
+            out.setdefault("status", {}).setdefault("phase", "Pending")
+            if pod.spec.scheduling_gates and not pod.spec.node_name:
+                out["status"].setdefault("conditions", []).append(
+                    {
+                        "type": "PodScheduled",
+                        "status": "False",
+                        "reason": "SchedulingGated",
+                        "message": "Scheduling is blocked due to non-empty scheduling gates",
+                    }
+                )
+            return out
+        if kind == "Node":
+            return prune(Node.model_validate(body).to_dict())
+        if kind == "Namespace":
+            return prune(Namespace.model_validate(body).to_dict())
+        if kind == "PriorityClass":
+            return prune(PriorityClass.model_validate(body).to_dict())
+        workload = Workload.model_validate({**body, "apiVersion": api_version})
+        _check_meta("Pod", workload.spec.template.metadata.model_dump(by_alias=True), f"{where}spec.template.")
+        out = prune(workload.model_dump(by_alias=True, exclude_none=True, mode="json"))
+        out["spec"]["replicas"] = workload.spec.replicas
+        return out
+    except ValidationError as exc:
+        raise InputError(format_validation_error(exc, source, node)) from None
