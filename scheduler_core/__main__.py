@@ -7,13 +7,15 @@ import json
 import sys
 from pathlib import Path
 
-from .api.loading import InputError, load_cluster, load_pod
+from .api.loading import MAX_YAML_BYTES, InputError, load_cluster, load_pod
 from .framework.profile import load_profile
 
 
 def _read(path: str) -> bytes:
+    """The file's bytes, at most one byte over the YAML size limit (so /dev/zero cannot hang us)."""
     try:
-        return Path(path).read_bytes()
+        with Path(path).open("rb") as handle:
+            return handle.read(MAX_YAML_BYTES + 1)
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -72,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.run(args))
     except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print("error: " + " ".join(str(exc).splitlines()), file=sys.stderr)
         return 2
     except RecursionError:
         print("error: input nested too deeply", file=sys.stderr)

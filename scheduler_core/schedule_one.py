@@ -218,7 +218,9 @@ class Scheduler:
         order = np.roll(scope, -start)
         hits = np.flatnonzero(feasible[order])
         if len(hits) > limit:
-            processed = int(hits[limit - 1]) + 1
+            # The search is cancelled by the next feasible node: failures before it were recorded
+            # (schedule_one.go findNodesThatPassFilters), the extra success is discarded.
+            processed = int(hits[limit])
             chosen = order[hits[:limit]]
             evaluated = np.zeros(table.n, dtype=bool)
             evaluated[order[:processed]] = True

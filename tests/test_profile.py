@@ -534,3 +534,14 @@ def test_profile_from_config_without_yaml_names_the_path() -> None:
         profile_from_config(
             {"kind": "KubeSchedulerConfiguration", "profiles": [{"plugins": {"score": {"enabled": [{"name": "X"}]}}}]}
         )
+
+
+def test_failures_before_the_cancelling_feasible_node_are_processed() -> None:
+    """Read sequentially: n000-n099 feasible (100 = numNodesToFind), n100 fails and is recorded, n101 is
+    feasible, pushes the count past 100, cancels and is discarded. processed = 100 + 1 = 101."""
+    scheduler = Scheduler(new_framework(config("percentageOfNodesToScore: 10\n")), seed=0)
+    nodes = [node(f"n{i:03d}", unschedulable=(i == 100)) for i in range(150)]
+    result = scheduler.schedule_pod(table(nodes), PodInfo.of(pod("a")))
+    assert result.candidates.tolist() == list(range(100))
+    assert result.not_evaluated is not None and not result.not_evaluated[100]
+    assert scheduler.next_start_node_index == 101

@@ -135,6 +135,8 @@ class _StrictLoader(yaml.SafeLoader):
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
         for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue  # `<<: *base` merges; explicit keys may override merged ones
             key = self.construct_object(key_node, deep=True)  # type: ignore[no-untyped-call]
             try:
                 duplicate = key in seen
@@ -159,7 +161,9 @@ def load_yaml_documents(text: str | bytes, source: str) -> list[Document]:
         try:
             text = text.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise InputError(f"{source}: not valid UTF-8 (byte {exc.start})") from None
+            line = text.count(b"\n", 0, exc.start) + 1
+            column = exc.start - (text.rfind(b"\n", 0, exc.start) + 1) + 1
+            raise InputError(f"{source}:{line}:{column}: not valid UTF-8 (byte {exc.start})") from None
     if len(text) > MAX_YAML_BYTES:
         raise InputError(f"{source}: larger than {MAX_YAML_BYTES // (1024 * 1024)} MiB")
     documents: list[Document] = []
