@@ -10,6 +10,7 @@ from scheduler_core.api.loading import InputError
 
 from . import services
 from .models import Cluster
+from .publish import publish
 
 __all__ = ["MAX_YAML_CHARS", "Action", "parse_action", "perform"]
 
@@ -80,8 +81,25 @@ class Step(_Action):
     steps: int = Field(default=1, ge=1, le=100)
 
 
+class LessonNext(_Action):
+    """Run the next step of the cluster's lesson (as the lesson's kubectl command would)."""
+
+    action: Literal["lesson.next"]
+
+
+class View(_Action):
+    """The presenter's view (selected pod, node, cycle, tab), relayed to followers."""
+
+    action: Literal["view"]
+    pod: str | None = Field(default=None, max_length=600)
+    node: str | None = Field(default=None, max_length=253)
+    tab: Literal["why", "scores", "events", "listwatch", "lesson"] | None = None
+    cycle: int | None = None
+
+
 Action = Annotated[
-    Create | Delete | Label | TaintAction | Cordon | Scale | Explain | Pace | Step, Field(discriminator="action")
+    Create | Delete | Label | TaintAction | Cordon | Scale | Explain | Pace | Step | LessonNext | View,
+    Field(discriminator="action"),
 ]
 _ADAPTER: TypeAdapter[Any] = TypeAdapter(Action)
 
@@ -131,4 +149,13 @@ def perform(cluster: Cluster, action: Any, component: str) -> dict[str, Any]:
         return {"pace": cluster.pace, "delayMs": cluster.pace_delay_ms}
     if isinstance(action, Step):
         return {"steps": action.steps}
+    if isinstance(action, LessonNext):
+        from .lessons import play_step  # lessons perform actions themselves
+
+        step = play_step(cluster)
+        publish(cluster.pk, {"type": "cluster.updated", "cluster": cluster.to_dict()})
+        return {"say": step.say if step else "", "command": step.command if step else "", "done": step is None}
+    if isinstance(action, View):
+        publish(cluster.pk, {"type": "presenter.view", **action.model_dump(exclude={"id", "action"})})
+        return {"view": True}
     raise InputError("action: unsupported")

@@ -1,15 +1,17 @@
 from django.urls import path
 
-from . import views
+from . import classroom, views
 
 urlpatterns = [
     path("", views.home, name="clusterviz-home"),
     path("clusters/new", views.create_cluster, name="clusterviz-create"),
     path("clusters/<slug:slug>/", views.cluster_page, name="clusterviz-cluster"),
+    path("clusters/<slug:slug>/fork", classroom.fork, name="clusterviz-fork"),
     path("api/lessons", views.api_lessons, name="clusterviz-lessons"),
     path("api/clusters/<slug:slug>/state", views.api_state, name="clusterviz-state"),
     path("api/clusters/<slug:slug>/actions", views.api_action, name="clusterviz-action"),
     path("api/clusters/<slug:slug>/export", views.api_export, name="clusterviz-export"),
     path("api/clusters/<slug:slug>/import", views.api_import, name="clusterviz-import"),
+    path("api/clusters/<slug:slug>/cycles", classroom.recent_cycles, name="clusterviz-cycles"),
     path("api/clusters/<slug:slug>/cycles/<int:number>", views.api_cycle, name="clusterviz-cycle"),
 ]

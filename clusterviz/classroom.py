@@ -1,0 +1,49 @@
+"""Classroom views: fork a cluster into a private copy."""
+
+from __future__ import annotations
+
+import secrets
+
+from django.db import transaction
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from . import services
+from .models import Cluster, SchedulingCycle
+
+RECENT_CYCLES = 30
+
+
+def fork_cluster(source: Cluster) -> Cluster:
+    """A copy of a cluster's objects (as `export_scenario` writes them) under a new slug."""
+    base = source.slug[:50]
+    with transaction.atomic():
+        for _ in range(20):
+            slug = f"{base}-{secrets.token_hex(3)}"
+            if not Cluster.objects.filter(slug=slug).exists():
+                break
+        copy = services.create_cluster(slug, f"fork of {source.slug}")
+        copy.lesson, copy.lesson_step = source.lesson, source.lesson_step
+        copy.save(update_fields=["lesson", "lesson_step"])
+        services.import_snapshot(copy, services.export_yaml(source), "kubectl", source=f"fork of {source.slug}")
+    return copy
+
+
+@require_POST
+def fork(request: HttpRequest, slug: str) -> HttpResponse:
+    source = Cluster.objects.filter(slug=slug).first()
+    if source is None:
+        raise Http404(f'cluster "{slug}" not found')
+    copy = fork_cluster(source)
+    return HttpResponseRedirect(reverse("clusterviz-cluster", args=[copy.slug]))
+
+
+@require_GET
+def recent_cycles(request: HttpRequest, slug: str) -> JsonResponse:
+    """The latest cycles (summaries; `cycles/<n>` has each one's events), oldest first."""
+    cluster = Cluster.objects.filter(slug=slug).first()
+    if cluster is None:
+        raise Http404(f'cluster "{slug}" not found')
+    cycles = SchedulingCycle.objects.filter(cluster=cluster).order_by("-number")[:RECENT_CYCLES]
+    return JsonResponse({"cycles": [c.to_dict(with_events=False) for c in reversed(cycles)]})

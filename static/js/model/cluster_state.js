@@ -1,0 +1,114 @@
+// The cluster as the browser knows it: a pure fold of the stream (no DOM here).
+
+import { parseQuantity } from "../lib/quantity.js";
+
+export const KINDS = ["Node", "Pod", "Event", "Deployment", "ReplicaSet", "PriorityClass", "Namespace"];
+
+export function emptyState() {
+  const objects = {};
+  for (const kind of KINDS) objects[kind] = new Map();
+  return { rv: "0", cluster: {}, objects, evictions: new Map(), lastChange: null };
+}
+
+export function objectKey(obj) {
+  const meta = obj.metadata || {};
+  return meta.namespace ? `${meta.namespace}/${meta.name}` : meta.name;
+}
+
+export function applySnapshot(state, msg) {
+  const next = emptyState();
+  next.rv = msg.resourceVersion;
+  next.cluster = msg.cluster || {};
+  for (const kind of KINDS) {
+    for (const obj of (msg.objects && msg.objects[kind]) || []) next.objects[kind].set(objectKey(obj), obj);
+  }
+  return next;
+}
+
+export function applyWatch(state, msg) {
+  const bucket = state.objects[msg.kind];
+  if (bucket) {
+    if (msg.event === "DELETED") bucket.delete(objectKey(msg.object));
+    else bucket.set(objectKey(msg.object), msg.object);
+  }
+  state.rv = msg.resourceVersion;
+  state.lastChange = msg;
+  if (msg.kind === "Pod" && msg.event === "DELETED") state.evictions.delete(objectKey(msg.object));
+  return state;
+}
+
+export function nodes(state) {
+  return [...state.objects.Node.values()].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+}
+
+export function podsOnNode(state, nodeName) {
+  return [...state.objects.Pod.values()].filter((p) => p.spec.nodeName === nodeName);
+}
+
+export function pendingPods(state) {
+  return [...state.objects.Pod.values()]
+    .filter((p) => !p.spec.nodeName && !["Succeeded", "Failed"].includes((p.status || {}).phase))
+    .sort((a, b) => objectKey(a).localeCompare(objectKey(b)));
+}
+
+// kubectl's STATUS column, roughly: Terminating, ContainerCreating, Running, Pending, SchedulingGated…
+export function podStatus(pod) {
+  const status = pod.status || {};
+  if (pod.metadata.deletionTimestamp) return "Terminating";
+  const scheduled = (status.conditions || []).find((c) => c.type === "PodScheduled");
+  if (scheduled && scheduled.reason === "SchedulingGated") return "SchedulingGated";
+  const waiting = (status.containerStatuses || []).map((c) => c.state && c.state.waiting).find(Boolean);
+  if (waiting && waiting.reason) return waiting.reason;
+  return status.phase || "Pending";
+}
+
+function podRequest(pod, resource) {
+  let total = 0;
+  for (const c of pod.spec.containers || []) total += parseQuantity(((c.resources || {}).requests || {})[resource]);
+  let initMax = 0;
+  for (const c of pod.spec.initContainers || []) {
+    initMax = Math.max(initMax, parseQuantity(((c.resources || {}).requests || {})[resource]));
+  }
+  return Math.max(total, initMax) + parseQuantity((pod.spec.overhead || {})[resource]);
+}
+
+// Requested vs allocatable for the bars of a node card.
+export function nodeUsage(state, node) {
+  const alloc = (node.status || {}).allocatable || {};
+  const pods = podsOnNode(state, node.metadata.name).filter(
+    (p) => !["Succeeded", "Failed"].includes((p.status || {}).phase),
+  );
+  return {
+    cpu: { used: pods.reduce((s, p) => s + podRequest(p, "cpu"), 0), total: parseQuantity(alloc.cpu) },
+    memory: { used: pods.reduce((s, p) => s + podRequest(p, "memory"), 0), total: parseQuantity(alloc.memory) },
+    pods: { used: pods.length, total: parseQuantity(alloc.pods) },
+  };
+}
+
+export function eventsFor(state, obj) {
+  const uid = obj.metadata.uid;
+  return [...state.objects.Event.values()]
+    .filter((e) => e.involvedObject && e.involvedObject.uid === uid)
+    .sort((a, b) => (a.firstTimestamp || "").localeCompare(b.firstTimestamp || ""));
+}
+
+function age(seconds) {
+  if (seconds < 120) return `${Math.max(0, Math.round(seconds))}s`;
+  if (seconds < 7200) return `${Math.round(seconds / 60)}m`;
+  return `${Math.round(seconds / 3600)}h`;
+}
+
+// One row per event, as `kubectl describe` prints them: Type, Reason, Age, From, Message.
+export function describeEvents(events, now = Date.now()) {
+  return events.map((e) => {
+    const last = (now - Date.parse(e.lastTimestamp)) / 1000;
+    const first = (now - Date.parse(e.firstTimestamp)) / 1000;
+    const when = e.count > 1 ? `${age(last)} (x${e.count} over ${age(first)})` : age(last);
+    return { type: e.type, reason: e.reason, age: when, from: (e.source || {}).component || "", message: e.message };
+  });
+}
+
+export function schedulingMessage(pod) {
+  const condition = ((pod.status || {}).conditions || []).find((c) => c.type === "PodScheduled");
+  return condition && condition.status === "False" ? condition.message || condition.reason : "";
+}

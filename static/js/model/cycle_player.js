@@ -1,0 +1,172 @@
+// Scheduling cycles as a player: every cycle's events are kept; a cursor walks through them so the
+// views can show the pipeline deciding step by step. Pure state, no DOM.
+
+export const STAGES = ["PreFilter", "Filter", "PostFilter", "PreScore", "Score", "NormalizeScore", "Select", "Bind"];
+
+// What the views show after the first `upto` events of a cycle.
+export function frameAt(cycle, upto) {
+  const frame = {
+    cycle: cycle.cycle,
+    pod: cycle.pod,
+    stage: null,
+    done: new Set(),
+    nodes: {},
+    preFilter: null,
+    skippedScore: [],
+    winner: null,
+    tiedTop: [],
+    message: "",
+    finished: false,
+    scheduled: false,
+    nominatedNode: null,
+    preemption: null,
+  };
+  const node = (name) => (frame.nodes[name] ||= { rejected: null, failures: [], scores: {}, total: null });
+  const enter = (stage) => {
+    if (frame.stage && frame.stage !== stage) frame.done.add(frame.stage);
+    frame.stage = stage;
+  };
+  const events = cycle.events.slice(0, upto);
+  for (const e of events) {
+    if (e.type === "phase.started") enter(e.point);
+    else if (e.type === "plugin.evaluated" && e.point === "PreFilter") {
+      const code = e.status && e.status.code;
+      if (code === "Unschedulable" || code === "UnschedulableAndUnresolvable") frame.preFilter = e.status;
+    } else if (e.type === "plugin.evaluated" && e.point === "Filter" && e.verdicts) {
+      for (const [name, verdict] of Object.entries(e.verdicts)) {
+        const n = node(name);
+        if (verdict.code !== "Success") {
+          const failure = { plugin: e.plugin, code: verdict.code, reasons: verdict.reasons };
+          n.failures.push(failure);
+          if (!n.rejected) n.rejected = failure;
+        }
+      }
+    } else if (e.type === "node.skipped") {
+      for (const name of Object.keys(e.nodes || {})) {
+        const n = node(name);
+        if (!n.rejected) n.rejected = { plugin: "", code: "UnschedulableAndUnresolvable", reasons: [e.reason] };
+      }
+    } else if (e.type === "plugin.evaluated" && e.point === "PreScore") {
+      if (e.status && e.status.code === "Skip") frame.skippedScore.push(e.plugin);
+    } else if (e.type === "plugin.evaluated" && e.point === "Score") {
+      for (const [name, raw] of Object.entries(e.raw || {})) node(name).scores[e.plugin] = { raw };
+    } else if (e.type === "scores.normalized") {
+      for (const [name, value] of Object.entries(e.normalized || {})) {
+        const entry = (node(name).scores[e.plugin] ||= {});
+        Object.assign(entry, { normalized: value, weight: e.weight, weighted: e.weighted[name] });
+        const n = node(name);
+        n.total = Object.values(n.scores).reduce((s, x) => s + (x.weighted || 0), 0);
+      }
+    } else if (e.type === "preemption.evaluated") {
+      frame.preemption = e;
+    } else if (e.type === "host.selected") {
+      enter("Select");
+      frame.winner = e.node;
+      frame.tiedTop = e.tiedTop || [];
+    } else if (e.type === "cycle.finished") {
+      frame.finished = true;
+      frame.scheduled = e.scheduled;
+      frame.message = e.message;
+      frame.nominatedNode = e.nominatedNode;
+      if (e.scheduled) enter("Bind");
+      if (frame.stage) frame.done.add(frame.stage);
+    }
+  }
+  return frame;
+}
+
+export class CyclePlayer {
+  constructor(limit = 200) {
+    this.cycles = [];
+    this.limit = limit;
+    this.index = -1; // which cycle is shown
+    this.cursor = 0; // how many of its events are shown
+    this.playing = false;
+    this.follow = true; // jump to new cycles as they arrive
+    this.speed = 1;
+  }
+
+  get current() {
+    return this.cycles[this.index] || null;
+  }
+
+  frame() {
+    return this.current && this.current.events ? frameAt(this.current, this.cursor) : null;
+  }
+
+  add(cycle) {
+    this.cycles.push(cycle);
+    if (this.cycles.length > this.limit) {
+      this.cycles.shift();
+      this.index = Math.max(0, this.index - 1);
+    }
+    if (this.follow) {
+      this.index = this.cycles.length - 1;
+      this.cursor = 0;
+      this.playing = true;
+    }
+  }
+
+  atEnd() {
+    return !this.current || !this.current.events || this.cursor >= this.current.events.length;
+  }
+
+  // One event forward; returns false at the end.
+  step() {
+    if (this.atEnd()) {
+      this.playing = false;
+      return false;
+    }
+    this.cursor += 1;
+    return true;
+  }
+
+  // Forward to the start of the next stage.
+  stepStage() {
+    const startStage = this.frame() && this.frame().stage;
+    while (this.step()) {
+      const frame = this.frame();
+      if (frame.stage !== startStage) return true;
+    }
+    return false;
+  }
+
+  back() {
+    this.cursor = Math.max(0, this.cursor - 1);
+    this.playing = false;
+  }
+
+  toEnd() {
+    if (this.current && this.current.events) this.cursor = this.current.events.length;
+    this.playing = false;
+  }
+
+  seek(number, cursor = null) {
+    const i = this.cycles.findIndex((c) => c.cycle === number);
+    if (i < 0) return false;
+    this.index = i;
+    const length = this.cycles[i].events ? this.cycles[i].events.length : 0;
+    this.cursor = cursor === null ? length : Math.min(cursor, length);
+    this.follow = i === this.cycles.length - 1;
+    return true;
+  }
+
+  play() {
+    if (this.atEnd()) this.cursor = 0;
+    this.playing = true;
+  }
+
+  pause() {
+    this.playing = false;
+  }
+}
+
+// Insert cycle summaries (events still to fetch) in cycle order, skipping ones already known.
+export function mergeSummaries(player, summaries) {
+  const known = new Set(player.cycles.map((c) => c.cycle));
+  const fresh = summaries.filter((s) => !known.has(s.cycle)).map((s) => ({ ...s, events: null }));
+  if (!fresh.length) return;
+  const current = player.current;
+  player.cycles = [...fresh, ...player.cycles].sort((a, b) => (typeof a.cycle === "number" && typeof b.cycle === "number" ? a.cycle - b.cycle : 0));
+  if (current) player.index = player.cycles.indexOf(current);
+}

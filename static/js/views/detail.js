@@ -1,0 +1,164 @@
+// The detail area: one thing at a time — Why Pending, Scores, Events, List-Watch, Lesson.
+
+import { h, replace } from "../lib/dom.js";
+import { describeEvents, eventsFor, objectKey, schedulingMessage } from "../model/cluster_state.js";
+
+export const TABS = ["why", "scores", "events", "listwatch", "lesson"];
+const TITLES = { why: "Why Pending", scores: "Scores", events: "Events", listwatch: "List-Watch", lesson: "Lesson" };
+
+export function renderTabs(root, active) {
+  replace(
+    root.querySelector(".tabs"),
+    TABS.map((tab) =>
+      h(
+        "button",
+        { type: "button", role: "tab", class: tab === active ? "tab active" : "tab", "aria-selected": tab === active ? "true" : "false", dataset: { tab } },
+        TITLES[tab],
+      ),
+    ),
+  );
+}
+
+export function renderWhy(root, { pod, why, loading }) {
+  if (!pod) {
+    replace(root, h("p", { class: "empty" }, "Select a pending pod (or press “why?” in the pending lane)."));
+    return;
+  }
+  const key = objectKey(pod);
+  const message = schedulingMessage(pod);
+  const parts = [
+    h("h3", {}, key, pod.spec.nodeName ? ` → ${pod.spec.nodeName}` : " (Pending)"),
+    message
+      ? h("pre", { class: "kubectl-message" }, `Warning  FailedScheduling  default-scheduler  ${message}`)
+      : h("p", {}, pod.spec.nodeName ? `Bound to ${pod.spec.nodeName}.` : "Not tried yet."),
+  ];
+  if (loading) parts.push(h("p", { class: "loading" }, "asking the scheduler…"));
+  if (why) {
+    for (const group of why.groups) {
+      parts.push(
+        h(
+          "section",
+          { class: "why-group" },
+          h("h4", {}, h("span", { class: "count" }, String(group.nodes.length || "")), " ", group.reason, h("span", { class: "plugin" }, ` — ${group.plugin || "PreFilter"}`)),
+          h(
+            "ul",
+            {},
+            group.items.map((item) =>
+              h(
+                "li",
+                {},
+                item.text,
+                item.fix ? h("div", { class: "fix" }, "fix: ", item.fix) : null,
+                item.command ? h("div", { class: "fix" }, "or: ", h("code", {}, item.command)) : null,
+                item.snippet ? h("pre", { class: "snippet" }, item.snippet) : null,
+              ),
+            ),
+          ),
+        ),
+      );
+    }
+    if (why.preemption) parts.push(h("p", { class: "preemption" }, why.preemption));
+  }
+  replace(root, parts);
+}
+
+// Node × score plugin, each cell showing raw → normalized × weight = weighted.
+export function renderScores(root, frame) {
+  if (!frame) {
+    replace(root, h("p", { class: "empty" }, "No cycle yet: create a pod or press Explain."));
+    return;
+  }
+  const names = Object.keys(frame.nodes).sort();
+  const plugins = [...new Set(names.flatMap((n) => Object.keys(frame.nodes[n].scores)))];
+  const rows = names.map((name) => {
+    const n = frame.nodes[name];
+    const cls = frame.winner === name ? "winner" : n.rejected ? "rejected" : "";
+    return h(
+      "tr",
+      { class: cls },
+      h("th", {}, frame.winner === name ? `★ ${name}` : name),
+      n.rejected
+        ? h("td", { colspan: String(Math.max(1, plugins.length)), class: "rejected-cell" }, `✗ ${n.rejected.plugin || "PreFilter"}: ${n.rejected.reasons.join(", ")}`)
+        : plugins.map((p) => {
+            const s = n.scores[p];
+            if (!s) return h("td", {}, "");
+            const normalized = s.normalized === undefined ? "…" : s.normalized;
+            const weighted = s.weighted === undefined ? "" : ` = ${s.weighted}`;
+            return h("td", { title: `${p}: raw ${s.raw}, normalized ${normalized}, weight ${s.weight}` }, `${s.raw} → ${normalized} × ${s.weight ?? "?"}${weighted}`);
+          }),
+      h("td", { class: "total" }, n.total === null || n.rejected ? "" : String(n.total)),
+    );
+  });
+  replace(
+    root,
+    h("p", {}, `cycle ${frame.cycle} · ${frame.pod}`, frame.skippedScore.length ? ` · skipped at PreScore: ${frame.skippedScore.join(", ")}` : ""),
+    h(
+      "table",
+      { class: "scores" },
+      h("thead", {}, h("tr", {}, h("th", {}, "node"), plugins.length ? plugins.map((p) => h("th", {}, p)) : h("th", {}, "filters"), h("th", {}, "total"))),
+      h("tbody", {}, rows),
+    ),
+    frame.message ? h("p", { class: frame.scheduled ? "ok" : "pending" }, frame.message) : null,
+  );
+}
+
+export function renderEvents(root, state, pod) {
+  const events = pod ? eventsFor(state, pod) : [...state.objects.Event.values()].sort((a, b) => (b.lastTimestamp || "").localeCompare(a.lastTimestamp || "")).slice(0, 40);
+  const rows = describeEvents(events);
+  replace(
+    root,
+    h("h3", {}, pod ? `Events of ${objectKey(pod)}` : "Recent events"),
+    rows.length
+      ? h(
+          "table",
+          { class: "events" },
+          h("thead", {}, h("tr", {}, ["Type", "Reason", "Age", "From", "Message"].map((t) => h("th", {}, t)))),
+          h("tbody", {}, rows.map((r) => h("tr", { class: r.type === "Warning" ? "warning" : "" }, h("td", {}, r.type), h("td", {}, r.reason), h("td", {}, r.age), h("td", {}, r.from), h("td", {}, r.message)))),
+        )
+      : h("p", { class: "empty" }, "<none>"),
+  );
+}
+
+const HOPS = ["kubectl", "browser", "kube-apiserver", "etcd", "controller-manager", "scheduler", "kubelet"];
+const HOP_NAMES = { "default-scheduler": "scheduler", "deployment-controller": "controller-manager", "replicaset-controller": "controller-manager", "taint-eviction-controller": "controller-manager", "garbage-collector": "controller-manager", "pod-garbage-collector": "controller-manager" };
+
+export function renderListWatch(root, change, litIndex) {
+  const path = change ? change.path.map((p) => HOP_NAMES[p] || p) : [];
+  const lit = new Set(path.slice(0, litIndex + 1));
+  const current = path[litIndex];
+  replace(
+    root,
+    h(
+      "div",
+      { class: "listwatch" },
+      HOPS.map((hop) => h("div", { class: `hop${lit.has(hop) ? " lit" : ""}${hop === current ? " current" : ""}`, dataset: { hop } }, hop)),
+    ),
+    change
+      ? h("p", {}, `${change.event || change.type} ${change.kind} ${change.object ? objectKey(change.object) : ""} · resourceVersion ${change.resourceVersion} · path: ${path.join(" → ")}`)
+      : h("p", { class: "empty" }, "Changes will travel here: writer → kube-apiserver → etcd → kube-apiserver → watchers."),
+  );
+}
+
+export function renderLesson(root, lesson, step, { next, readOnly }) {
+  if (!lesson) {
+    replace(root, h("p", { class: "empty" }, "This cluster was not started from a lesson."));
+    return;
+  }
+  replace(
+    root,
+    h("h3", {}, lesson.title),
+    lesson.summary ? h("p", {}, lesson.summary) : null,
+    h(
+      "ol",
+      { class: "steps" },
+      lesson.steps.map((s, i) =>
+        h("li", { class: i < step ? "done" : i === step ? "current" : "" }, s.say, s.command ? h("div", {}, h("code", {}, s.command)) : null),
+      ),
+    ),
+    step >= lesson.steps.length
+      ? h("p", { class: "ok" }, "Lesson complete.")
+      : readOnly
+        ? h("p", {}, `step ${step + 1} of ${lesson.steps.length}`)
+        : h("button", { type: "button", class: "next-step", onclick: next }, `run step ${step + 1} of ${lesson.steps.length}`),
+  );
+}

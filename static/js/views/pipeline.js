@@ -1,0 +1,42 @@
+// The pipeline strip: PreFilter → … → Bind lights up as the cycle's events play, with the player's
+// controls (play, pause, step, back, end, speed) and the cycle picker.
+
+import { h, replace } from "../lib/dom.js";
+import { STAGES } from "../model/cycle_player.js";
+
+export function renderPipeline(root, player) {
+  const frame = player.frame();
+  const strip = root.querySelector(".stages");
+  replace(
+    strip,
+    STAGES.map((stage, i) => {
+      let state = "idle";
+      if (frame && frame.done.has(stage)) state = "done";
+      if (frame && frame.stage === stage && !frame.finished) state = "active";
+      if (frame && frame.finished && stage === "Bind" && !frame.scheduled) state = "skipped";
+      if (frame && frame.finished && stage === "PostFilter" && !frame.done.has("PostFilter")) state = "skipped";
+      return [
+        i ? h("span", { class: "arrow", "aria-hidden": "true" }, "▸") : null,
+        h("span", { class: `stage stage-${state}`, dataset: { stage }, title: `${stage}: ${state}` }, stage === "NormalizeScore" ? "Normalize" : stage),
+      ];
+    }),
+  );
+  const info = root.querySelector(".cycle-info");
+  if (!frame) {
+    replace(info, player.current ? `cycle ${player.current.cycle} · loading…` : "no scheduling cycle yet");
+  } else {
+    const total = player.current.events ? player.current.events.length : 0;
+    replace(
+      info,
+      h("strong", {}, `cycle ${frame.cycle}`),
+      ` · ${frame.pod} · event ${player.cursor}/${total}`,
+      frame.finished ? h("span", { class: frame.scheduled ? "ok" : "pending" }, frame.scheduled ? ` → ${frame.winner}` : " → Pending") : null,
+    );
+  }
+  const picker = root.querySelector("select.cycle-picker");
+  const options = player.cycles.map((c) => h("option", { value: String(c.cycle) }, `cycle ${c.cycle}: ${c.pod}`));
+  replace(picker, options.length ? options : h("option", { value: "" }, "—"));
+  if (player.current) picker.value = String(player.current.cycle);
+  root.querySelector("[data-player=play]").textContent = player.playing ? "❚❚" : "▶";
+  root.querySelector("[data-player=play]").setAttribute("aria-label", player.playing ? "pause" : "play");
+}
