@@ -1,1 +1,13 @@
-"""Shared fixtures."""
+"""Shared test configuration."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Everything under tests/browser/ is a browser test (run in its own session: `-m browser`)."""
+    for item in items:
+        if "/tests/browser/" in str(item.path):
+            item.add_marker(pytest.mark.browser)

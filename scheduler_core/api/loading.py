@@ -15,6 +15,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from .objects import Namespace, Node, Pod, PriorityClass, RuntimeClass, Workload
+from .text import quote
 
 __all__ = [
     "ClusterObjects",
@@ -268,10 +269,7 @@ def _message(error: Any) -> str:
 
 
 def _quote(value: object) -> str:
-    text = value if isinstance(value, str) else repr(value)
-    if len(text) > 64:
-        text = text[:64] + "…"
-    return f'"{text}"'
+    return quote(value)
 
 
 def format_validation_error(

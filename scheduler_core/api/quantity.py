@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 
+from .text import quote
+
 __all__ = ["MAX_INT64", "Quantity", "QuantityError", "parse_quantity"]
 
 MAX_INT64 = 2**63 - 1
@@ -120,6 +122,4 @@ def parse_quantity(raw: object) -> Quantity:
 
 
 def _show(raw: object) -> str:
-    if isinstance(raw, str):
-        return '"' + raw[:64] + ('…"' if len(raw) > 64 else '"')
-    return repr(raw)[:64]
+    return quote(raw) if isinstance(raw, str) else repr(raw)[:64]

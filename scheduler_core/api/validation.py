@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from .text import quote
+
 __all__ = ["dns1123_label_error", "dns1123_subdomain_error", "label_key_error", "label_value_error"]
 
 _DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
@@ -14,7 +16,7 @@ _LABEL_VALUE_RE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 
 
 def _quote(value: str) -> str:
-    return '"' + (value if len(value) <= 80 else value[:80] + "…") + '"'
+    return quote(value, 80)
 
 
 def dns1123_subdomain_error(value: str) -> str | None:
