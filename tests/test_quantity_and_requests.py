@@ -296,12 +296,6 @@ def test_non_zero_requests(p: Pod, want: tuple[int, int]) -> None:
     assert (info.non_zero_cpu, info.non_zero_memory) == want
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="api/objects.py PodResources defaults pod-level requests from pod-level limits only; upstream "
-    "pkg/apis/core/v1/defaults.go defaultPodRequests first defaults them to the aggregated container requests "
-    "when containers request the resource (KEP-2837)",
-)
 def test_pod_level_requests_default_to_container_aggregate() -> None:
     p = make_pod([c({"cpu": "500m"})], resources={"limits": {"cpu": "2"}})
     assert PodInfo.of(p).requests["cpu"] == 500

@@ -322,14 +322,11 @@ class SchedulingGate(K8sModel):
 
 
 class PodResources(K8sModel):
+    """Pod-level resources. Requests missing here but limited are defaulted by the API server
+    from the containers (see `PodSpec`)."""
+
     requests: ResourceList = Field(default_factory=dict)
     limits: ResourceList = Field(default_factory=dict)
-
-    @model_validator(mode="after")
-    def _default_requests_from_limits(self) -> PodResources:
-        for name, quantity in self.limits.items():
-            self.requests.setdefault(name, quantity)
-        return self
 
 
 class PodSpec(K8sModel):
@@ -380,6 +377,21 @@ class PodSpec(K8sModel):
     @classmethod
     def _default_scheduler(cls, value: object) -> object:
         return "default-scheduler" if value in (None, "") else value
+
+    @model_validator(mode="after")
+    def _default_pod_level_requests(self) -> PodSpec:
+        """pkg/apis/core/v1/defaults.go defaultPodRequests: a pod-level limit without a pod-level
+        request defaults the request to the limit only when no container requests that resource
+        (otherwise the containers' aggregate stands, as the scheduler computes it anyway)."""
+        if self.resources is None:
+            return self
+        for name, limit in self.resources.limits.items():
+            if name in self.resources.requests:
+                continue
+            containers = [*self.containers, *self.init_containers]
+            if not any(name in c.resources.requests for c in containers):
+                self.resources.requests[name] = limit
+        return self
 
 
 class PodCondition(K8sModel):
