@@ -1,6 +1,8 @@
 """ASGI entry point: pages, static files and the API over HTTP; the cluster stream over WebSockets."""
 
+import logging
 import os
+from typing import Any
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "clusterviz.settings")
 
@@ -11,11 +13,30 @@ django_asgi_app = get_asgi_application()
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
+from clusterviz.controllers.runner import stop_runners  # noqa: E402
 from clusterviz.routing import websocket_urlpatterns  # noqa: E402
+
+
+async def lifespan(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """ASGI lifespan (uvicorn): on shutdown, stop this process's control loops and release their leases,
+    so that another (or a restarted) server process takes the clusters over at once."""
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            try:
+                await stop_runners()
+            except Exception:
+                logging.getLogger(__name__).exception("stopping the control loops failed")
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
         "websocket": AllowedHostsOriginValidator(URLRouter(websocket_urlpatterns)),
+        "lifespan": lifespan,
     }
 )

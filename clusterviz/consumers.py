@@ -7,18 +7,20 @@ socket get a `result` or an `error` reply carrying the action's `id`.
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.db import DataError
 
 from scheduler_core.api.loading import InputError
 
 from . import store
 from .controllers.runner import ensure_runner
-from .messages import Step, parse_action, perform
+from .messages import Step, data_error_message, parse_action, perform
 from .models import Change, Cluster
 from .publish import group_name, publish, watch_path
 from .services import state
@@ -65,6 +67,21 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         if hasattr(self, "group"):
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any) -> None:
+        """A frame that is not JSON text gets an error reply; it must not take the connection down."""
+        if text_data is None:
+            await self._error(None, "Invalid", "action: expected a JSON text frame, got a binary one")
+            return
+        try:
+            content = await self.decode_json(text_data)
+        except json.JSONDecodeError as exc:
+            await self._error(None, "Invalid", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}")
+            return
+        await self.receive_json(content, **kwargs)
+
+    async def _error(self, action_id: Any, reason: str, message: str) -> None:
+        await self.send_json({"type": "error", "id": action_id, "reason": reason, "message": message})
+
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         action_id = content.get("id") if isinstance(content, dict) else None
         try:
@@ -73,22 +90,19 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             if isinstance(action, Step):
                 await database_sync_to_async(publish)(self.cluster.pk, {"type": "control.step", "steps": action.steps})
             elif getattr(action, "action", "") == "pace":
+                await self.cluster.arefresh_from_db()
                 await database_sync_to_async(publish)(
                     self.cluster.pk, {"type": "cluster.updated", "cluster": self.cluster.to_dict()}
                 )
         except (InputError, store.StoreError) as exc:
-            await self.send_json({"type": "error", "id": action_id, "reason": _reason(exc), "message": str(exc)})
+            await self._error(action_id, _reason(exc), str(exc))
+            return
+        except DataError as exc:  # e.g. a NUL character, which PostgreSQL cannot store in JSON
+            await self._error(action_id, "Invalid", data_error_message(exc))
             return
         except Exception:
             log.exception("action failed")
-            await self.send_json(
-                {
-                    "type": "error",
-                    "id": action_id,
-                    "reason": "InternalError",
-                    "message": "the action failed on the server; nothing was changed",
-                }
-            )
+            await self._error(action_id, "InternalError", "the action failed on the server; nothing was changed")
             return
         await self.send_json({"type": "result", "id": action_id, **result})
         ensure_runner(self.cluster.pk)

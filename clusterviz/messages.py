@@ -12,7 +12,7 @@ from . import services
 from .models import Cluster
 from .publish import publish
 
-__all__ = ["MAX_YAML_CHARS", "Action", "parse_action", "perform"]
+__all__ = ["MAX_YAML_CHARS", "Action", "data_error_message", "parse_action", "perform"]
 
 MAX_YAML_CHARS = 2 * 1024 * 1024
 
@@ -120,6 +120,13 @@ def parse_action(data: Any) -> Any:
             parts, message = ["action"], f"unknown action {data.get('action')!r}"
         loc = ".".join(str(part) for part in parts) or "action"
         raise InputError(f"{loc}: {message}") from None
+
+
+def data_error_message(exc: Exception) -> str:
+    """What a client is told when the database refuses one of its values (a django DataError, e.g. a
+    NUL character in a string, which PostgreSQL cannot store in JSON); nothing was written."""
+    text = str(exc).strip()
+    return f"a value was refused by the database: {text.splitlines()[0] if text else 'invalid value'}"
 
 
 def perform(cluster: Cluster, action: Any, component: str) -> dict[str, Any]:

@@ -1,36 +1,84 @@
 """The scheduling queue's bookkeeping: which unbound pods are active, parked or gated.
 
-Upstream parks a pod that failed in the unschedulable queue and moves it back when a cluster event
-could make it schedulable (pkg/scheduler/backend/queue, QueueingHints). Here: a node added or
-changed, or a pod deleted, moves every parked pod of the cluster back to the active queue, with a
-fresh queue timestamp (as upstream refreshes it on requeue).
+Upstream parks a pod that failed in the unschedulable pool and moves it back when a cluster event
+could make it schedulable (pkg/scheduler/backend/queue, QueueingHints). Here, coarser:
+
+- a node added or changed moves every parked pod back to the active queue;
+- a bound pod deleted (or a nominated one: it held room on its node) does too;
+- a pod bound or created bound (upstream's AssignedPodAdd) moves back the parked pods whose verdict
+  can depend on other pods' placement: those with required pod affinity or a DoNotSchedule
+  topology spread constraint (InterPodAffinity's and PodTopologySpread's hints);
+- a pod left parked for longer than `MAX_PARKED_SECONDS` goes back anyway
+  (podMaxInUnschedulablePodsDuration, flushed by flushUnschedulablePodsLeftover).
+
+A pod re-activated by an event gets a fresh queue timestamp.
 """
 
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from .models import Cluster, KubeObject
 
 ACTIVE = ""
 UNSCHEDULABLE = "unschedulable"
 GATED = "gated"
+MAX_PARKED_SECONDS = 300.0  # upstream DefaultPodMaxInUnschedulablePodsDuration: 5 minutes
 
 
-def requeue_after(cluster: Cluster, change_type: str, row: KubeObject) -> None:
-    """Called inside every write's transaction."""
+def _parked(cluster: Cluster) -> Any:
+    return KubeObject.objects.filter(cluster=cluster, kind="Pod", queue_state=UNSCHEDULABLE)
+
+
+def _requeue_all(cluster: Cluster) -> None:
+    _parked(cluster).update(queue_state=ACTIVE, queue_ts=time.time())
+
+
+def _depends_on_other_pods(body: dict[str, Any]) -> bool:
+    spec = body.get("spec", {})
+    affinity = (spec.get("affinity") or {}).get("podAffinity") or {}
+    spread = [c for c in spec.get("topologySpreadConstraints") or [] if c.get("whenUnsatisfiable") == "DoNotSchedule"]
+    return bool(affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or spread)
+
+
+def _requeue_pod_dependent(cluster: Cluster) -> None:
+    ids = [row.pk for row in _parked(cluster) if _depends_on_other_pods(row.body)]
+    if ids:
+        KubeObject.objects.filter(pk__in=ids).update(queue_state=ACTIVE, queue_ts=time.time())
+
+
+def requeue_after(cluster: Cluster, change_type: str, row: KubeObject, previous: dict[str, Any] | None = None) -> None:
+    """Called inside every write's transaction; `previous` is the body before a MODIFIED write."""
     kind = row.kind
-    if (kind == "Node" and change_type in ("ADDED", "MODIFIED")) or (kind == "Pod" and change_type == "DELETED"):
-        KubeObject.objects.filter(cluster=cluster, kind="Pod", queue_state=UNSCHEDULABLE).update(
-            queue_state=ACTIVE, queue_ts=time.time()
-        )
-    elif kind == "Pod" and change_type == "MODIFIED" and row.queue_state == GATED:
-        # The pod itself changed (e.g. its scheduling gates were removed): PreEnqueue runs again.
-        KubeObject.objects.filter(pk=row.pk).update(queue_state=ACTIVE, queue_ts=time.time())
+    if kind == "Node" and change_type in ("ADDED", "MODIFIED"):
+        _requeue_all(cluster)
+    elif kind != "Pod":
+        return
+    elif change_type == "DELETED":
+        if row.node_name or row.body.get("status", {}).get("nominatedNodeName"):
+            _requeue_all(cluster)
+    elif change_type == "ADDED":
+        if row.node_name:
+            _requeue_pod_dependent(cluster)
+    elif change_type == "MODIFIED":
+        was_bound = bool((previous or {}).get("spec", {}).get("nodeName"))
+        if row.node_name and not was_bound:
+            _requeue_pod_dependent(cluster)
+        if row.queue_state == GATED:
+            # The pod itself changed (e.g. its scheduling gates were removed): PreEnqueue runs again.
+            KubeObject.objects.filter(pk=row.pk).update(queue_state=ACTIVE, queue_ts=time.time())
 
 
 def park(row_id: int, state: str) -> None:
-    KubeObject.objects.filter(pk=row_id).update(queue_state=state)
+    """Move a pod out of the active queue; the parking time starts the 5-minute flush clock."""
+    KubeObject.objects.filter(pk=row_id).update(queue_state=state, queue_ts=time.time())
+
+
+def flush_leftovers(cluster: Cluster, now: float | None = None) -> int:
+    """Pods parked for longer than MAX_PARKED_SECONDS go back to the active queue."""
+    now = time.time() if now is None else now
+    return _parked(cluster).filter(queue_ts__lt=now - MAX_PARKED_SECONDS).update(queue_state=ACTIVE)
 
 
 def activate_pod(cluster: Cluster, namespace: str, name: str) -> None:

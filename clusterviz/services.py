@@ -61,14 +61,22 @@ def parse_objects(text: str | bytes, source: str, cluster: Cluster) -> list[dict
         data = document.data
         items: list[tuple[Any, tuple[int | str, ...]]]
         if isinstance(data, dict) and str(data.get("kind", "")).endswith("List") and "items" in data:
-            items = [(item, ("items", k)) for k, item in enumerate(data.get("items") or [])]
+            raw_items = data.get("items") or []
+            if not isinstance(raw_items, list):
+                raise InputError(f"{source}: items: must be a list")
+            item_kind = str(data["kind"])[: -len("List")]
+            items = []
+            for k, item in enumerate(raw_items):
+                if item_kind and isinstance(item, dict) and "kind" not in item:
+                    item = {**item, "kind": item_kind}  # typed lists (PodList) leave out their items' kind
+                items.append((item, ("items", k)))
         else:
             items = [(data, ())]
-        for item, _ in items:
+        for item, prefix in items:
             if isinstance(item, dict) and item.get("kind") == "PriorityClass":
-                admitted = admit(item, source, document.node)
+                admitted = admit(item, source, document.node, prefix=prefix)
                 classes[admitted["metadata"]["name"]] = _priority_class(admitted)
-            out.append(admit(item, source, document.node, classes, runtimes))
+            out.append(admit(item, source, document.node, classes, runtimes, prefix))
             if len(out) > MAX_OBJECTS_PER_REQUEST:
                 raise InputError(f"{source}: more than {MAX_OBJECTS_PER_REQUEST} objects in one request")
     if not out:
@@ -116,12 +124,18 @@ def delete_object(cluster: Cluster, kind: str, namespace: str, name: str, compon
 
 
 def _delete_owned(cluster: Cluster, uid: str, component: str) -> None:
-    """Garbage collection with background propagation: dependents go with their owner."""
+    """Garbage collection with background propagation: dependents go with their owner (deleted
+    through the API like any other delete, so running pods turn Terminating first)."""
     for row in KubeObject.objects.filter(cluster=cluster, kind__in=("ReplicaSet", "Pod")):
         refs = row.body["metadata"].get("ownerReferences", [])
-        if any(ref.get("uid") == uid for ref in refs):
-            _delete_owned(cluster, row.uid, component)
-            store.delete(cluster, row.kind, row.namespace, row.name, "garbage-collector")
+        if not any(ref.get("uid") == uid for ref in refs):
+            continue
+        if row.kind == "Pod":
+            if not row.body["metadata"].get("deletionTimestamp"):
+                delete_object(cluster, "Pod", row.namespace, row.name, "garbage-collector")
+            continue
+        _delete_owned(cluster, row.uid, component)
+        store.delete(cluster, row.kind, row.namespace, row.name, "garbage-collector")
 
 
 def set_label(
@@ -135,11 +149,11 @@ def set_label(
     def relabel(body: dict[str, Any]) -> None:
         labels = body["metadata"].setdefault("labels", {})
         if value is None:
-            if key not in labels:
-                raise InputError(f'label "{key}" not found.')
-            del labels[key]
+            # kubectl prints `label "k" not found.` and writes nothing; it is not an error
+            labels.pop(key, None)
         else:
-            if key in labels and labels[key] != value and not overwrite:
+            # kubectl's validateNoOverwrites: any existing value, even the same one
+            if key in labels and not overwrite:
                 raise InputError(f"'{key}' already has a value ({labels[key]}), and --overwrite is false")
             labels[key] = value
         if not labels:
@@ -163,7 +177,7 @@ def set_taint(
         raise InputError(f"spec.taints: {error}")
 
     def retaint(body: dict[str, Any]) -> None:
-        taints = body["spec"].setdefault("taints", [])
+        taints = body.setdefault("spec", {}).setdefault("taints", [])
         if remove:
             kept = [t for t in taints if not (t["key"] == key and (not effect or t["effect"] == effect))]
             if len(kept) == len(taints):
@@ -189,10 +203,17 @@ def set_cordon(cluster: Cluster, node: str, cordoned: bool, component: str) -> d
 
     def cordon(body: dict[str, Any]) -> None:
         spec = body.setdefault("spec", {})
-        taints = [t for t in spec.get("taints", []) if t["key"] != UNSCHEDULABLE_TAINT_KEY]
+        current = spec.get("taints", [])
+        taints = [t for t in current if t["key"] != UNSCHEDULABLE_TAINT_KEY]
         if cordoned:
             spec["unschedulable"] = True
-            taints.append({"key": UNSCHEDULABLE_TAINT_KEY, "effect": "NoSchedule", "timeAdded": store.now_rfc3339()})
+            # already cordoned: keep the taint (and its timeAdded), so that nothing is written
+            existing = [t for t in current if t["key"] == UNSCHEDULABLE_TAINT_KEY and t.get("effect") == "NoSchedule"]
+            taints.append(
+                existing[0]
+                if existing
+                else {"key": UNSCHEDULABLE_TAINT_KEY, "effect": "NoSchedule", "timeAdded": store.now_rfc3339()}
+            )
         else:
             spec.pop("unschedulable", None)
         spec["taints"] = taints

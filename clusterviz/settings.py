@@ -69,6 +69,10 @@ if os.environ.get("REDIS_URL"):
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": 1000}}}
 
+# How long a server process's claim to drive a cluster's control loops lasts without renewal (it renews
+# every third of it): the longest a cluster stalls after its process is killed without a clean exit.
+CLUSTERVIZ_LEASE_SECONDS = float(os.environ.get("CLUSTERVIZ_LEASE_SECONDS", "15"))
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -96,7 +96,15 @@ def _bump(cluster: Cluster) -> int:
     return int(rv)
 
 
-def _log(cluster: Cluster, rv: int, change_type: str, row: KubeObject, body: dict[str, Any], component: str) -> None:
+def _log(
+    cluster: Cluster,
+    rv: int,
+    change_type: str,
+    row: KubeObject,
+    body: dict[str, Any],
+    component: str,
+    previous: dict[str, Any] | None = None,
+) -> None:
     change = Change.objects.create(
         cluster=cluster,
         resource_version=rv,
@@ -109,7 +117,7 @@ def _log(cluster: Cluster, rv: int, change_type: str, row: KubeObject, body: dic
     )
     if rv % 1000 == 0:
         Change.objects.filter(cluster=cluster, resource_version__lte=rv - CHANGE_LOG_LIMIT).delete()
-    requeue_after(cluster, change_type, row)
+    requeue_after(cluster, change_type, row, previous)
     message = change.to_dict()
     transaction.on_commit(lambda: publish_change(cluster.pk, message))
 
@@ -163,6 +171,10 @@ def create(cluster: Cluster, body: dict[str, Any], component: str) -> dict[str, 
             row.save()
             _log(cluster, rv, "ADDED", row, body, component)
     except IntegrityError:
+        # the savepoint rolled the bump back: forget it in memory too
+        cluster.resource_version = (
+            Cluster.objects.filter(pk=cluster.pk).values_list("resource_version", flat=True).get()
+        )
         raise AlreadyExists(f'{resource_name(kind)} "{name}" already exists') from None
     return body
 
@@ -202,11 +214,12 @@ def patch(
             return body
         rv = _bump(cluster)
         body["metadata"]["resourceVersion"] = str(rv)
+        previous = row.body
         row.body = body
         row.resource_version = rv
         _index(row)
         row.save(update_fields=["body", "resource_version", "node_name", "priority"])
-        _log(cluster, rv, "MODIFIED", row, body, component)
+        _log(cluster, rv, "MODIFIED", row, body, component, previous)
     return body
 
 

@@ -1,8 +1,9 @@
-from django.urls import path
+from django.urls import include, path
 
 from . import classroom, views
 
 urlpatterns = [
+    path("k8s/<slug:slug>/", include("clusterviz.kube_api.urls")),
     path("", views.home, name="clusterviz-home"),
     path("clusters/new", views.create_cluster, name="clusterviz-create"),
     path("clusters/<slug:slug>/", views.cluster_page, name="clusterviz-cluster"),

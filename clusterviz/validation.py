@@ -14,7 +14,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
 
-from scheduler_core.api.loading import InputError, admit_pod, format_validation_error
+from scheduler_core.api.loading import InputError, admit_pod, format_validation_error, locate
 from scheduler_core.api.objects import (
     LabelSelector,
     Namespace,
@@ -83,31 +83,88 @@ class Workload(_Model):
     spec: WorkloadSpec
 
 
-def prune(value: Any) -> Any:
-    """Drop empty lists, maps and nulls, as the API server's JSON leaves them out."""
+# Fields whose values are maps of strings: an empty string there is data (`kgc: ""`), not a default.
+_STRING_MAPS = frozenset(
+    {"labels", "annotations", "nodeSelector", "matchLabels", "requests", "limits", "capacity", "allocatable"}
+)
+
+
+def prune(value: Any, in_map: bool = False) -> Any:
+    """Drop what the API server's JSON leaves out (omitempty): nulls, empty lists and maps, empty
+    strings of struct fields and `unschedulable: false`; empty strings in label-like maps stay."""
     if isinstance(value, dict):
-        out = {k: prune(v) for k, v in value.items()}
-        return {k: v for k, v in out.items() if v not in (None, [], {})}
+        out = {k: prune(v, k in _STRING_MAPS) for k, v in value.items()}
+        return {
+            k: v
+            for k, v in out.items()
+            if v not in (None, [], {}) and (in_map or v != "") and not (k == "unschedulable" and v is False)
+        }
     if isinstance(value, list):
         return [prune(v) for v in value]
     return value
 
 
-def _check_meta(kind: str, meta: dict[str, Any], where: str) -> None:
+def _check_meta(
+    kind: str,
+    meta: dict[str, Any],
+    source: str,
+    node: yaml.Node | None,
+    path: tuple[int | str, ...],
+    require_name: bool = True,
+) -> None:
+    """Name, namespace and labels; errors read `source:line: path.metadata.name: ...`."""
+    for field in ("name", "generateName", "namespace"):
+        value = meta.get(field)
+        if value is not None and not isinstance(value, str):
+            where = locate(source, node, (*path, "metadata", field))
+            raise InputError(f'{where}: Invalid value: "{value}": must be a string')
+    namespace = meta.get("namespace") or ""
+    if namespace and kind not in ("Node", "Namespace", "PriorityClass"):
+        error = dns1123_label_error(namespace)
+        if error:
+            raise InputError(f"{locate(source, node, (*path, 'metadata', 'namespace'))}: {error}")
     name = meta.get("name") or ""
+    if require_name and not name and not meta.get("generateName"):
+        where = locate(source, node, (*path, "metadata", "name"))
+        raise InputError(f"{where}: Required value: name or generateName is required")
     if name:
         error = dns1123_label_error(name) if kind == "Namespace" else dns1123_subdomain_error(name)
         if error:
-            raise InputError(f"{where}metadata.name: {error}")
+            raise InputError(f"{locate(source, node, (*path, 'metadata', 'name'))}: {error}")
     labels = meta.get("labels") or {}
     if not isinstance(labels, dict):
-        raise InputError(f"{where}metadata.labels: must be a map of strings")
+        raise InputError(f"{locate(source, node, (*path, 'metadata', 'labels'))}: must be a map of strings")
     for key, value in labels.items():
         error = label_key_error(str(key)) or (
             label_value_error(value) if isinstance(value, str) else f'Invalid value: "{value}": must be a string'
         )
         if error:
-            raise InputError(f"{where}metadata.labels: {error}")
+            raise InputError(f"{locate(source, node, (*path, 'metadata', 'labels'))}: {error}")
+
+
+HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
+SYSTEM_PRIORITY_CLASSES = ("system-cluster-critical", "system-node-critical")
+
+
+def _check_priority_class(
+    body: dict[str, Any], source: str, node: yaml.Node | None, prefix: tuple[int | str, ...]
+) -> None:
+    """pkg/apis/scheduling/validation ValidatePriorityClass: user classes stay at or below 1e9 and
+    the `system-` prefix is reserved."""
+    name = body["metadata"].get("name", "")
+    if name in SYSTEM_PRIORITY_CLASSES:
+        return
+    if name.startswith("system-"):
+        where = locate(source, node, (*prefix, "metadata", "name"))
+        raise InputError(
+            f"{where}: Forbidden: priority class names with 'system-' prefix are reserved for system use only. "
+            f"error: {name} is not a known system priority class"
+        )
+    if int(body.get("value", 0)) > HIGHEST_USER_DEFINABLE_PRIORITY:
+        where = locate(source, node, (*prefix, "value"))
+        raise InputError(
+            f"{where}: Forbidden: maximum allowed value of a user defined priority is {HIGHEST_USER_DEFINABLE_PRIORITY}"
+        )
 
 
 def admit(
@@ -116,28 +173,36 @@ def admit(
     node: yaml.Node | None = None,
     priority_classes: dict[str, PriorityClass] | None = None,
     runtime_classes: dict[str, RuntimeClass] | None = None,
+    prefix: tuple[int | str, ...] = (),
 ) -> dict[str, Any]:
-    """Validate and default one object; returns the JSON to store."""
+    """Validate and default one object; returns the JSON to store.
+
+    `node` is the YAML document's node and `prefix` the object's path in it (`("items", 3)` for
+    an item of a List), so that errors name the right line and field.
+    """
     if not isinstance(body, dict):
-        raise InputError(f"{source}: expected a Kubernetes object (a mapping)")
+        where = locate(source, node, prefix)
+        raise InputError(f"{where}: expected a Kubernetes object (a mapping)")
     kind = body.get("kind")
     if kind not in SUPPORTED_KINDS:
         supported = ", ".join(SUPPORTED_KINDS)
-        raise InputError(f'{source}: kind: unsupported kind "{kind}" (supported: {supported})')
+        raise InputError(
+            f'{locate(source, node, (*prefix, "kind"))}: unsupported kind "{kind}" (supported: {supported})'
+        )
     api_version = body.get("apiVersion") or API_VERSIONS[kind]
     if api_version != API_VERSIONS[kind]:
         raise InputError(
-            f'{source}: apiVersion: "{api_version}" is not served for kind {kind} (use {API_VERSIONS[kind]})'
+            f'{locate(source, node, (*prefix, "apiVersion"))}: "{api_version}" is not served for kind {kind} '
+            f"(use {API_VERSIONS[kind]})"
         )
     meta = body.get("metadata")
     if not isinstance(meta, dict):
-        raise InputError(f"{source}: metadata: Required value")
-    where = f"{source}: "
-    _check_meta(kind, meta, where)
+        raise InputError(f"{locate(source, node, (*prefix, 'metadata'))}: Required value")
+    _check_meta(kind, meta, source, node, prefix)
     try:
         if kind == "Pod":
             pod = Pod.model_validate(body)
-            admit_pod(pod, priority_classes or {}, runtime_classes or {}, source)
+            admit_pod(pod, priority_classes or {}, runtime_classes or {}, source, node, prefix)
             out = prune(pod.to_dict())
             out["spec"].setdefault("schedulerName", "default-scheduler")
             out["spec"]["priority"] = pod.spec.priority
@@ -154,15 +219,22 @@ def admit(
                 )
             return out
         if kind == "Node":
-            return prune(Node.model_validate(body).to_dict())
+            out = prune(Node.model_validate(body).to_dict())
+            # spec and status are structs: the API server always writes them, if only as {}
+            out.setdefault("spec", {})
+            out.setdefault("status", {})
+            return out
         if kind == "Namespace":
             return prune(Namespace.model_validate(body).to_dict())
         if kind == "PriorityClass":
-            return prune(PriorityClass.model_validate(body).to_dict())
+            out = prune(PriorityClass.model_validate(body).to_dict())
+            _check_priority_class(out, source, node, prefix)
+            return out
         workload = Workload.model_validate({**body, "apiVersion": api_version})
-        _check_meta("Pod", workload.spec.template.metadata.model_dump(by_alias=True), f"{where}spec.template.")
+        template_meta = workload.spec.template.metadata.model_dump(by_alias=True)
+        _check_meta("Pod", template_meta, source, node, (*prefix, "spec", "template"), require_name=False)
         out = prune(workload.model_dump(by_alias=True, exclude_none=True, mode="json"))
         out["spec"]["replicas"] = workload.spec.replicas
         return out
     except ValidationError as exc:
-        raise InputError(format_validation_error(exc, source, node)) from None
+        raise InputError(format_validation_error(exc, source, node, prefix)) from None

@@ -2,29 +2,36 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import logging
+from collections.abc import Callable
 from typing import Any
 
 from asgiref.sync import sync_to_async
+from django.db import DataError, transaction
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
+from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
 from scheduler_core.api.loading import InputError
 
 from . import services, store
 from .controllers.runner import ensure_runner
+from .controllers.scheduler import CYCLES_KEPT
 from .lessons import all_lessons, load_lesson
-from .messages import MAX_YAML_CHARS, Step, parse_action, perform
+from .messages import MAX_YAML_CHARS, Step, data_error_message, parse_action, perform
 from .models import Cluster, SchedulingCycle
 from .publish import publish
 
 COMPONENT = "browser"
+log = logging.getLogger(__name__)
 
 
-def _status(exc: Exception, code: int | None = None) -> JsonResponse:
-    reason = exc.reason if isinstance(exc, store.StoreError) else "Invalid"
+def _status(exc: Exception, code: int | None = None, reason: str | None = None) -> JsonResponse:
+    reason = reason or (exc.reason if isinstance(exc, store.StoreError) else "Invalid")
     status = code or (exc.code if isinstance(exc, store.StoreError) else 400)
     return JsonResponse(
         {
@@ -46,6 +53,27 @@ def _cluster(slug: str) -> Cluster:
     return cluster
 
 
+def _api_cluster(slug: str) -> Cluster:
+    """The cluster of an API call; a missing one is a NotFound Status (JSON), not an HTML page."""
+    cluster = Cluster.objects.filter(slug=slug).first()
+    if cluster is None:
+        raise store.NotFound(f'clusters "{slug}" not found')
+    return cluster
+
+
+def _api(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Turn the refusals of a (sync) API view into Status objects."""
+
+    @functools.wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        try:
+            return view(request, *args, **kwargs)
+        except (InputError, store.StoreError) as exc:
+            return _status(exc)
+
+    return wrapper
+
+
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
     clusters = Cluster.objects.order_by("-created_at")[:50]
@@ -56,10 +84,14 @@ def home(request: HttpRequest) -> HttpResponse:
 def create_cluster(request: HttpRequest) -> HttpResponse:
     slug = (request.POST.get("slug") or "").strip()
     lesson = (request.POST.get("lesson") or "").strip()
+    title = request.POST.get("title", "")
     try:
-        cluster = services.create_cluster(slug, request.POST.get("title", ""))
-        if lesson:
-            load_lesson(cluster, lesson)
+        if len(title) > 200:  # Cluster.title's max_length (PostgreSQL would refuse it with a 500)
+            raise InputError("title: must be no more than 200 characters")
+        with transaction.atomic():  # an unknown lesson must not leave an empty cluster behind
+            cluster = services.create_cluster(slug, title)
+            if lesson:
+                load_lesson(cluster, lesson)
     except (InputError, store.StoreError) as exc:
         clusters = Cluster.objects.order_by("-created_at")[:50]
         context = {"clusters": clusters, "lessons": list(all_lessons().values()), "error": str(exc)}
@@ -74,17 +106,31 @@ def cluster_page(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @require_GET
+@_api
 def api_state(request: HttpRequest, slug: str) -> JsonResponse:
-    return JsonResponse(services.state(_cluster(slug)))
+    return JsonResponse(services.state(_api_cluster(slug)))
 
 
+@csrf_exempt
 async def api_action(request: HttpRequest, slug: str) -> JsonResponse:
-    """POST one action (the same JSON the WebSocket takes)."""
+    """POST one action (the same JSON the WebSocket takes).
+
+    Not CSRF-protected (scripts and other tools call it), so it insists on a JSON content type: a
+    cross-site HTML form cannot send one without a CORS preflight, which this server never grants.
+    """
     if request.method != "POST":
-        return JsonResponse({"message": "POST an action"}, status=405)
-    cluster = await sync_to_async(_cluster)(slug)
+        response = _status(InputError("POST an action"), 405, "MethodNotAllowed")
+        response["Allow"] = "POST"
+        return response
+    try:
+        cluster = await sync_to_async(_api_cluster)(slug)
+    except store.NotFound as exc:
+        return _status(exc)
+    if request.content_type != "application/json":
+        error = InputError(f'Content-Type: must be "application/json", not "{request.content_type}"')
+        return _status(error, 415, "UnsupportedMediaType")
     if len(request.body) > MAX_YAML_CHARS + 4096:
-        return _status(InputError("request body too large"), 413)
+        return _status(InputError("request body too large"), 413, "RequestEntityTooLarge")
     try:
         data: Any = json.loads(request.body or b"null")
         action = parse_action(data)
@@ -95,36 +141,43 @@ async def api_action(request: HttpRequest, slug: str) -> JsonResponse:
             await sync_to_async(publish)(cluster.pk, {"type": "cluster.updated", "cluster": cluster.to_dict()})
     except json.JSONDecodeError as exc:
         return _status(InputError(f"body: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"))
+    except UnicodeDecodeError as exc:
+        return _status(InputError(f"body: invalid JSON: not valid UTF-8 (byte {exc.start})"))
     except (InputError, store.StoreError) as exc:
         return _status(exc)
+    except DataError as exc:  # e.g. a NUL character, which PostgreSQL cannot store in JSON
+        return _status(InputError(data_error_message(exc)))
+    except Exception:
+        log.exception("action failed")
+        return _status(InputError("the action failed on the server; nothing was changed"), 500, "InternalError")
     ensure_runner(cluster.pk)
     return JsonResponse({"ok": True, **result})
 
 
 @require_GET
+@_api
 def api_export(request: HttpRequest, slug: str) -> HttpResponse:
-    cluster = _cluster(slug)
+    cluster = _api_cluster(slug)
     response = HttpResponse(services.export_yaml(cluster), content_type="application/yaml")
     response["Content-Disposition"] = f'attachment; filename="{cluster.slug}.yaml"'
     return response
 
 
 @require_POST
+@_api
 def api_import(request: HttpRequest, slug: str) -> JsonResponse:
-    cluster = _cluster(slug)
+    cluster = _api_cluster(slug)
     text = request.FILES["file"].read() if "file" in request.FILES else request.body
-    try:
-        count = services.import_snapshot(cluster, text, "kubectl", source="snapshot")
-    except (InputError, store.StoreError) as exc:
-        return _status(exc)
+    count = services.import_snapshot(cluster, text, "kubectl", source="snapshot")
     return JsonResponse({"ok": True, "imported": count})
 
 
 @require_GET
+@_api
 def api_cycle(request: HttpRequest, slug: str, number: int) -> JsonResponse:
-    cycle = SchedulingCycle.objects.filter(cluster=_cluster(slug), number=number).first()
+    cycle = SchedulingCycle.objects.filter(cluster=_api_cluster(slug), number=number).first()
     if cycle is None:
-        raise Http404(f"cycle {number} not found")
+        raise store.NotFound(f"cycle {number} not found (kept: the last {CYCLES_KEPT})")
     return JsonResponse(cycle.to_dict())
 
 

@@ -18,6 +18,7 @@ from .. import store
 from ..admission import admission_context
 from ..kube_events import record_event
 from ..models import Cluster, KubeObject
+from ..services import delete_object
 from ..validation import admit
 
 COMPONENT = "controller-manager"
@@ -148,7 +149,8 @@ def sync_replica_sets(cluster: Cluster) -> bool:
             return True
         if len(owned) > wanted:
             victim = min(owned, key=_deletion_rank)
-            store.delete(cluster, "Pod", victim["metadata"]["namespace"], victim["metadata"]["name"], COMPONENT)
+            # an API delete: a bound pod turns Terminating (its kubelet stops it), a pending one goes at once
+            delete_object(cluster, "Pod", victim["metadata"]["namespace"], victim["metadata"]["name"], COMPONENT)
             record_event(
                 cluster,
                 rs,

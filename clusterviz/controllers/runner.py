@@ -11,7 +11,9 @@ cluster, and honours the pace: instant, slowed (one action per delay) or paused 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
+import contextvars
 import logging
 import os
 import time
@@ -19,17 +21,27 @@ import uuid
 
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
+from django.conf import settings
 from django.db.models import Q
 
 from ..models import PACE_INSTANT, PACE_PAUSED, Cluster
 from ..publish import group_name, publish
 from . import kubelet, replicaset, scheduler, taint_manager
 
-__all__ = ["ClusterRunner", "ensure_runner", "reconcile", "step_once", "stop_runners"]
+__all__ = [
+    "ClusterRunner",
+    "acquire_lease",
+    "ensure_runner",
+    "reconcile",
+    "release_all_leases",
+    "release_lease",
+    "step_once",
+    "stop_runners",
+]
 
 log = logging.getLogger(__name__)
 PROCESS_ID = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
-LEASE_SECONDS = 15.0
+LEASE_SECONDS = 15.0  # default of settings.CLUSTERVIZ_LEASE_SECONDS
 MAX_STEPS = 10_000
 
 
@@ -59,18 +71,49 @@ def reconcile(cluster: Cluster, limit: int = MAX_STEPS) -> int:
     return limit
 
 
-def acquire_lease(cluster_id: int) -> bool:
+def lease_seconds() -> float:
+    """How long a lease lasts without renewal: how long a crashed process keeps its clusters stalled."""
+    return float(getattr(settings, "CLUSTERVIZ_LEASE_SECONDS", LEASE_SECONDS))
+
+
+_held: set[int] = set()  # clusters whose lease this process may hold (released at exit)
+
+
+def acquire_lease(cluster_id: int, owner: str | None = None) -> bool:
+    """Take or renew the lease of a cluster (free, expired or already `owner`'s; this process by default)."""
+    owner = owner or PROCESS_ID
     now = time.time()
     taken = (
         Cluster.objects.filter(pk=cluster_id)
-        .filter(Q(lease_owner=PROCESS_ID) | Q(lease_until__lt=now) | Q(lease_owner=""))
-        .update(lease_owner=PROCESS_ID, lease_until=now + LEASE_SECONDS)
+        .filter(Q(lease_owner=owner) | Q(lease_until__lt=now) | Q(lease_owner=""))
+        .update(lease_owner=owner, lease_until=now + lease_seconds())
     )
+    if taken == 1 and owner == PROCESS_ID:
+        _held.add(cluster_id)
     return taken == 1
 
 
-def release_lease(cluster_id: int) -> None:
-    Cluster.objects.filter(pk=cluster_id, lease_owner=PROCESS_ID).update(lease_owner="", lease_until=0)
+def release_lease(cluster_id: int, owner: str | None = None) -> None:
+    owner = owner or PROCESS_ID
+    Cluster.objects.filter(pk=cluster_id, lease_owner=owner).update(lease_owner="", lease_until=0)
+    if owner == PROCESS_ID:
+        _held.discard(cluster_id)
+
+
+def release_all_leases() -> None:
+    """Give up every lease of this process, so that a restarted server takes over at once."""
+    if not _held:
+        return
+    Cluster.objects.filter(pk__in=list(_held), lease_owner=PROCESS_ID).update(lease_owner="", lease_until=0)
+    _held.clear()
+
+
+@atexit.register
+def _release_at_exit() -> None:
+    # A server stopped by SIGTERM (daphne) exits normally: hand its clusters over right away
+    # instead of leaving them stalled until the lease expires. uvicorn uses the ASGI lifespan.
+    with contextlib.suppress(Exception):
+        release_all_leases()
 
 
 class ClusterRunner:
@@ -84,8 +127,15 @@ class ClusterRunner:
         self.listener: asyncio.Task[None] | None = None
 
     def start(self) -> None:
-        self.task = asyncio.get_running_loop().create_task(self.run(), name=f"runner-{self.cluster_id}")
-        self.listener = asyncio.get_running_loop().create_task(self.listen(), name=f"runner-listen-{self.cluster_id}")
+        # Fresh contexts: a task inherits its creator's context variables, and a request handled
+        # through a sync middleware carries asgiref's per-request CurrentThreadExecutor, which quits
+        # when the request ends. Every later sync_to_async of the runner would then fail
+        # ("CurrentThreadExecutor already quit or is broken"), and the cluster would stall for good.
+        loop = asyncio.get_running_loop()
+        self.task = loop.create_task(self.run(), name=f"runner-{self.cluster_id}", context=contextvars.Context())
+        self.listener = loop.create_task(
+            self.listen(), name=f"runner-listen-{self.cluster_id}", context=contextvars.Context()
+        )
 
     async def stop(self) -> None:
         for task in (self.task, self.listener):
@@ -120,7 +170,7 @@ class ClusterRunner:
     async def run(self) -> None:
         deadline: float | None = None
         while True:
-            timeout = LEASE_SECONDS / 3
+            timeout = lease_seconds() / 3
             if deadline is not None:
                 timeout = max(0.05, min(timeout, deadline - time.time()))
             with contextlib.suppress(TimeoutError):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
+from django.db.models import F
 
 from scheduler_core.framework.events import Event
 from scheduler_core.framework.pod_info import PodInfo
@@ -17,7 +18,8 @@ from ..adapters import snapshot
 from ..kube_events import record_event
 from ..models import Cluster, KubeObject, SchedulingCycle
 from ..publish import publish
-from ..scheduling_queue import GATED, UNSCHEDULABLE, park
+from ..scheduling_queue import GATED, UNSCHEDULABLE, flush_leftovers, park
+from ..services import delete_object
 
 COMPONENT = "default-scheduler"
 CYCLES_KEPT = 500
@@ -25,6 +27,7 @@ CYCLES_KEPT = 500
 
 def next_pod(cluster: Cluster) -> KubeObject | None:
     """PrioritySort: higher priority first, then the earlier queue timestamp."""
+    flush_leftovers(cluster)
     rows = KubeObject.objects.filter(cluster=cluster, kind="Pod", node_name="", queue_state="").order_by(
         "-priority", "queue_ts", "id"
     )
@@ -61,8 +64,9 @@ def schedule_next(cluster: Cluster) -> bool:
     key = f"{row.namespace}/{row.name}"
     info = snap.pod_infos[key]
     table = snap.table()
-    Cluster.objects.filter(pk=cluster.pk).update(cycle=cluster.cycle + 1)
-    cluster.cycle += 1
+    # Counted in the database: another process (or a stale Cluster object) may have run cycles too.
+    Cluster.objects.filter(pk=cluster.pk).update(cycle=F("cycle") + 1)
+    cluster.cycle = Cluster.objects.filter(pk=cluster.pk).values_list("cycle", flat=True).get()
     scheduler = Scheduler(new_framework(), seed=cluster.cycle)
     scheduler.cycle = cluster.cycle - 1
     events: list[Event] = []
@@ -119,13 +123,18 @@ def _fail(cluster: Cluster, row: KubeObject, info: PodInfo, result: ScheduleResu
 
     body = store.patch(cluster, "Pod", row.namespace, row.name, unschedulable, COMPONENT)
     record_event(cluster, body, "Warning", "FailedScheduling", result.message, COMPONENT)
+    # Parked first: deleting the victims is the event that moves the preemptor back to the queue.
+    park(row.pk, UNSCHEDULABLE)
     for victim in victims:
         _preempt(cluster, victim, body, nominated)
-    park(row.pk, UNSCHEDULABLE)
 
 
 def _preempt(cluster: Cluster, victim: PodInfo, preemptor: dict[str, Any], node: str) -> None:
-    """DisruptionTarget condition, the Preempted event, then deletion (preemption.go PreemptPod)."""
+    """preemption.go PreemptPod: the DisruptionTarget condition, a (graceful) delete, the Preempted event.
+
+    The victim is Terminating until its kubelet stops it; meanwhile it still holds its room, and
+    its deletion is what moves the (parked, nominated) preemptor back to the active queue.
+    """
 
     def mark(body: dict[str, Any]) -> None:
         conditions = [c for c in body.setdefault("status", {}).get("conditions", []) if c["type"] != "DisruptionTarget"]
@@ -142,11 +151,12 @@ def _preempt(cluster: Cluster, victim: PodInfo, preemptor: dict[str, Any], node:
 
     try:
         body = store.patch(cluster, "Pod", victim.namespace, victim.name, mark, COMPONENT)
+        if not body["metadata"].get("deletionTimestamp"):
+            body = delete_object(cluster, "Pod", victim.namespace, victim.name, COMPONENT)
     except store.NotFound:
         return
     uid = preemptor["metadata"].get("uid", "")
     record_event(cluster, body, "Normal", "Preempted", f"Preempted by pod {uid} on node {node}", COMPONENT)
-    store.delete(cluster, "Pod", victim.namespace, victim.name, COMPONENT)
 
 
 def _keep_cycle(cluster: Cluster, result: ScheduleResult, wire: list[dict[str, Any]]) -> None:

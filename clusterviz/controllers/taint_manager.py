@@ -27,30 +27,60 @@ def _epoch(stamp: str | None, default: float) -> float:
         return default
 
 
-def eviction_time(taints: list[dict[str, Any]], tolerations: list[Toleration], now: float) -> float | None:
-    """When a pod must go: now (an untolerated taint), later (tolerationSeconds), or never (None)."""
-    deadline: float | None = None
-    for raw in taints:
-        if raw.get("effect") != "NoExecute":
-            continue
-        taint = Taint.model_validate(raw)
-        matching = [t for t in tolerations if t.effect in ("", "NoExecute") and t.tolerates(taint)]
-        if not matching:
+def eviction_time(
+    taints: list[dict[str, Any]], tolerations: list[Toleration], now: float, since: float | None = None
+) -> float | None:
+    """When a pod must go: now (an untolerated taint), later (tolerationSeconds), or never (None).
+
+    As tainteviction's processPodOnNode: per NoExecute taint the *first* toleration that tolerates
+    it is used (v1helper.GetMatchingTolerations); the smallest tolerationSeconds among those counts
+    (getMinTolerationTime: <= 0 means now, none means forever), from when the controller first saw
+    the pod on the tainted node — the later of the earliest taint's timeAdded and `since` (when
+    the pod arrived on the node).
+    """
+    no_execute = [Taint.model_validate(raw) for raw in taints if raw.get("effect") == "NoExecute"]
+    if not no_execute:
+        return None
+    used: list[Toleration] = []
+    for taint in no_execute:
+        match = next((t for t in tolerations if t.tolerates(taint)), None)
+        if match is None:
             return now
-        bounded = [t.toleration_seconds for t in matching if t.toleration_seconds is not None]
-        if len(bounded) < len(matching):
-            continue  # some toleration has no limit: tolerated forever
-        seconds = max(0, min(bounded))
-        due = _epoch(raw.get("timeAdded"), now) + seconds
-        deadline = due if deadline is None else min(deadline, due)
-    return deadline
+        used.append(match)
+    bounded = [t.toleration_seconds for t in used if t.toleration_seconds is not None]
+    if not bounded:
+        return None
+    seconds = min(bounded)
+    if seconds <= 0:
+        return now
+    added = [_epoch(raw.get("timeAdded"), now) for raw in taints if raw.get("effect") == "NoExecute"]
+    start = max(min(added), since if since is not None else 0.0)
+    return start + seconds
+
+
+def _no_execute_taints(node: dict[str, Any]) -> list[dict[str, Any]]:
+    """The node's NoExecute taints; one without timeAdded (written in YAML) dates from the node's creation."""
+    created = node["metadata"].get("creationTimestamp")
+    return [
+        {**t, "timeAdded": t.get("timeAdded") or created}
+        for t in node.get("spec", {}).get("taints", [])
+        if t.get("effect") == "NoExecute"
+    ]
+
+
+def _arrival(body: dict[str, Any], now: float) -> float:
+    """When the pod landed on its node: its bind (PodScheduled True), else its creation."""
+    for condition in body.get("status", {}).get("conditions", []):
+        if condition.get("type") == "PodScheduled" and condition.get("status") == "True":
+            return _epoch(condition.get("lastTransitionTime"), now)
+    return _epoch(body["metadata"].get("creationTimestamp"), now)
 
 
 def step(cluster: Cluster, now: float | None = None) -> tuple[bool, float | None]:
     """Evict one pod that is due; returns (did something, the next deadline)."""
     now = time.time() if now is None else now
     tainted = {
-        row.name: row.body["spec"]["taints"]
+        row.name: _no_execute_taints(row.body)
         for row in KubeObject.objects.filter(cluster=cluster, kind="Node")
         if any(t.get("effect") == "NoExecute" for t in row.body.get("spec", {}).get("taints", []))
     }
@@ -62,7 +92,7 @@ def step(cluster: Cluster, now: float | None = None) -> tuple[bool, float | None
         if body["metadata"].get("deletionTimestamp"):
             continue
         tolerations = [Toleration.model_validate(t) for t in body["spec"].get("tolerations", [])]
-        due = eviction_time(tainted[row.node_name], tolerations, now)
+        due = eviction_time(tainted[row.node_name], tolerations, now, _arrival(body, now))
         if due is None:
             continue
         if due <= now:

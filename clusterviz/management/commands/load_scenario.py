@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import transaction
 
 from clusterviz import services, store
 from clusterviz.controllers.runner import reconcile
@@ -35,8 +36,9 @@ class Command(BaseCommand):
             self.stdout.write(f"cluster {slug} exists")
             return
         try:
-            cluster = services.create_cluster(slug)
-            load_lesson(cluster, name)
+            with transaction.atomic():  # a lesson that fails to load leaves no empty cluster behind
+                cluster = services.create_cluster(slug)
+                load_lesson(cluster, name)
         except (InputError, store.StoreError) as exc:
             raise CommandError(str(exc)) from None
         reconcile(cluster)

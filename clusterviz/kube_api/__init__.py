@@ -1,0 +1,1 @@
+"""A Kubernetes-API-compatible endpoint per cluster (`/k8s/<slug>/...`) for the real kubectl."""

@@ -1,0 +1,163 @@
+"""`/version` and API discovery: aggregated (apidiscovery.k8s.io v2 / v2beta1, negotiated strictly on
+the Accept header) and the legacy APIVersions / APIGroupList / APIResourceList documents."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .resources import GROUPS, RESOURCES, Resource
+
+__all__ = ["VERSION", "aggregated_version", "api_group", "api_groups", "api_resources", "core_api", "version"]
+
+# The Cloud-SDK kubectl dispatcher picks the client binary matching `minor`: 32 runs its built-in
+# v1.32.4, the client this endpoint was measured against (docs: /work/shared/kubectl-api.md §2).
+VERSION = {
+    "major": "1",
+    "minor": "32",
+    "gitVersion": "v1.32.4",
+    "gitCommit": "0000000000000000000000000000000000000000",
+    "gitTreeState": "clean",
+    "buildDate": "2025-04-22T00:00:00Z",
+    "goVersion": "go1.23.8",
+    "compiler": "gc",
+    "platform": "linux/amd64",
+}
+DISCOVERY_CONTENT_TYPE = "application/json;g=apidiscovery.k8s.io;v={v};as=APIGroupDiscoveryList"
+
+
+def version() -> dict[str, Any]:
+    return dict(VERSION)
+
+
+def aggregated_version(accept: str) -> str | None:
+    """ "v2" or "v2beta1" when the client asks for aggregated discovery (first acceptable wins), else None."""
+    for part in accept.split(","):
+        params: dict[str, str] = {}
+        for item in part.split(";")[1:]:
+            key, sep, value = item.strip().partition("=")
+            if sep:
+                params[key] = value
+        if (
+            params.get("as") == "APIGroupDiscoveryList"
+            and params.get("g") == "apidiscovery.k8s.io"
+            and params.get("v") in ("v2", "v2beta1")
+        ):
+            return params["v"]
+    return None
+
+
+def _served(group: str) -> list[Resource]:
+    return [res for res in RESOURCES if res.group == group]
+
+
+def _discovery_resource(res: Resource) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "resource": res.plural,
+        "responseKind": {"group": res.group, "version": res.version, "kind": res.kind},
+        "scope": "Namespaced" if res.namespaced else "Cluster",
+        "singularResource": res.singular,
+        "verbs": list(res.verbs),
+    }
+    if res.short_names:
+        entry["shortNames"] = list(res.short_names)
+    if res.categories:
+        entry["categories"] = list(res.categories)
+    subresources = []
+    for sub in res.subresources:
+        kind = (
+            {"group": "autoscaling", "version": "v1", "kind": "Scale"}
+            if sub == "scale"
+            else {"group": res.group, "version": res.version, "kind": res.kind}
+        )
+        subresources.append({"subresource": sub, "responseKind": kind, "verbs": ["get", "patch", "update"]})
+    if subresources:
+        entry["subresources"] = subresources
+    return entry
+
+
+def _discovery_group(group: str, version: str) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"creationTimestamp": None}
+    if group:
+        metadata["name"] = group
+    return {
+        "metadata": metadata,
+        "versions": [
+            {
+                "version": version,
+                "freshness": "Current",
+                "resources": [_discovery_resource(res) for res in _served(group)],
+            }
+        ],
+    }
+
+
+def aggregated(core: bool, discovery_version: str) -> tuple[dict[str, Any], str]:
+    """The APIGroupDiscoveryList of `/api` (core) or `/apis`, with its exact content type."""
+    groups = [(g, v) for g, v in GROUPS.items() if (g == "") == core]
+    body = {
+        "kind": "APIGroupDiscoveryList",
+        "apiVersion": f"apidiscovery.k8s.io/{discovery_version}",
+        "metadata": {},
+        "items": [_discovery_group(g, v) for g, v in groups],
+    }
+    return body, DISCOVERY_CONTENT_TYPE.format(v=discovery_version)
+
+
+def core_api(server_address: str) -> dict[str, Any]:
+    """Legacy `/api`: APIVersions."""
+    return {
+        "kind": "APIVersions",
+        "versions": ["v1"],
+        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}],
+    }
+
+
+def api_group(group: str) -> dict[str, Any] | None:
+    """Legacy `/apis/<group>`: APIGroup, or None for a group that is not served."""
+    if not group or group not in GROUPS:
+        return None
+    gv = {"groupVersion": f"{group}/{GROUPS[group]}", "version": GROUPS[group]}
+    return {"kind": "APIGroup", "apiVersion": "v1", "name": group, "versions": [gv], "preferredVersion": gv}
+
+
+def api_groups() -> dict[str, Any]:
+    """Legacy `/apis`: APIGroupList."""
+    groups = [api_group(g) for g in GROUPS if g]
+    for group in groups:
+        assert group is not None
+        group.pop("kind")
+        group.pop("apiVersion")
+    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
+
+
+def api_resources(group: str, version: str) -> dict[str, Any] | None:
+    """Legacy `/api/v1` and `/apis/<group>/<version>`: APIResourceList, or None when not served."""
+    if GROUPS.get(group) != version:
+        return None
+    resources: list[dict[str, Any]] = []
+    for res in _served(group):
+        entry: dict[str, Any] = {
+            "name": res.plural,
+            "singularName": res.singular,
+            "namespaced": res.namespaced,
+            "kind": res.kind,
+            "verbs": list(res.verbs),
+        }
+        if res.short_names:
+            entry["shortNames"] = list(res.short_names)
+        if res.categories:
+            entry["categories"] = list(res.categories)
+        resources.append(entry)
+        for sub in res.subresources:
+            sub_entry: dict[str, Any] = {
+                "name": f"{res.plural}/{sub}",
+                "singularName": "",
+                "namespaced": res.namespaced,
+                "kind": res.kind,
+                "verbs": ["get", "patch", "update"],
+            }
+            if sub == "scale":
+                sub_entry.update({"group": "autoscaling", "version": "v1", "kind": "Scale"})
+            resources.append(sub_entry)
+    group_version = f"{group}/{version}" if group else version
+    return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version, "resources": resources}

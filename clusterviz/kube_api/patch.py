@@ -1,0 +1,297 @@
+"""PATCH bodies: JSON merge patch (RFC 7386, `kubectl label`), strategic merge patch (`kubectl taint`,
+`cordon`, client-side `apply`), JSON patch (RFC 6902, `kubectl patch --type=json`) and server-side
+apply (`application/apply-patch+yaml`, here a strategic merge of the applied object).
+
+Strategic merge: maps merge recursively and `null` deletes; lists with a merge key (from the
+Kubernetes Go struct tags, by field name) merge element-wise by that key and honour the
+`$patch: delete|replace`, `$setElementOrder/<list>`, `$deleteFromPrimitiveList/<list>` and
+`$retainKeys` directives; every other list (tolerations, taints, args, ...) is replaced whole.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import yaml
+
+from .status import ApiError
+
+__all__ = [
+    "APPLY",
+    "JSON_PATCH",
+    "MERGE",
+    "STRATEGIC",
+    "apply_patch",
+    "json_merge_patch",
+    "json_patch",
+    "parse_body",
+    "strategic_merge_patch",
+]
+
+MERGE = "application/merge-patch+json"
+STRATEGIC = "application/strategic-merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
+APPLY = "application/apply-patch+yaml"
+PATCH_TYPES = (MERGE, STRATEGIC, JSON_PATCH, APPLY)
+
+# patchMergeKey of the list fields (k8s.io/api core/v1, apps/v1, meta/v1 struct tags)
+MERGE_KEYS: dict[str, str] = {
+    "containers": "name",
+    "initContainers": "name",
+    "ephemeralContainers": "name",
+    "volumes": "name",
+    "env": "name",
+    "imagePullSecrets": "name",
+    "resourceClaims": "name",
+    "schedulingGates": "name",
+    "ports": "containerPort",
+    "volumeMounts": "mountPath",
+    "volumeDevices": "devicePath",
+    "conditions": "type",
+    "addresses": "type",
+    "ownerReferences": "uid",
+    "topologySpreadConstraints": "topologyKey",
+    "hostAliases": "ip",
+    "podIPs": "ip",
+    "hostIPs": "ip",
+}
+# lists of scalars merged by value (patchStrategy:"merge" without a key)
+MERGE_PRIMITIVES = frozenset({"finalizers"})
+
+Json = Any
+
+
+def parse_body(raw: bytes, content_type: str) -> Json:
+    """The request body as JSON (YAML for apply patches); 400 BadRequest when it does not parse."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ApiError(400, "BadRequest", "the request body is not valid UTF-8") from None
+    try:
+        if content_type == APPLY:
+            return yaml.safe_load(text)
+        return json.loads(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as exc:
+        raise ApiError(400, "BadRequest", f"error decoding patch: {exc}") from None
+
+
+# --- RFC 7386 -----------------------------------------------------------------------------
+
+
+def json_merge_patch(target: Json, patch: Json) -> Json:
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    result = copy.deepcopy(target) if isinstance(target, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = json_merge_patch(result.get(key), value)
+    return result
+
+
+# --- strategic merge patch ----------------------------------------------------------------
+
+
+def strategic_merge_patch(target: Json, patch: Json) -> Json:
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    return _merge_map(target if isinstance(target, dict) else {}, patch)
+
+
+def _merge_map(target: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any] | None:
+    directive = patch.get("$patch")
+    if directive == "delete":
+        return None
+    if directive == "replace":
+        return {k: copy.deepcopy(v) for k, v in patch.items() if not k.startswith("$")}
+    result = copy.deepcopy(target)
+    orders: dict[str, list[Any]] = {}
+    for key, value in patch.items():
+        if key.startswith("$setElementOrder/"):
+            orders[key.split("/", 1)[1]] = value
+        elif key.startswith("$deleteFromPrimitiveList/"):
+            field = key.split("/", 1)[1]
+            if isinstance(result.get(field), list):
+                result[field] = [v for v in result[field] if v not in (value or [])]
+        elif key.startswith("$"):
+            continue
+        elif value is None:
+            result.pop(key, None)
+        elif isinstance(value, dict):
+            merged = _merge_map(result[key] if isinstance(result.get(key), dict) else {}, value)
+            if merged is None:
+                result.pop(key, None)
+            else:
+                result[key] = merged
+        elif isinstance(value, list):
+            result[key] = _merge_list(key, result.get(key), value)
+        else:
+            result[key] = value
+    for field, order in orders.items():
+        if isinstance(result.get(field), list):
+            result[field] = _reorder(field, result[field], order)
+    retain = patch.get("$retainKeys")
+    if isinstance(retain, list):
+        result = {k: v for k, v in result.items() if k in retain}
+    return result
+
+
+def _merge_list(field: str, current: Any, patch: list[Any]) -> list[Any]:
+    current = current if isinstance(current, list) else []
+    if field in MERGE_PRIMITIVES:
+        return [*current, *(v for v in patch if v not in current)]
+    key = MERGE_KEYS.get(field)
+    if key is None or not all(isinstance(item, dict) for item in patch):
+        return copy.deepcopy(patch)
+    if any(item.get("$patch") == "replace" for item in patch):
+        return [copy.deepcopy(item) for item in patch if "$patch" not in item]
+    result = [copy.deepcopy(item) for item in current]
+    for item in patch:
+        position = next(
+            (i for i, old in enumerate(result) if isinstance(old, dict) and key in item and old.get(key) == item[key]),
+            None,
+        )
+        if item.get("$patch") == "delete":
+            if position is not None:
+                result.pop(position)
+            continue
+        if position is None:
+            merged = _merge_map({}, item)
+            if merged is not None:
+                result.append(merged)
+        else:
+            merged = _merge_map(result[position], item)
+            if merged is None:
+                result.pop(position)
+            else:
+                result[position] = merged
+    return result
+
+
+def _reorder(field: str, items: list[Any], order: list[Any]) -> list[Any]:
+    """`$setElementOrder`: listed elements first in the given order, the others after, as they were."""
+    key = MERGE_KEYS.get(field)
+
+    def identity(item: Any) -> Any:
+        return item.get(key) if key and isinstance(item, dict) else json.dumps(item, sort_keys=True)
+
+    wanted = [identity(o) for o in order]
+    ranked = sorted(
+        enumerate(items),
+        key=lambda pair: (wanted.index(identity(pair[1])) if identity(pair[1]) in wanted else len(wanted), pair[0]),
+    )
+    return [item for _, item in ranked]
+
+
+# --- RFC 6902 -----------------------------------------------------------------------------
+
+
+def _pointer(path: str) -> list[str]:
+    if path == "":
+        return []
+    if not path.startswith("/"):
+        raise ApiError(400, "BadRequest", f'invalid JSON pointer "{path}"')
+    return [part.replace("~1", "/").replace("~0", "~") for part in path[1:].split("/")]
+
+
+def _parent(doc: Json, parts: list[str], path: str) -> tuple[Json, str]:
+    current = doc
+    for part in parts[:-1]:
+        if isinstance(current, dict) and part in current:
+            current = current[part]
+        elif isinstance(current, list) and part.isdigit() and int(part) < len(current):
+            current = current[int(part)]
+        else:
+            raise ApiError(422, "Invalid", f'the JSON patch path "{path}" does not exist')
+    return current, parts[-1]
+
+
+def _get(doc: Json, path: str) -> Json:
+    parts = _pointer(path)
+    if not parts:
+        return doc
+    parent, last = _parent(doc, parts, path)
+    if isinstance(parent, dict) and last in parent:
+        return parent[last]
+    if isinstance(parent, list) and last.isdigit() and int(last) < len(parent):
+        return parent[int(last)]
+    raise ApiError(422, "Invalid", f'the JSON patch path "{path}" does not exist')
+
+
+def _remove(doc: Json, path: str) -> Json:
+    parent, last = _parent(doc, _pointer(path), path)
+    if isinstance(parent, dict) and last in parent:
+        return parent.pop(last)
+    if isinstance(parent, list) and last.isdigit() and int(last) < len(parent):
+        return parent.pop(int(last))
+    raise ApiError(422, "Invalid", f'the JSON patch path "{path}" does not exist')
+
+
+def _add(doc: Json, path: str, value: Json, replace: bool = False) -> Json:
+    parts = _pointer(path)
+    if not parts:
+        return copy.deepcopy(value)
+    parent, last = _parent(doc, parts, path)
+    if isinstance(parent, dict):
+        if replace and last not in parent:
+            raise ApiError(422, "Invalid", f'the JSON patch path "{path}" does not exist')
+        parent[last] = copy.deepcopy(value)
+    elif isinstance(parent, list):
+        if last == "-" and not replace:
+            parent.append(copy.deepcopy(value))
+        elif last.isdigit() and int(last) <= len(parent) - (1 if replace else 0):
+            if replace:
+                parent[int(last)] = copy.deepcopy(value)
+            else:
+                parent.insert(int(last), copy.deepcopy(value))
+        else:
+            raise ApiError(422, "Invalid", f'the JSON patch path "{path}" does not exist')
+    else:
+        raise ApiError(422, "Invalid", f'the JSON patch path "{path}" does not exist')
+    return doc
+
+
+def json_patch(target: Json, operations: Json) -> Json:
+    if not isinstance(operations, list):
+        raise ApiError(400, "BadRequest", "a JSON patch must be a list of operations")
+    doc = copy.deepcopy(target)
+    for op in operations:
+        if not isinstance(op, dict) or "op" not in op or "path" not in op:
+            raise ApiError(400, "BadRequest", f"invalid JSON patch operation: {json.dumps(op)}")
+        kind, path = op["op"], op["path"]
+        if kind == "add":
+            doc = _add(doc, path, op.get("value"))
+        elif kind == "remove":
+            _remove(doc, path)
+        elif kind == "replace":
+            doc = _add(doc, path, op.get("value"), replace=True)
+        elif kind == "move":
+            doc = _add(doc, path, _remove(doc, op.get("from", "")))
+        elif kind == "copy":
+            doc = _add(doc, path, copy.deepcopy(_get(doc, op.get("from", ""))))
+        elif kind == "test":
+            if _get(doc, path) != op.get("value"):
+                raise ApiError(422, "Invalid", f'the JSON patch test at "{path}" failed')
+        else:
+            raise ApiError(400, "BadRequest", f'unknown JSON patch operation "{kind}"')
+    return doc
+
+
+def apply_patch(content_type: str, target: Json, patch: Json) -> Json:
+    """`target` patched by `patch` of media type `content_type`."""
+    if content_type == MERGE:
+        return json_merge_patch(target, patch)
+    if content_type in (STRATEGIC, APPLY):
+        if not isinstance(patch, dict):
+            raise ApiError(400, "BadRequest", "a strategic merge patch must be a JSON object")
+        return strategic_merge_patch(target, patch)
+    if content_type == JSON_PATCH:
+        return json_patch(target, patch)
+    raise ApiError(
+        415,
+        "UnsupportedMediaType",
+        f"the body of the request was in an unknown format - accepted media types include: {', '.join(PATCH_TYPES)}",
+    )

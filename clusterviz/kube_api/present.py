@@ -1,0 +1,157 @@
+"""Stored objects as the API serves them: `kind`/`apiVersion` filled in, plus the status a real
+kubelet or node controller would report that the simulation does not store (node conditions,
+addresses and nodeInfo; pod IPs and QoS class). Only the response is decorated, never the store."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from ..models import Cluster, KubeObject
+from ..store import now_rfc3339
+from .resources import Resource
+from .selectors import format_label_selector
+
+__all__ = ["node_addresses", "present", "scale_of", "synthetic_lease"]
+
+Obj = dict[str, Any]
+KUBELET_VERSION = "v1.32.4"
+
+
+def node_addresses(cluster: Cluster) -> dict[str, str]:
+    """node name → InternalIP, numbered as the simulated kubelet numbers hostIP (node creation order)."""
+    names = KubeObject.objects.filter(cluster=cluster, kind="Node").order_by("id").values_list("name", flat=True)
+    return {name: f"192.168.{i // 250}.{10 + i % 250}" for i, name in enumerate(names)}
+
+
+def present(res: Resource, body: Obj, addresses: dict[str, str] | None = None) -> Obj:
+    """A copy of `body` as served (kind, apiVersion and the simulated status)."""
+    obj = copy.deepcopy(body)
+    obj["apiVersion"] = res.api_version
+    obj["kind"] = res.kind
+    obj.setdefault("metadata", {})
+    if res.kind == "Node":
+        _node(obj, (addresses or {}).get(obj["metadata"].get("name", "")))
+    elif res.kind == "Pod":
+        _pod(obj)
+    elif res.kind == "Event":
+        _event(obj)
+    elif res.kind == "Namespace":
+        obj.setdefault("spec", {"finalizers": ["kubernetes"]})
+        obj.setdefault("status", {}).setdefault("phase", "Active")
+    return obj
+
+
+def _node(obj: Obj, address: str | None) -> None:
+    meta, status = obj["metadata"], obj.setdefault("status", {})
+    obj.setdefault("spec", {})
+    created = meta.get("creationTimestamp") or now_rfc3339()
+    if "capacity" not in status and "allocatable" in status:
+        status["capacity"] = dict(status["allocatable"])
+    if not status.get("conditions"):
+        status["conditions"] = [
+            {
+                "type": "Ready",
+                "status": "True",
+                "lastHeartbeatTime": now_rfc3339(),
+                "lastTransitionTime": created,
+                "reason": "KubeletReady",
+                "message": "kubelet is posting ready status (simulated by clusterviz)",
+            }
+        ]
+    if not status.get("addresses"):
+        addresses = [{"type": "Hostname", "address": meta.get("name", "")}]
+        if address:
+            addresses.insert(0, {"type": "InternalIP", "address": address})
+        status["addresses"] = addresses
+    info = status.setdefault("nodeInfo", {})
+    for key, value in (
+        ("kubeletVersion", KUBELET_VERSION),
+        ("kubeProxyVersion", ""),
+        ("osImage", "clusterviz simulated node"),
+        ("kernelVersion", "simulated"),
+        ("containerRuntimeVersion", "simulated://1.0"),
+        ("operatingSystem", "linux"),
+        ("architecture", "amd64"),
+        ("machineID", ""),
+        ("systemUUID", ""),
+        ("bootID", ""),
+    ):
+        info.setdefault(key, value)
+    status.setdefault("daemonEndpoints", {"kubeletEndpoint": {"Port": 10250}})
+
+
+def _qos_class(spec: Obj) -> str:
+    """v1qos.GetPodQOS, for cpu and memory: Guaranteed, Burstable or BestEffort."""
+    containers = [*spec.get("containers", []), *spec.get("initContainers", [])]
+    requests: list[Obj] = [c.get("resources", {}).get("requests") or {} for c in containers]
+    limits: list[Obj] = [c.get("resources", {}).get("limits") or {} for c in containers]
+    compute = ("cpu", "memory")
+    if not any(k in r for r in requests + limits for k in compute):
+        return "BestEffort"
+    for req, lim in zip(requests, limits, strict=True):
+        for resource in compute:
+            if resource not in lim:
+                return "Burstable"
+            if resource in req and str(req[resource]) != str(lim[resource]):
+                return "Burstable"
+    return "Guaranteed"
+
+
+def _pod(obj: Obj) -> None:
+    status = obj.setdefault("status", {})
+    status.setdefault("phase", "Pending")
+    if status.get("podIP") and not status.get("podIPs"):
+        status["podIPs"] = [{"ip": status["podIP"]}]
+    if status.get("hostIP") and not status.get("hostIPs"):
+        status["hostIPs"] = [{"ip": status["hostIP"]}]
+    status.setdefault("qosClass", _qos_class(obj.get("spec", {})))
+
+
+def _event(obj: Obj) -> None:
+    involved = obj.get("involvedObject", {})
+    # cluster-scoped objects' events name no namespace (describe node selects involvedObject.namespace=)
+    if involved.get("kind") in ("Node", "Namespace", "PriorityClass"):
+        involved.pop("namespace", None)
+
+
+def scale_of(res: Resource, body: Obj) -> Obj:
+    """The autoscaling/v1 Scale of a Deployment or ReplicaSet."""
+    meta = body["metadata"]
+    selector = format_label_selector(body.get("spec", {}).get("selector"))
+    return {
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": {
+            key: meta[key]
+            for key in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+            if key in meta
+        },
+        "spec": {"replicas": int(body.get("spec", {}).get("replicas", 1))},
+        "status": {
+            "replicas": int(body.get("status", {}).get("replicas", 0)),
+            "selector": "" if selector == "<none>" else selector,
+        },
+    }
+
+
+def synthetic_lease(node: Obj) -> Obj:
+    """The kube-node-lease Lease of a node, renewed "just now" by its (simulated) kubelet."""
+    meta = node["metadata"]
+    return {
+        "kind": "Lease",
+        "apiVersion": "coordination.k8s.io/v1",
+        "metadata": {
+            "name": meta["name"],
+            "namespace": "kube-node-lease",
+            "uid": f"lease-{meta.get('uid', meta['name'])}",
+            "resourceVersion": meta.get("resourceVersion", "0"),
+            "creationTimestamp": meta.get("creationTimestamp"),
+            "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": meta["name"], "uid": meta.get("uid", "")}],
+        },
+        "spec": {
+            "holderIdentity": meta["name"],
+            "leaseDurationSeconds": 40,
+            "renewTime": now_rfc3339().replace("Z", ".000000Z"),
+        },
+    }

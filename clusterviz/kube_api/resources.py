@@ -1,0 +1,95 @@
+"""The resource types the endpoint serves: names, groups, scope, verbs — what discovery advertises
+and what the request router resolves a URL against."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["GROUPS", "RESOURCES", "Resource", "by_kind", "find"]
+
+ALL_VERBS = ("create", "delete", "get", "list", "patch", "update", "watch")
+READ_VERBS = ("get", "list", "watch")
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One served resource type (`pods`, `deployments.apps`, ...)."""
+
+    plural: str
+    singular: str
+    kind: str
+    group: str  # "" is the core group
+    version: str
+    namespaced: bool
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    verbs: tuple[str, ...] = ALL_VERBS
+    subresources: tuple[str, ...] = ()
+    synthetic: bool = False  # computed on read (leases), never stored
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def qualified(self) -> str:
+        """How a real API server names the resource in messages: `pods`, `deployments.apps`."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+    @property
+    def list_kind(self) -> str:
+        return f"{self.kind}List"
+
+    def allows(self, verb: str) -> bool:
+        return verb in self.verbs
+
+
+RESOURCES: tuple[Resource, ...] = (
+    Resource("pods", "pod", "Pod", "", "v1", True, ("po",), ("all",), subresources=("status",)),
+    Resource("nodes", "node", "Node", "", "v1", False, ("no",), subresources=("status",)),
+    Resource("events", "event", "Event", "", "v1", True, ("ev",), verbs=(*READ_VERBS, "delete")),
+    Resource("namespaces", "namespace", "Namespace", "", "v1", False, ("ns",), verbs=("create", "delete", *READ_VERBS)),
+    Resource(
+        "deployments",
+        "deployment",
+        "Deployment",
+        "apps",
+        "v1",
+        True,
+        ("deploy",),
+        ("all",),
+        subresources=("scale", "status"),
+    ),
+    Resource(
+        "replicasets",
+        "replicaset",
+        "ReplicaSet",
+        "apps",
+        "v1",
+        True,
+        ("rs",),
+        ("all",),
+        subresources=("scale", "status"),
+    ),
+    Resource("priorityclasses", "priorityclass", "PriorityClass", "scheduling.k8s.io", "v1", False, ("pc",)),
+    Resource("leases", "lease", "Lease", "coordination.k8s.io", "v1", True, verbs=READ_VERBS, synthetic=True),
+)
+
+# group → its (only) version, in the order discovery lists them
+GROUPS: dict[str, str] = {}
+for _res in RESOURCES:
+    GROUPS.setdefault(_res.group, _res.version)
+
+
+def find(group: str, version: str, plural: str) -> Resource | None:
+    for res in RESOURCES:
+        if res.group == group and res.version == version and res.plural == plural:
+            return res
+    return None
+
+
+def by_kind(kind: str) -> Resource | None:
+    for res in RESOURCES:
+        if res.kind == kind:
+            return res
+    return None

@@ -1,0 +1,127 @@
+"""`metav1.Status` errors, worded as a real API server words them (kubectl prints `message`)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from scheduler_core.api.loading import InputError
+
+from .. import store
+from .resources import Resource
+
+__all__ = ["ApiError", "already_exists", "conflict", "from_exception", "invalid", "not_found", "status_body"]
+
+# how admit() prefixes its messages: "object: path: msg" or "object:12: path: msg"
+ADMIT_SOURCE = "object"
+_SOURCE = re.compile(rf"^{ADMIT_SOURCE}(:\d+)?: ")
+_FIELD = re.compile(r"^[A-Za-z_$][\w$]*(\[[^\]]*\]|\.[\w$/-]+)*$")
+
+
+class ApiError(Exception):
+    """An error answered as a Status; `warning` becomes a `Warning: 299` header."""
+
+    def __init__(
+        self,
+        code: int,
+        reason: str,
+        message: str,
+        details: dict[str, Any] | None = None,
+        warning: str = "",
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+        self.message = message
+        self.details = details
+        self.warning = warning
+
+    def body(self) -> dict[str, Any]:
+        return status_body(self.code, self.reason, self.message, self.details)
+
+
+def status_body(code: int, reason: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "code": code,
+    }
+    if details:
+        body["details"] = details
+    return body
+
+
+def _details(res: Resource | None, name: str) -> dict[str, Any]:
+    details: dict[str, Any] = {"name": name} if name else {}
+    if res is not None:
+        details["kind"] = res.plural
+        if res.group:
+            details["group"] = res.group
+    return details
+
+
+def not_found(res: Resource, name: str) -> ApiError:
+    return ApiError(404, "NotFound", f'{res.qualified} "{name}" not found', _details(res, name))
+
+
+def already_exists(res: Resource, name: str) -> ApiError:
+    return ApiError(409, "AlreadyExists", f'{res.qualified} "{name}" already exists', _details(res, name))
+
+
+def conflict(res: Resource, name: str) -> ApiError:
+    return ApiError(
+        409,
+        "Conflict",
+        f'Operation cannot be fulfilled on {res.qualified} "{name}": the object has been modified; '
+        "please apply your changes to the latest version and try again",
+        _details(res, name),
+    )
+
+
+def invalid(res: Resource, name: str, error: str) -> ApiError:
+    """422 Invalid from an admit() message: `The Pod "x" is invalid: spec.containers[0].image: Required value`."""
+    text = _SOURCE.sub("", error)
+    cause: dict[str, Any] = {"reason": "FieldValueInvalid", "message": text}
+    head, sep, rest = text.partition(": ")
+    if sep and _FIELD.match(head):
+        cause = {"reason": _cause_reason(rest), "message": rest, "field": head}
+    details = {"name": name, "kind": res.kind, "causes": [cause]}
+    if res.group:
+        details["group"] = res.group
+    return ApiError(422, "Invalid", f'The {res.kind} "{name}" is invalid: {text}', details)
+
+
+def _cause_reason(message: str) -> str:
+    for prefix, reason in (
+        ("Required value", "FieldValueRequired"),
+        ("Unsupported value", "FieldValueNotSupported"),
+        ("Forbidden", "FieldValueForbidden"),
+        ("Duplicate value", "FieldValueDuplicate"),
+    ):
+        if message.startswith(prefix):
+            return reason
+    return "FieldValueInvalid"
+
+
+def from_exception(exc: Exception, res: Resource | None, name: str) -> ApiError:
+    """Map the app's own refusals (store errors, InputError) to the Status a real server sends."""
+    if isinstance(exc, ApiError):
+        return exc
+    if res is not None:
+        if isinstance(exc, store.NotFound) and f'"{name}"' in str(exc):
+            return not_found(res, name)
+        if isinstance(exc, store.AlreadyExists):
+            return already_exists(res, name)
+        if isinstance(exc, store.Conflict):
+            return conflict(res, name)
+        if isinstance(exc, InputError) or type(exc) is store.StoreError:
+            return invalid(res, name, str(exc))
+    if isinstance(exc, store.StoreError):
+        return ApiError(exc.code, exc.reason, str(exc), _details(res, name))
+    if isinstance(exc, InputError):
+        return ApiError(422, "Invalid", _SOURCE.sub("", str(exc)), _details(res, name))
+    return ApiError(500, "InternalError", "Internal error occurred: the request failed on the server")

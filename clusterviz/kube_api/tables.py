@@ -1,0 +1,404 @@
+"""`meta.k8s.io/v1` Table responses: the columns and server-computed cells of the real 1.32 printers
+(pkg/printers/internalversion/printers.go). kubectl has no client-side printers for these types any
+more, so everything `kubectl get` shows (AGE, STATUS, ROLES, ...) is computed here."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from .resources import Resource
+from .selectors import format_label_selector
+
+__all__ = ["human_duration", "table", "table_version"]
+
+Obj = dict[str, Any]
+Column = tuple[str, str, str, int, str]  # name, type, format, priority, description
+
+
+def table_version(accept: str) -> str | None:
+    """ "v1" or "v1beta1" when the Accept header asks for a Table (first acceptable wins), else None."""
+    for part in accept.split(","):
+        params: dict[str, str] = {}
+        for item in part.split(";")[1:]:
+            key, sep, value = item.strip().partition("=")
+            if sep:
+                params[key] = value
+        if params.get("as") == "Table" and params.get("g") == "meta.k8s.io" and params.get("v") in ("v1", "v1beta1"):
+            return params["v"]
+    return None
+
+
+def human_duration(seconds: float) -> str:
+    """k8s.io/apimachinery/pkg/util/duration.HumanDuration."""
+    s = int(seconds)
+    if s < -1:
+        return "<invalid>"
+    if s < 0:
+        return "0s"
+    if s < 120:
+        return f"{s}s"
+    minutes = s // 60
+    if minutes < 10:
+        rest = s % 60
+        return f"{minutes}m" if rest == 0 else f"{minutes}m{rest}s"
+    if minutes < 180:
+        return f"{minutes}m"
+    hours = s // 3600
+    if hours < 8:
+        rest = minutes % 60
+        return f"{hours}h" if rest == 0 else f"{hours}h{rest}m"
+    if hours < 48:
+        return f"{hours}h"
+    if hours < 24 * 8:
+        rest = hours % 24
+        return f"{hours // 24}d" if rest == 0 else f"{hours // 24}d{rest}h"
+    if hours < 24 * 365 * 2:
+        return f"{hours // 24}d"
+    if hours < 24 * 365 * 8:
+        days = (hours // 24) % 365
+        return f"{hours // 24 // 365}y" if days == 0 else f"{hours // 24 // 365}y{days}d"
+    return f"{hours // 24 // 365}y"
+
+
+def _since(stamp: str | None, now: datetime) -> str:
+    """translateTimestampSince: `<unknown>` for a missing timestamp."""
+    if not stamp:
+        return "<unknown>"
+    try:
+        then = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return "<unknown>"
+    return human_duration((now - then).total_seconds())
+
+
+def _containers(obj: Obj, template: bool = True) -> list[Obj]:
+    spec = obj.get("spec", {})
+    if template:
+        spec = spec.get("template", {}).get("spec", {})
+    return spec.get("containers", [])
+
+
+# --- pods ---------------------------------------------------------------------------------
+
+
+def _pod_status(pod: Obj) -> tuple[str, int, int]:
+    """(STATUS, ready containers, restarts) as printPod computes them."""
+    status = pod.get("status", {})
+    reason = status.get("reason") or status.get("phase") or ""
+    for condition in status.get("conditions", []):
+        if condition.get("type") == "PodScheduled" and condition.get("reason") == "SchedulingGated":
+            reason = "SchedulingGated"
+    ready = restarts = 0
+    has_running = False
+    for container in reversed(status.get("containerStatuses", [])):
+        restarts += int(container.get("restartCount", 0))
+        state = container.get("state", {})
+        waiting, terminated = state.get("waiting"), state.get("terminated")
+        if waiting is not None and waiting.get("reason"):
+            reason = waiting["reason"]
+        elif terminated is not None and terminated.get("reason"):
+            reason = terminated["reason"]
+        elif terminated is not None:
+            signal = terminated.get("signal")
+            reason = f"Signal:{signal}" if signal else f"ExitCode:{terminated.get('exitCode', 0)}"
+        elif container.get("ready") and state.get("running") is not None:
+            has_running = True
+            ready += 1
+    if reason == "Completed" and has_running:
+        ready_condition = any(
+            c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions", [])
+        )
+        reason = "Running" if ready_condition else "NotReady"
+    if pod.get("metadata", {}).get("deletionTimestamp"):
+        reason = "Unknown" if status.get("reason") == "NodeLost" else reason
+        if status.get("phase") not in ("Succeeded", "Failed") and status.get("reason") != "NodeLost":
+            reason = "Terminating"
+    return reason, ready, restarts
+
+
+def _pod_cells(pod: Obj, now: datetime) -> list[Any]:
+    reason, ready, restarts = _pod_status(pod)
+    status, spec = pod.get("status", {}), pod.get("spec", {})
+    ips = status.get("podIPs") or ([{"ip": status["podIP"]}] if status.get("podIP") else [])
+    gates = spec.get("readinessGates") or []
+    gate_text = "<none>"
+    if gates:
+        conditions = {c.get("type"): c.get("status") for c in status.get("conditions", [])}
+        passed = sum(1 for g in gates if conditions.get(g.get("conditionType")) == "True")
+        gate_text = f"{passed}/{len(gates)}"
+    return [
+        pod["metadata"].get("name", ""),
+        f"{ready}/{len(spec.get('containers', []))}",
+        reason,
+        str(restarts),
+        _since(pod["metadata"].get("creationTimestamp"), now),
+        ips[0]["ip"] if ips else "<none>",
+        spec.get("nodeName") or "<none>",
+        status.get("nominatedNodeName") or "<none>",
+        gate_text,
+    ]
+
+
+# --- nodes --------------------------------------------------------------------------------
+
+
+def _node_cells(node: Obj, now: datetime) -> list[Any]:
+    meta, spec, status = node["metadata"], node.get("spec", {}), node.get("status", {})
+    states: list[str] = []
+    for condition in status.get("conditions", []):
+        if condition.get("type") == "Ready":
+            states.append("Ready" if condition.get("status") == "True" else "NotReady")
+    if not states:
+        states.append("Unknown")
+    if spec.get("unschedulable"):
+        states.append("SchedulingDisabled")
+    roles: set[str] = set()
+    for key, value in (meta.get("labels") or {}).items():
+        if key.startswith("node-role.kubernetes.io/") and key != "node-role.kubernetes.io/":
+            roles.add(key.removeprefix("node-role.kubernetes.io/"))
+        elif key == "kubernetes.io/role" and value:
+            roles.add(value)
+    addresses = status.get("addresses", [])
+    internal = next((a["address"] for a in addresses if a.get("type") == "InternalIP"), "<none>")
+    external = next((a["address"] for a in addresses if a.get("type") == "ExternalIP"), "<none>")
+    info = status.get("nodeInfo", {})
+    return [
+        meta.get("name", ""),
+        ",".join(states),
+        ",".join(sorted(roles)) or "<none>",
+        _since(meta.get("creationTimestamp"), now),
+        info.get("kubeletVersion", ""),
+        internal,
+        external,
+        info.get("osImage") or "<unknown>",
+        info.get("kernelVersion") or "<unknown>",
+        info.get("containerRuntimeVersion") or "<unknown>",
+    ]
+
+
+# --- events -------------------------------------------------------------------------------
+
+
+def _event_cells(event: Obj, now: datetime) -> list[Any]:
+    first = _since(event.get("firstTimestamp") or event.get("eventTime"), now)
+    last = _since(event["lastTimestamp"], now) if event.get("lastTimestamp") else first
+    involved = event.get("involvedObject", {})
+    kind = str(involved.get("kind", "")).lower()
+    target = f"{kind}/{involved['name']}" if involved.get("name") else kind
+    source = event.get("source", {})
+    component = source.get("component") or event.get("reportingComponent", "")
+    instance = source.get("host") or event.get("reportingInstance", "")
+    return [
+        last,
+        event.get("type", ""),
+        event.get("reason", ""),
+        target,
+        involved.get("fieldPath", ""),
+        f"{component}, {instance}" if instance else component,
+        str(event.get("message", "")).strip(),
+        first,
+        int(event.get("count") or 1),
+        event["metadata"].get("name", ""),
+    ]
+
+
+# --- workloads and the rest ---------------------------------------------------------------
+
+
+def _workload_tail(obj: Obj) -> list[Any]:
+    containers = _containers(obj)
+    return [
+        ",".join(c.get("name", "") for c in containers),
+        ",".join(c.get("image", "") for c in containers),
+        format_label_selector(obj.get("spec", {}).get("selector")),
+    ]
+
+
+def _deployment_cells(obj: Obj, now: datetime) -> list[Any]:
+    spec, status = obj.get("spec", {}), obj.get("status", {})
+    return [
+        obj["metadata"].get("name", ""),
+        f"{int(status.get('readyReplicas', 0))}/{int(spec.get('replicas', 1))}",
+        int(status.get("updatedReplicas", 0)),
+        int(status.get("availableReplicas", 0)),
+        _since(obj["metadata"].get("creationTimestamp"), now),
+        *_workload_tail(obj),
+    ]
+
+
+def _replicaset_cells(obj: Obj, now: datetime) -> list[Any]:
+    spec, status = obj.get("spec", {}), obj.get("status", {})
+    return [
+        obj["metadata"].get("name", ""),
+        int(spec.get("replicas", 1)),
+        int(status.get("replicas", 0)),
+        int(status.get("readyReplicas", 0)),
+        _since(obj["metadata"].get("creationTimestamp"), now),
+        *_workload_tail(obj),
+    ]
+
+
+def _namespace_cells(obj: Obj, now: datetime) -> list[Any]:
+    return [
+        obj["metadata"].get("name", ""),
+        obj.get("status", {}).get("phase", "Active"),
+        _since(obj["metadata"].get("creationTimestamp"), now),
+    ]
+
+
+def _priorityclass_cells(obj: Obj, now: datetime) -> list[Any]:
+    return [
+        obj["metadata"].get("name", ""),
+        int(obj.get("value", 0)),
+        bool(obj.get("globalDefault", False)),
+        _since(obj["metadata"].get("creationTimestamp"), now),
+        obj.get("preemptionPolicy", "PreemptLowerPriority"),
+    ]
+
+
+def _lease_cells(obj: Obj, now: datetime) -> list[Any]:
+    return [
+        obj["metadata"].get("name", ""),
+        obj.get("spec", {}).get("holderIdentity", ""),
+        _since(obj["metadata"].get("creationTimestamp"), now),
+    ]
+
+
+_NAME = ("Name", "string", "name", 0, "Name must be unique within a namespace.")
+_AGE = ("Age", "string", "", 0, "CreationTimestamp is the time this object was created.")
+_WORKLOAD_TAIL: list[Column] = [
+    ("Containers", "string", "", 1, "Names of each container in the template."),
+    ("Images", "string", "", 1, "Images referenced by each container in the template."),
+    ("Selector", "string", "", 1, "Label selector for pods."),
+]
+
+PRINTERS: dict[str, tuple[list[Column], Callable[[Obj, datetime], list[Any]]]] = {
+    "Pod": (
+        [
+            _NAME,
+            ("Ready", "string", "", 0, "The aggregate readiness state of this pod for accepting traffic."),
+            ("Status", "string", "", 0, "The aggregate status of the containers in this pod."),
+            ("Restarts", "string", "", 0, "The number of times the containers in this pod have been restarted."),
+            _AGE,
+            ("IP", "string", "", 1, "IP address allocated to the pod."),
+            ("Node", "string", "", 1, "Name of the node the pod is assigned to."),
+            ("Nominated Node", "string", "", 1, "Name of the node the pod is nominated to."),
+            ("Readiness Gates", "string", "", 1, "The readiness gates of the pod."),
+        ],
+        _pod_cells,
+    ),
+    "Node": (
+        [
+            _NAME,
+            ("Status", "string", "", 0, "The status of the node"),
+            ("Roles", "string", "", 0, "The roles of the node"),
+            _AGE,
+            ("Version", "string", "", 0, "Kubelet Version reported by the node."),
+            ("Internal-IP", "string", "", 1, "List of internal IPs for the node."),
+            ("External-IP", "string", "", 1, "List of external IPs for the node."),
+            ("OS-Image", "string", "", 1, "OS Image reported by the node."),
+            ("Kernel-Version", "string", "", 1, "Kernel Version reported by the node."),
+            ("Container-Runtime", "string", "", 1, "Container Runtime Version reported by the node."),
+        ],
+        _node_cells,
+    ),
+    "Event": (
+        [
+            ("Last Seen", "string", "", 0, "The time at which the most recent occurrence of this event was recorded."),
+            ("Type", "string", "", 0, "Type of this event (Normal, Warning)."),
+            ("Reason", "string", "", 0, "This should be a short, machine understandable string."),
+            ("Object", "string", "", 0, "The object that this event is about."),
+            ("Subobject", "string", "", 1, "The subobject (field path) that this event is about."),
+            ("Source", "string", "", 1, "The component reporting this event."),
+            ("Message", "string", "", 0, "A human-readable description of the status of this operation."),
+            ("First Seen", "string", "", 1, "The time at which the event was first recorded."),
+            ("Count", "integer", "", 1, "The number of times this event has occurred."),
+            ("Name", "string", "name", 1, "Name must be unique within a namespace."),
+        ],
+        _event_cells,
+    ),
+    "Deployment": (
+        [
+            _NAME,
+            ("Ready", "string", "", 0, "Number of the pod with ready state"),
+            ("Up-to-date", "integer", "", 0, "Total number of non-terminated pods targeted by this deployment."),
+            ("Available", "integer", "", 0, "Total number of available pods (ready for at least minReadySeconds)."),
+            _AGE,
+            *_WORKLOAD_TAIL,
+        ],
+        _deployment_cells,
+    ),
+    "ReplicaSet": (
+        [
+            _NAME,
+            ("Desired", "integer", "", 0, "Number of desired pods."),
+            ("Current", "integer", "", 0, "Number of actual replicas."),
+            ("Ready", "integer", "", 0, "The number of ready replicas for this replica set."),
+            _AGE,
+            *_WORKLOAD_TAIL,
+        ],
+        _replicaset_cells,
+    ),
+    "Namespace": (
+        [_NAME, ("Status", "string", "", 0, "The status of the namespace"), _AGE],
+        _namespace_cells,
+    ),
+    "PriorityClass": (
+        [
+            _NAME,
+            ("Value", "integer", "", 0, "The value of this priority class."),
+            ("Global-Default", "boolean", "", 0, "Whether this priority class is the global default."),
+            _AGE,
+            ("PreemptionPolicy", "string", "", 0, "The preemption policy of this priority class."),
+        ],
+        _priorityclass_cells,
+    ),
+    "Lease": (
+        [_NAME, ("Holder", "string", "", 0, "The holder of the lease."), _AGE],
+        _lease_cells,
+    ),
+}
+
+
+def _row_object(obj: Obj, include: str) -> Obj | None:
+    if include == "None":
+        return None
+    if include == "Object":
+        return obj
+    return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": obj.get("metadata", {})}
+
+
+def table(
+    res: Resource,
+    objects: list[Obj],
+    resource_version: str,
+    include_object: str = "Metadata",
+    version: str = "v1",
+    now: datetime | None = None,
+) -> Obj:
+    """A Table of `objects` (already presented); every column, wide ones included, in every row."""
+    now = now or datetime.now(UTC)
+    columns, cells = PRINTERS.get(res.kind, ([_NAME, _AGE], _default_cells))
+    rows = []
+    for obj in objects:
+        row: Obj = {"cells": cells(obj, now)}
+        embedded = _row_object(obj, include_object)
+        if embedded is not None:
+            row["object"] = embedded
+        rows.append(row)
+    return {
+        "kind": "Table",
+        "apiVersion": f"meta.k8s.io/{version}",
+        "metadata": {"resourceVersion": resource_version},
+        "columnDefinitions": [
+            {"name": name, "type": type_, "format": fmt, "description": desc, "priority": priority}
+            for name, type_, fmt, priority, desc in columns
+        ],
+        "rows": rows,
+    }
+
+
+def _default_cells(obj: Obj, now: datetime) -> list[Any]:
+    return [obj["metadata"].get("name", ""), _since(obj["metadata"].get("creationTimestamp"), now)]

@@ -1,0 +1,133 @@
+"""Watch streams (`?watch=true`): one JSON document per line, `{"type": ADDED|MODIFIED|DELETED, "object": …}`.
+
+The stream joins the cluster's channel-layer group first (so changes made by any server process
+arrive), then sends either the current objects as synthetic ADDED events (no resourceVersion, or
+"0") or every change after the given resourceVersion from the store's watch log, then live changes.
+A resourceVersion older than the log answers a 410 Expired ERROR event, as a real server does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
+from django.db import transaction
+
+from ..models import Change, Cluster, KubeObject
+from ..publish import group_name
+from .status import status_body
+
+__all__ = ["stream"]
+
+Obj = dict[str, Any]
+Prepare = Callable[[list[Obj]], list[Obj]]  # presents stored bodies (sync; may read the database)
+
+
+def _line(event_type: str, obj: Obj) -> bytes:
+    return (json.dumps({"type": event_type, "object": obj}, separators=(",", ":")) + "\n").encode()
+
+
+def _current(cluster: Cluster, kind: str, namespace: str | None) -> tuple[list[Obj], int]:
+    """The objects of a kind and the resourceVersion they were read at (in one transaction)."""
+    with transaction.atomic():
+        rv = Cluster.objects.filter(pk=cluster.pk).values_list("resource_version", flat=True).get()
+        rows = KubeObject.objects.filter(cluster=cluster, kind=kind)
+        if namespace is not None:
+            rows = rows.filter(namespace=namespace)
+        return [row.body for row in rows.order_by("namespace", "id")], int(rv)
+
+
+def _changes_since(cluster: Cluster, kind: str, since: int) -> list[tuple[str, int, Obj]] | None:
+    """The changes of a kind after `since`, or None when the watch log no longer reaches back that far."""
+    current = Cluster.objects.filter(pk=cluster.pk).values_list("resource_version", flat=True).get()
+    if since < current:
+        oldest = (
+            Change.objects.filter(cluster=cluster)
+            .order_by("resource_version")
+            .values_list("resource_version", flat=True)
+            .first()
+        )
+        if oldest is None or oldest > since + 1:
+            return None
+    changes = Change.objects.filter(cluster=cluster, kind=kind, resource_version__gt=since).order_by("resource_version")
+    return [(change.type, int(change.resource_version), change.body) for change in changes]
+
+
+def _expired(since: int) -> Obj:
+    body = status_body(410, "Expired", f"too old resource version: {since}")
+    body.pop("metadata")
+    return body
+
+
+async def stream(
+    cluster: Cluster,
+    kind: str,
+    namespace: str | None,
+    since: int | None,
+    prepare: Prepare,
+    matches: Callable[[Obj], bool],
+    encode: Callable[[Obj], Obj],
+    timeout_seconds: float | None = None,
+) -> AsyncIterator[bytes]:
+    """The watch of one kind (in `namespace`, or all): presented, filtered, encoded events."""
+    layer = get_channel_layer()
+    channel = await layer.new_channel() if layer is not None else None
+    if layer is not None:
+        await layer.group_add(group_name(cluster.pk), channel)
+    deadline = time.monotonic() + timeout_seconds if timeout_seconds else None
+
+    async def emit(event_type: str, bodies: list[Obj]) -> list[bytes]:
+        objects = await sync_to_async(prepare)(bodies)
+        return [_line(event_type, encode(obj)) for obj in objects if matches(obj)]
+
+    try:
+        if since is None or since == 0:
+            bodies, last = await sync_to_async(_current)(cluster, kind, namespace)
+            for line in await emit("ADDED", bodies):
+                yield line
+        else:
+            backlog = await sync_to_async(_changes_since)(cluster, kind, since)
+            if backlog is None:
+                yield _line("ERROR", _expired(since))
+                return
+            last = since
+            for event_type, rv, body in backlog:
+                last = rv
+                if _in_namespace(body, namespace):
+                    for line in await emit(event_type, [body]):
+                        yield line
+        if layer is None:
+            return
+        while True:
+            wait = None if deadline is None else deadline - time.monotonic()
+            if wait is not None and wait <= 0:
+                return
+            try:
+                message = await asyncio.wait_for(layer.receive(channel), timeout=wait)
+            except TimeoutError:
+                return
+            inner = message.get("message", {})
+            if inner.get("type") != "watch" or inner.get("kind") != kind:
+                continue
+            rv = int(inner.get("resourceVersion", 0))
+            if rv <= last:
+                continue
+            last = rv
+            body = inner.get("object", {})
+            if _in_namespace(body, namespace):
+                for line in await emit(inner.get("event", "MODIFIED"), [body]):
+                    yield line
+    finally:
+        if layer is not None:
+            with contextlib.suppress(Exception):
+                await layer.group_discard(group_name(cluster.pk), channel)
+
+
+def _in_namespace(body: Obj, namespace: str | None) -> bool:
+    return namespace is None or body.get("metadata", {}).get("namespace", "") == namespace

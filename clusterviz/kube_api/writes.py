@@ -1,0 +1,331 @@
+"""What kubectl's writes do to the cluster: the same admission (validation.admit), store and service
+calls as the browser's actions, with component "kubectl" — plus the API-server rules a real
+server applies on top (status is reset on create and kept on update, pod specs are mostly
+immutable, identity fields are the server's).
+
+All functions are synchronous (run them with sync_to_async) and raise ApiError, store errors or
+InputError; the caller turns those into Status responses.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+from scheduler_core.api.loading import InputError
+
+from .. import services, store
+from ..admission import admission_context
+from ..models import Cluster
+from ..validation import admit
+from .patch import APPLY, MERGE, STRATEGIC, apply_patch
+from .present import scale_of
+from .resources import Resource
+from .status import ADMIT_SOURCE, ApiError, already_exists, invalid
+
+__all__ = ["COMPONENT", "create", "delete", "patch", "replace", "update_scale"]
+
+COMPONENT = "kubectl"
+Obj = dict[str, Any]
+
+SERVER_METADATA = (
+    "uid",
+    "resourceVersion",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "generation",
+    "managedFields",
+    "selfLink",
+)
+STATUS_RESET_ON_CREATE = ("Pod", "Deployment", "ReplicaSet", "Namespace")
+POD_UPDATE_FORBIDDEN = (
+    "spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`,"
+    "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to "
+    "existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously "
+    "negative),`spec.schedulingGates` (only removals)"
+)
+
+
+def _admit(cluster: Cluster, res: Resource, body: Obj, name: str) -> Obj:
+    try:
+        return admit(body, ADMIT_SOURCE, None, *admission_context(cluster))
+    except InputError as exc:
+        raise invalid(res, name, str(exc)) from None
+
+
+def _object_of(res: Resource, body: Any) -> Obj:
+    if not isinstance(body, dict):
+        raise ApiError(400, "BadRequest", f"the body of the request must be a {res.kind} object")
+    kind = body.get("kind") or res.kind
+    if kind != res.kind:
+        raise ApiError(
+            400,
+            "BadRequest",
+            f"the kind of the object ({kind}) does not match the resource of the request ({res.qualified})",
+        )
+    api_version = body.get("apiVersion") or res.api_version
+    if api_version != res.api_version:
+        raise ApiError(
+            400,
+            "BadRequest",
+            f"the API version in the data ({api_version}) does not match the expected API version ({res.api_version})",
+        )
+    meta = body.get("metadata")
+    if meta is not None and not isinstance(meta, dict):
+        raise ApiError(400, "BadRequest", "metadata: must be an object")
+    return {**body, "kind": res.kind, "apiVersion": res.api_version, "metadata": dict(meta or {})}
+
+
+def _place(res: Resource, meta: Obj, namespace: str) -> None:
+    """The object's namespace comes from the URL (a different one in the body is an error)."""
+    if not res.namespaced:
+        meta.pop("namespace", None)
+        return
+    if meta.get("namespace") and meta["namespace"] != namespace:
+        raise ApiError(
+            400,
+            "BadRequest",
+            "the namespace of the provided object does not match the namespace sent on the request",
+        )
+    meta["namespace"] = namespace
+
+
+def create(cluster: Cluster, res: Resource, namespace: str, body: Any, dry_run: bool = False) -> Obj:
+    """POST: a new object, admitted like the browser's; 201 with what was stored."""
+    obj = _object_of(res, copy.deepcopy(body))
+    meta = obj["metadata"]
+    _place(res, meta, namespace)
+    for key in SERVER_METADATA:
+        meta.pop(key, None)
+    if res.kind in STATUS_RESET_ON_CREATE:
+        obj.pop("status", None)
+    name = meta.get("name") or meta.get("generateName") or ""
+    if not name:
+        raise invalid(res, "", "metadata.name: Required value: name or generateName is required")
+    admitted = _admit(cluster, res, obj, name)
+    if dry_run:
+        return admitted
+    try:
+        return store.create(cluster, admitted, COMPONENT)
+    except store.AlreadyExists:
+        raise already_exists(res, admitted["metadata"].get("name", name)) from None
+
+
+# --- updates --------------------------------------------------------------------------------
+
+
+def _check_pod_update(res: Resource, name: str, old: Obj, new: Obj) -> None:
+    """ValidatePodUpdate, abridged: only images, activeDeadlineSeconds, added tolerations and removed
+    scheduling gates may change in a pod's spec."""
+
+    def masked(spec: Obj) -> Obj:
+        spec = copy.deepcopy(spec)
+        for field in ("containers", "initContainers"):
+            for container in spec.get(field, []):
+                container.pop("image", None)
+        for field in ("activeDeadlineSeconds", "tolerations", "schedulingGates", "terminationGracePeriodSeconds"):
+            spec.pop(field, None)
+        return spec
+
+    old_spec, new_spec = old.get("spec", {}), new.get("spec", {})
+    if masked(old_spec) != masked(new_spec):
+        raise invalid(res, name, POD_UPDATE_FORBIDDEN)
+    new_tolerations = new_spec.get("tolerations", [])
+    if any(t not in new_tolerations for t in old_spec.get("tolerations", [])):
+        raise invalid(res, name, POD_UPDATE_FORBIDDEN)
+    old_gates = old_spec.get("schedulingGates", [])
+    if any(g not in old_gates for g in new_spec.get("schedulingGates", [])):
+        raise invalid(
+            res, name, "spec.schedulingGates: Forbidden: only deletion is allowed, but found new scheduling gate"
+        )
+
+
+def _stamp_taints(old: Obj, new: Obj) -> None:
+    """NoExecute taints carry the time they were added (the taint manager counts tolerationSeconds from it)."""
+    before = {(t.get("key"), t.get("effect"), t.get("value")): t for t in old.get("spec", {}).get("taints", [])}
+    for taint in new.get("spec", {}).get("taints", []):
+        if taint.get("effect") != "NoExecute" or taint.get("timeAdded"):
+            continue
+        previous = before.get((taint.get("key"), taint.get("effect"), taint.get("value")), {})
+        taint["timeAdded"] = previous.get("timeAdded") or store.now_rfc3339()
+
+
+def _updated(cluster: Cluster, res: Resource, current: Obj, wanted: Any, subresource: str | None) -> Obj:
+    """The object to store when `current` is updated to `wanted` (main resource or /status)."""
+    name = current["metadata"]["name"]
+    obj = _object_of(res, wanted)
+    meta = obj["metadata"]
+    if meta.get("name", name) != name:
+        raise ApiError(
+            400,
+            "BadRequest",
+            f"the name of the object ({meta.get('name')}) does not match the name on the URL ({name})",
+        )
+    meta["name"] = name
+    _place(res, meta, current["metadata"].get("namespace", ""))
+    if subresource == "status":
+        # the status subresource changes status only
+        obj = {**copy.deepcopy(current), "status": obj.get("status") or {}}
+    elif "status" in current:
+        obj["status"] = copy.deepcopy(current["status"])
+    else:
+        obj.pop("status", None)
+    for key in SERVER_METADATA:
+        obj["metadata"].pop(key, None)
+        if key in current["metadata"] and key != "managedFields":
+            obj["metadata"][key] = current["metadata"][key]
+    if res.kind == "Node":
+        _stamp_taints(current, obj)
+    admitted = _admit(cluster, res, obj, name)
+    if subresource != "status" and "status" in current:
+        admitted["status"] = copy.deepcopy(current["status"])  # admission must not touch it either
+    if res.kind == "Pod":
+        _check_pod_update(res, name, current, admitted)
+    return admitted
+
+
+def _write(
+    cluster: Cluster,
+    res: Resource,
+    namespace: str,
+    name: str,
+    change: Callable[[Obj], Obj],
+    expected_rv: str | None,
+    dry_run: bool,
+) -> Obj:
+    """Apply `change` to the current object under the store's row lock (read-modify-write)."""
+    if dry_run:
+        return change(copy.deepcopy(store.get(cluster, res.kind, namespace, name)))
+
+    def mutate(body: Obj) -> None:
+        new = change(copy.deepcopy(body))
+        body.clear()
+        body.update(new)
+
+    before = copy.deepcopy(store.get(cluster, res.kind, namespace, name))
+    after = store.patch(cluster, res.kind, namespace, name, mutate, COMPONENT, expected_rv)
+    if res.kind == "Node":
+        was = bool(before.get("spec", {}).get("unschedulable"))
+        now = bool(after.get("spec", {}).get("unschedulable"))
+        if was != now:  # the node controller's unschedulable taint follows spec.unschedulable
+            after = services.set_cordon(cluster, name, now, COMPONENT)
+    return after
+
+
+def _cordon_request(res: Resource, content_type: str, doc: Any) -> bool | None:
+    """`kubectl cordon/uncordon`'s patch ({"spec":{"unschedulable":true|null}}) → True/False, else None."""
+    if res.kind != "Node" or content_type not in (MERGE, STRATEGIC) or not isinstance(doc, dict):
+        return None
+    if list(doc) != ["spec"] or not isinstance(doc["spec"], dict) or list(doc["spec"]) != ["unschedulable"]:
+        return None
+    value = doc["spec"]["unschedulable"]
+    if value not in (True, False, None):
+        return None
+    return bool(value)
+
+
+def _expected_version(doc: Any) -> str | None:
+    """A resourceVersion in a merge/strategic patch is a precondition (`kubectl label --resource-version`)."""
+    if isinstance(doc, dict) and isinstance(doc.get("metadata"), dict):
+        rv = doc["metadata"].get("resourceVersion")
+        return str(rv) if rv else None
+    return None
+
+
+def patch(
+    cluster: Cluster,
+    res: Resource,
+    namespace: str,
+    name: str,
+    content_type: str,
+    doc: Any,
+    subresource: str | None = None,
+    dry_run: bool = False,
+) -> tuple[Obj, bool]:
+    """PATCH: returns (the stored object, whether it was created — server-side apply of a new object)."""
+    try:
+        store.get(cluster, res.kind, namespace, name)
+    except store.NotFound:
+        if content_type == APPLY and subresource is None:
+            if isinstance(doc, dict):
+                doc = {**doc, "metadata": {**(doc.get("metadata") or {}), "name": name}}
+            return create(cluster, res, namespace, doc, dry_run), True
+        raise
+    cordon = _cordon_request(res, content_type, doc)
+    if cordon is not None and subresource is None and not dry_run:
+        return services.set_cordon(cluster, name, cordon, COMPONENT), False
+
+    def change(current: Obj) -> Obj:
+        patched = apply_patch(content_type, {**current, "kind": res.kind, "apiVersion": res.api_version}, doc)
+        return _updated(cluster, res, current, patched, subresource)
+
+    expected = _expected_version(doc) if content_type != APPLY else None
+    return _write(cluster, res, namespace, name, change, expected, dry_run), False
+
+
+def replace(
+    cluster: Cluster,
+    res: Resource,
+    namespace: str,
+    name: str,
+    body: Any,
+    subresource: str | None = None,
+    dry_run: bool = False,
+) -> Obj:
+    """PUT: the whole object; its metadata.resourceVersion, when given, must be current."""
+    obj = _object_of(res, body)
+    expected = obj["metadata"].get("resourceVersion") or None
+
+    def change(current: Obj) -> Obj:
+        return _updated(cluster, res, current, obj, subresource)
+
+    return _write(cluster, res, namespace, name, change, str(expected) if expected else None, dry_run)
+
+
+def delete(cluster: Cluster, res: Resource, namespace: str, name: str, options: Obj, dry_run: bool = False) -> Obj:
+    """DELETE: as the browser's delete (a bound pod first turns Terminating; owners take their
+    dependents along); `gracePeriodSeconds: 0` (`--force --grace-period=0`) removes a pod at once."""
+    current = store.get(cluster, res.kind, namespace, name)
+    if dry_run:
+        return current
+    if res.kind == "Pod" and options.get("gracePeriodSeconds") == 0:
+        return store.delete(cluster, res.kind, namespace, name, COMPONENT)
+    return services.delete_object(cluster, res.kind, namespace, name, COMPONENT)
+
+
+def update_scale(
+    cluster: Cluster,
+    res: Resource,
+    namespace: str,
+    name: str,
+    content_type: str | None,
+    doc: Any,
+    dry_run: bool = False,
+) -> Obj:
+    """PATCH/PUT on `/scale`: the new spec.replicas goes through services.scale; returns the Scale."""
+    current = store.get(cluster, res.kind, namespace, name)
+    scale = scale_of(res, current)
+    wanted = apply_patch(content_type, scale, doc) if content_type else doc
+    if not isinstance(wanted, dict):
+        raise ApiError(400, "BadRequest", "the body of the request must be a Scale object")
+    replicas = (wanted.get("spec") or {}).get("replicas", 0)
+    if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
+        raise ApiError(
+            422,
+            "Invalid",
+            f'The Scale "{name}" is invalid: spec.replicas: Invalid value: {replicas}: '
+            "must be greater than or equal to 0",
+            {"name": name, "kind": "Scale", "group": "autoscaling"},
+        )
+    expected = (wanted.get("metadata") or {}).get("resourceVersion")
+    if expected and str(expected) != current["metadata"].get("resourceVersion"):
+        raise store.Conflict("stale scale")
+    if dry_run:
+        return {**scale, "spec": {"replicas": replicas}}
+    try:
+        updated = services.scale(cluster, res.kind, namespace, name, replicas, COMPONENT)
+    except InputError as exc:
+        raise ApiError(422, "Invalid", f'The Scale "{name}" is invalid: {exc}') from None
+    return scale_of(res, updated)
