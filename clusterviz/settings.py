@@ -82,7 +82,8 @@ LOGGING = {
 
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = BASE_DIR / ".staticfiles"
+# Set STATIC_ROOT (and run collectstatic) for production; by default WhiteNoise serves from the finders.
+STATIC_ROOT = os.environ.get("STATIC_ROOT") or None
 WHITENOISE_USE_FINDERS = True
 
 USE_TZ = True
