@@ -293,6 +293,17 @@ def export_yaml(cluster: Cluster) -> str:
     return yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items}, sort_keys=False)
 
 
+SNAPSHOT_KINDS = ("PriorityClass", "Namespace", "Node", "ReplicaSet", "Pod")
+
+
+def snapshot_yaml(cluster: Cluster) -> str:
+    """What the scheduler sees, as `kubectl get nodes,pods -A -o yaml` would write it (plus the
+    PriorityClasses, Namespaces and ReplicaSets it reads): `python -m scheduler_core explain`
+    on this file gives the same answers as the app."""
+    items = [body for kind in SNAPSHOT_KINDS for body in store.list_objects(cluster, kind)]
+    return yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items}, sort_keys=False)
+
+
 def import_snapshot(cluster: Cluster, text: str | bytes, component: str, source: str = "snapshot") -> int:
     """Load `kubectl get nodes,pods -A -o yaml` output (or an export) into an empty cluster."""
     if KubeObject.objects.filter(cluster=cluster).exists():

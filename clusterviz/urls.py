@@ -12,6 +12,7 @@ urlpatterns = [
     path("api/clusters/<slug:slug>/state", views.api_state, name="clusterviz-state"),
     path("api/clusters/<slug:slug>/actions", views.api_action, name="clusterviz-action"),
     path("api/clusters/<slug:slug>/export", views.api_export, name="clusterviz-export"),
+    path("api/clusters/<slug:slug>/snapshot", views.api_snapshot, name="clusterviz-snapshot"),
     path("api/clusters/<slug:slug>/import", views.api_import, name="clusterviz-import"),
     path("api/clusters/<slug:slug>/cycles", classroom.recent_cycles, name="clusterviz-cycles"),
     path("api/clusters/<slug:slug>/cycles/<int:number>", views.api_cycle, name="clusterviz-cycle"),

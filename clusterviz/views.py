@@ -156,6 +156,16 @@ async def api_action(request: HttpRequest, slug: str) -> JsonResponse:
 
 @require_GET
 @_api
+def api_snapshot(request: HttpRequest, slug: str) -> HttpResponse:
+    """Everything the scheduler reads, for `python -m scheduler_core explain --cluster`."""
+    cluster = _api_cluster(slug)
+    response = HttpResponse(services.snapshot_yaml(cluster), content_type="application/yaml")
+    response["Content-Disposition"] = f'attachment; filename="{cluster.slug}-snapshot.yaml"'
+    return response
+
+
+@require_GET
+@_api
 def api_export(request: HttpRequest, slug: str) -> HttpResponse:
     cluster = _api_cluster(slug)
     response = HttpResponse(services.export_yaml(cluster), content_type="application/yaml")

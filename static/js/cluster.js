@@ -14,7 +14,7 @@ import { renderPipeline } from "./views/pipeline.js";
 
 const page = $("#cluster-page");
 const slug = page.dataset.slug;
-const lesson = JSON.parse($("#lesson-data").textContent || "null");
+let lesson = null;
 const view = readView(location.search);
 const readOnly = view.role === "follower";
 document.body.classList.toggle("follower", readOnly);
@@ -23,6 +23,7 @@ document.body.classList.toggle("projector", view.projector);
 let state = emptyState();
 const player = new CyclePlayer();
 const ui = {
+  readOnly,
   selectedPod: view.pod || null,
   selectedNode: view.node || null,
   tab: view.tab || "why",
@@ -35,6 +36,7 @@ const ui = {
   change: null,
   changeHop: 0,
 };
+let whatIfCount = 0;
 const pendingCycleSeek = view.cycle !== null ? { cycle: view.cycle, step: view.step } : null;
 
 function toast(text, kind = "info") {
@@ -77,7 +79,8 @@ const editor = new Editor($("#editor"), {
         editor.showError(null);
         const ex = msg.explanation;
         player.follow = false;
-        player.cycles.push({ cycle: `what-if ${ex.pod}`, pod: ex.pod, events: ex.events, whatIf: true, explanation: ex });
+        whatIfCount += 1;
+        player.cycles.push({ cycle: `what-if-${whatIfCount}`, pod: ex.pod, events: ex.events, whatIf: true, explanation: ex });
         player.index = player.cycles.length - 1;
         player.cursor = 0;
         player.playing = true;
@@ -86,15 +89,17 @@ const editor = new Editor($("#editor"), {
         rerender();
       })
       .catch((err) => editor.showError(err.message)),
-  create: (text) =>
-    socket
+  create: (text) => {
+    // Follow the new pod's cycle: it can stream in before the create's result does.
+    player.follow = true;
+    return socket
       .send({ action: "create", yaml: text })
       .then((msg) => {
         editor.showError(null);
-        player.follow = true;
         toast(`created ${msg.created.join(", ")}`);
       })
-      .catch((err) => editor.showError(err.message)),
+      .catch((err) => editor.showError(err.message));
+  },
 });
 
 function selectedPodObject() {
@@ -150,6 +155,7 @@ function handle(msg) {
   if (msg.type === "snapshot") {
     state = applySnapshot(state, msg);
     loadRecentCycles();
+    loadLesson(state.cluster.lesson);
     askWhy();
   } else if (msg.type === "watch") {
     applyWatch(state, msg);
@@ -178,6 +184,21 @@ function followPresenter(msg) {
   if (msg.tab) ui.tab = msg.tab;
   if (msg.cycle !== null && msg.cycle !== undefined) player.seek(msg.cycle);
   if (ui.tab === "why") askWhy(true);
+}
+
+function loadLesson(name) {
+  if (!name || (lesson && lesson.name === name)) return;
+  fetch("/api/lessons")
+    .then((r) => r.json())
+    .then((data) => {
+      lesson = data.lessons.find((l) => l.name === name) || null;
+      const label = $("#lesson-name");
+      if (label && lesson) {
+        label.textContent = `lesson: ${lesson.title}`;
+        label.title = lesson.title;
+      }
+      rerender();
+    });
 }
 
 // The cycles that ran before this page opened: summaries first, events when one is shown.
@@ -211,6 +232,16 @@ function loadCycle(number, step) {
     });
 }
 
+// Draw a panel only when what it shows changed: rebuilding it on every frame would lose clicks,
+// focus and text selection while the player or the List-Watch animation runs.
+const drawn = new Map();
+function drawIf(key, deps, draw) {
+  const last = drawn.get(key);
+  if (last && last.length === deps.length && last.every((d, i) => d === deps[i])) return;
+  drawn.set(key, deps);
+  draw();
+}
+
 const render = () => {
   const frame = player.frame();
   renderBoard($("#board"), state, frame, ui);
@@ -218,11 +249,14 @@ const render = () => {
   renderTabs($("#detail"), ui.tab);
   for (const panel of document.querySelectorAll("#detail [data-panel]")) panel.hidden = panel.dataset.panel !== ui.tab;
   const pod = selectedPodObject();
-  if (ui.tab === "why") renderWhy($("[data-panel=why]"), { pod, why: ui.why, loading: ui.whyLoading });
-  if (ui.tab === "scores") renderScores($("[data-panel=scores]"), frame);
-  if (ui.tab === "events") renderEvents($("[data-panel=events]"), state, pod);
-  if (ui.tab === "listwatch") renderListWatch($("[data-panel=listwatch]"), ui.change, ui.changeHop);
-  if (ui.tab === "lesson") renderLesson($("[data-panel=lesson]"), lesson, state.cluster.lessonStep || 0, { next: nextLessonStep, readOnly });
+  if (ui.tab === "why") drawIf("why", [pod, ui.why, ui.whyLoading], () => renderWhy($("[data-panel=why]"), { pod, why: ui.why, loading: ui.whyLoading }));
+  if (ui.tab === "scores") drawIf("scores", [player.current, player.cursor], () => renderScores($("[data-panel=scores]"), frame));
+  if (ui.tab === "events") drawIf("events", [state.rv, pod, Math.floor(Date.now() / 5000)], () => renderEvents($("[data-panel=events]"), state, pod));
+  if (ui.tab === "listwatch") drawIf("listwatch", [ui.change, ui.changeHop], () => renderListWatch($("[data-panel=listwatch]"), ui.change, ui.changeHop));
+  if (ui.tab === "lesson") {
+    const step = state.cluster.lessonStep || 0;
+    drawIf("lesson", [lesson, step], () => renderLesson($("[data-panel=lesson]"), lesson, step, { next: nextLessonStep, readOnly }));
+  }
   $("#rv").textContent = state.rv;
   const pace = $("#pace");
   if (pace && state.cluster.pace && document.activeElement !== pace) pace.value = state.cluster.pace;

@@ -6,6 +6,7 @@ pytest-asyncio cannot share one.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -13,10 +14,14 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from playwright.sync_api import Page
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
@@ -70,8 +75,10 @@ class LiveServer:
 
     def manage(self, *args: str) -> str:
         out = subprocess.run(
-            [sys.executable, "manage.py", *args], cwd=ROOT, env=self.env, capture_output=True, text=True, check=True
+            [sys.executable, "manage.py", *args], cwd=ROOT, env=self.env, capture_output=True, text=True
         )
+        if out.returncode:
+            raise RuntimeError(f"manage.py {' '.join(args)} failed: {out.stderr.strip()[-2000:]}")
         return out.stdout
 
     def start(self) -> None:
@@ -103,8 +110,9 @@ class LiveServer:
                 self.process.wait()
 
 
+# Not named `live_server`: pytest-django's autouse `_live_server_helper` would then set up its test database.
 @pytest.fixture(scope="session")
-def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+def cv_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     workdir = tmp_path_factory.mktemp("live")
     server = LiveServer(workdir)
     server.start()
@@ -119,12 +127,100 @@ _counter = iter(range(1, 10_000))
 
 
 @pytest.fixture
-def lesson_cluster(live_server: LiveServer):  # type: ignore[no-untyped-def]
+def lesson_cluster(cv_server: LiveServer):  # type: ignore[no-untyped-def]
     """Create a fresh cluster from a lesson: `lesson_cluster("demo")` → its URL."""
 
     def make(lesson: str) -> str:
         slug = f"{lesson}-{os.getpid()}-{next(_counter)}"
-        live_server.manage("load_scenario", lesson, "--cluster", slug)
-        return f"{live_server.url}/clusters/{slug}/"
+        cv_server.manage("load_scenario", lesson, "--cluster", slug)
+        return f"{cv_server.url}/clusters/{slug}/"
 
     return make
+
+
+# --- helpers for the tests: the cluster's JSON API and the page's readiness ------------------------
+
+VIEWPORT = {"width": 1280, "height": 800}
+
+
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args: dict) -> dict:  # type: ignore[type-arg]
+    return {**browser_context_args, "viewport": VIEWPORT}
+
+
+class ClusterApi:
+    """One cluster of the live server: its page URL and its JSON API (/api/clusters/<slug>/...)."""
+
+    def __init__(self, server: LiveServer, slug: str) -> None:
+        self.server = server
+        self.slug = slug
+        self.url = f"{server.url}/clusters/{slug}/"
+
+    def _get(self, path: str) -> bytes:
+        with urllib.request.urlopen(f"{self.server.url}/api/clusters/{self.slug}/{path}", timeout=10) as response:
+            return bytes(response.read())
+
+    def state(self) -> dict[str, Any]:
+        return dict(json.loads(self._get("state")))
+
+    def export(self) -> str:
+        return self._get("export").decode()
+
+    def snapshot(self) -> str:
+        return self._get("snapshot").decode()
+
+    def act(self, action: dict[str, Any]) -> dict[str, Any]:
+        """POST one action; a refusal raises with the server's Status message."""
+        request = urllib.request.Request(
+            f"{self.server.url}/api/clusters/{self.slug}/actions",
+            data=json.dumps(action).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return dict(json.loads(response.read()))
+        except urllib.error.HTTPError as exc:
+            raise AssertionError(f"action {action.get('action')} refused: {exc.read().decode()}") from None
+
+    def objects(self, kind: str) -> dict[str, dict[str, Any]]:
+        """The objects of a kind by "namespace/name" (or name for cluster-scoped kinds)."""
+        out = {}
+        for body in self.state()["objects"].get(kind, []):
+            meta = body["metadata"]
+            out[f"{meta['namespace']}/{meta['name']}" if meta.get("namespace") else meta["name"]] = body
+        return out
+
+    def wait_for(self, what: str, check: Callable[[], Any], timeout: float = 10) -> Any:
+        """Poll `check` until it returns something truthy; fail naming `what`."""
+        deadline = time.time() + timeout
+        while True:
+            value = check()
+            if value:
+                return value
+            if time.time() > deadline:
+                raise AssertionError(f"timed out waiting for {what}")
+            time.sleep(0.1)
+
+
+@pytest.fixture
+def new_cluster(cv_server: LiveServer, lesson_cluster):  # type: ignore[no-untyped-def]
+    """`new_cluster("demo")` → a ClusterApi for a fresh cluster made from that lesson."""
+
+    def make(lesson: str = "demo") -> ClusterApi:
+        url = lesson_cluster(lesson)
+        return ClusterApi(cv_server, url.rstrip("/").rsplit("/", 1)[1])
+
+    return make
+
+
+def open_cluster(page: Page, url: str) -> Page:
+    """Open a cluster page and wait until its stream is live and the board is drawn."""
+    page.set_default_timeout(10_000)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page._clusterviz_errors = errors  # type: ignore[attr-defined]
+    page.goto(url)
+    page.wait_for_selector("#ws-state[data-state=open]")
+    page.wait_for_selector("#board [data-node]")
+    page.wait_for_load_state("networkidle")  # the recent cycles and the lesson are fetched after the snapshot
+    return page

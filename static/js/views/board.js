@@ -1,17 +1,17 @@
 // The board: one card per node (labels, taints, bars, pods, this cycle's verdict) and the pending
 // lane. Cards are keyed by node name and updated in place, so streaming never makes the layout jump.
 
-import { h, keyed, replace } from "../lib/dom.js";
+import { h, keyed } from "../lib/dom.js";
 import { formatBytes, formatCpu } from "../lib/quantity.js";
 import { nodeUsage, nodes, objectKey, pendingPods, podStatus, podsOnNode, schedulingMessage } from "../model/cluster_state.js";
 
 const COMPACT_ABOVE = 40;
 
-function chip(kind, text, data, title) {
-  return h("span", { class: `chip chip-${kind}`, draggable: "true", dataset: data, title: title || text, tabindex: "0" }, text);
+function chip(kind, text, data, readOnly) {
+  return h("span", { class: `chip chip-${kind}`, draggable: readOnly ? "false" : "true", dataset: data, title: text, tabindex: "0" }, text);
 }
 
-function taintChip(nodeName, taint) {
+function taintChip(nodeName, taint, readOnly) {
   const text = `${taint.key}${taint.value ? "=" + taint.value : ""}:${taint.effect}`;
   const icon = { NoSchedule: "✕ ", PreferNoSchedule: "⚠ ", NoExecute: "⇥ " }[taint.effect] || "";
   return chip(`taint chip-${taint.effect}`, icon + text, {
@@ -20,7 +20,7 @@ function taintChip(nodeName, taint) {
     key: taint.key,
     value: taint.value || "",
     effect: taint.effect,
-  });
+  }, readOnly);
 }
 
 function bar(label, used, total, format) {
@@ -93,10 +93,10 @@ function nodeCard(state, node, frame, ui) {
       {},
       h("span", { class: "node-name" }, name),
       node.spec.unschedulable ? h("span", { class: "badge badge-cordoned" }, "cordoned") : null,
-      h("button", { class: "cordon", type: "button", dataset: { cordon: name }, title: node.spec.unschedulable ? "uncordon" : "cordon" }, node.spec.unschedulable ? "uncordon" : "cordon"),
+      h("button", { class: "cordon presenter-only", type: "button", dataset: { cordon: name }, title: node.spec.unschedulable ? "uncordon" : "cordon" }, node.spec.unschedulable ? "uncordon" : "cordon"),
     ),
-    h("div", { class: "chips labels" }, labels.map(([k, v]) => chip("label", `${k}=${v}`, { chip: "label", node: name, key: k, value: v }))),
-    h("div", { class: "chips taints" }, (node.spec.taints || []).map((t) => taintChip(name, t))),
+    h("div", { class: "chips labels" }, labels.map(([k, v]) => chip("label", `${k}=${v}`, { chip: "label", node: name, key: k, value: v }, ui.readOnly))),
+    h("div", { class: "chips taints" }, (node.spec.taints || []).map((t) => taintChip(name, t, ui.readOnly))),
     h(
       "div",
       { class: "bars" },
@@ -168,18 +168,25 @@ export function renderBoard(root, state, frame, ui) {
   root.querySelector(".node-count").textContent = `${shown.length}/${all.length} nodes`;
   const lane = root.querySelector(".pending-lane .pods");
   const pending = pendingPods(state);
-  replace(
+  keyed(
     lane,
     pending.length
-      ? pending.map((p) =>
-          h(
-            "div",
-            { class: "pending-pod" },
-            podChip(p, ui.selectedPod),
-            h("span", { class: "pending-message" }, schedulingMessage(p) || podStatus(p)),
-            h("button", { class: "why", type: "button", dataset: { why: objectKey(p) } }, "why?"),
-          ),
-        )
-      : h("span", { class: "empty" }, "no pending pods"),
+      ? pending.map((p) => {
+          const key = objectKey(p);
+          const message = schedulingMessage(p) || podStatus(p);
+          return {
+            key,
+            sig: JSON.stringify([podStatus(p), message, key === ui.selectedPod]),
+            build: () =>
+              h(
+                "div",
+                { class: "pending-pod" },
+                podChip(p, ui.selectedPod),
+                h("span", { class: "pending-message" }, message),
+                h("button", { class: "why", type: "button", dataset: { why: key } }, "why?"),
+              ),
+          };
+        })
+      : [{ key: "", sig: "", build: () => h("span", { class: "empty" }, "no pending pods") }],
   );
 }

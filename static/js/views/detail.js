@@ -6,17 +6,17 @@ import { describeEvents, eventsFor, objectKey, schedulingMessage } from "../mode
 export const TABS = ["why", "scores", "events", "listwatch", "lesson"];
 const TITLES = { why: "Why Pending", scores: "Scores", events: "Events", listwatch: "List-Watch", lesson: "Lesson" };
 
+// The tab buttons are made once and then only restyled, so a click or focus on them is never lost.
 export function renderTabs(root, active) {
-  replace(
-    root.querySelector(".tabs"),
-    TABS.map((tab) =>
-      h(
-        "button",
-        { type: "button", role: "tab", class: tab === active ? "tab active" : "tab", "aria-selected": tab === active ? "true" : "false", dataset: { tab } },
-        TITLES[tab],
-      ),
-    ),
-  );
+  const bar = root.querySelector(".tabs");
+  if (bar.children.length !== TABS.length) {
+    replace(bar, TABS.map((tab) => h("button", { type: "button", role: "tab", class: "tab", dataset: { tab } }, TITLES[tab])));
+  }
+  for (const button of bar.children) {
+    const on = button.dataset.tab === active;
+    button.className = on ? "tab active" : "tab";
+    button.setAttribute("aria-selected", on ? "true" : "false");
+  }
 }
 
 export function renderWhy(root, { pod, why, loading }) {
@@ -49,8 +49,8 @@ export function renderWhy(root, { pod, why, loading }) {
                 {},
                 item.text,
                 item.fix ? h("div", { class: "fix" }, "fix: ", item.fix) : null,
-                item.command ? h("div", { class: "fix" }, "or: ", h("code", {}, item.command)) : null,
                 item.snippet ? h("pre", { class: "snippet" }, item.snippet) : null,
+                item.command ? h("div", { class: "fix" }, item.fix || item.snippet ? "or: " : "fix: ", h("code", {}, item.command)) : null,
               ),
             ),
           ),
@@ -60,6 +60,11 @@ export function renderWhy(root, { pod, why, loading }) {
     if (why.preemption) parts.push(h("p", { class: "preemption" }, why.preemption));
   }
   replace(root, parts);
+}
+
+// A plugin name that may wrap between its words (NodeResources|Balanced|Allocation).
+function breakable(name) {
+  return name.split(/(?=[A-Z][a-z])/).flatMap((part, i) => (i ? [h("wbr"), part] : [part]));
 }
 
 // Node × score plugin, each cell showing raw → normalized × weight = weighted.
@@ -75,30 +80,81 @@ export function renderScores(root, frame) {
     const cls = frame.winner === name ? "winner" : n.rejected ? "rejected" : "";
     return h(
       "tr",
-      { class: cls },
+      {
+        class: cls,
+        dataset: {
+          node: name,
+          total: n.total === null || n.rejected ? "" : String(n.total),
+          rejectedBy: n.rejected ? n.rejected.plugin || "PreFilter" : "",
+        },
+      },
       h("th", {}, frame.winner === name ? `★ ${name}` : name),
       n.rejected
         ? h("td", { colspan: String(Math.max(1, plugins.length)), class: "rejected-cell" }, `✗ ${n.rejected.plugin || "PreFilter"}: ${n.rejected.reasons.join(", ")}`)
-        : plugins.map((p) => {
+        : !plugins.length
+          ? h("td", { class: "empty" }, frame.winner === name ? "the only feasible node: selected without scoring" : "✓ passed filters")
+          : plugins.map((p) => {
             const s = n.scores[p];
             if (!s) return h("td", {}, "");
             const normalized = s.normalized === undefined ? "…" : s.normalized;
             const weighted = s.weighted === undefined ? "" : ` = ${s.weighted}`;
-            return h("td", { title: `${p}: raw ${s.raw}, normalized ${normalized}, weight ${s.weight}` }, `${s.raw} → ${normalized} × ${s.weight ?? "?"}${weighted}`);
+            return h(
+              "td",
+              {
+                title: `${p}: raw ${s.raw}, normalized ${normalized}, weight ${s.weight}`,
+                dataset: { plugin: p, raw: String(s.raw), normalized: String(normalized), weight: String(s.weight ?? "") },
+              },
+              `${s.raw} → ${normalized} × ${s.weight ?? "?"}${weighted}`,
+            );
           }),
       h("td", { class: "total" }, n.total === null || n.rejected ? "" : String(n.total)),
     );
   });
   replace(
     root,
-    h("p", {}, `cycle ${frame.cycle} · ${frame.pod}`, frame.skippedScore.length ? ` · skipped at PreScore: ${frame.skippedScore.join(", ")}` : ""),
+    h("p", {}, typeof frame.cycle === "number" ? `cycle ${frame.cycle}` : "what-if", ` · ${frame.pod}`, frame.skippedScore.length ? ` · skipped at PreScore: ${frame.skippedScore.join(", ")}` : ""),
+    filterTable(frame, names),
     h(
       "table",
       { class: "scores" },
-      h("thead", {}, h("tr", {}, h("th", {}, "node"), plugins.length ? plugins.map((p) => h("th", {}, p)) : h("th", {}, "filters"), h("th", {}, "total"))),
+      h("thead", {}, h("tr", {}, h("th", {}, "node"), plugins.length ? plugins.map((p) => h("th", { title: p }, breakable(p))) : h("th", {}, "filters"), h("th", {}, "total"))),
       h("tbody", {}, rows),
     ),
     frame.message ? h("p", { class: frame.scheduled ? "ok" : "pending" }, frame.message) : null,
+  );
+}
+
+// Every filter plugin's verdict on every node; the one upstream reports is marked.
+function filterTable(frame, names) {
+  const plugins = [...new Set(names.flatMap((n) => frame.nodes[n].failures.map((f) => f.plugin)))];
+  if (!plugins.length) return null;
+  return h(
+    "table",
+    { class: "filters" },
+    h("caption", {}, "Filter verdicts (★ = the reason upstream reports)"),
+    h("thead", {}, h("tr", {}, h("th", {}, "node"), plugins.map((p) => h("th", { title: p }, breakable(p))))),
+    h(
+      "tbody",
+      {},
+      names.map((name) => {
+        const n = frame.nodes[name];
+        return h(
+          "tr",
+          { dataset: { node: name } },
+          h("th", {}, name),
+          plugins.map((p) => {
+            const failure = n.failures.find((f) => f.plugin === p);
+            if (!failure) return h("td", { class: "pass", dataset: { plugin: p, code: "Success" } }, "✓");
+            const reported = n.rejected && n.rejected.plugin === p;
+            return h(
+              "td",
+              { class: reported ? "fail reported" : "fail", dataset: { plugin: p, code: failure.code, reported: reported ? "true" : "false" } },
+              `${reported ? "★ " : ""}✗ ${failure.reasons.join(", ")}`,
+            );
+          }),
+        );
+      }),
+    ),
   );
 }
 

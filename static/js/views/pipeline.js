@@ -28,15 +28,20 @@ export function renderPipeline(root, player) {
     const total = player.current.events ? player.current.events.length : 0;
     replace(
       info,
-      h("strong", {}, `cycle ${frame.cycle}`),
+      h("strong", {}, player.current.whatIf ? "what-if" : `cycle ${frame.cycle}`),
       ` · ${frame.pod} · event ${player.cursor}/${total}`,
       frame.finished ? h("span", { class: frame.scheduled ? "ok" : "pending" }, frame.scheduled ? ` → ${frame.winner}` : " → Pending") : null,
     );
   }
+  // The options are rebuilt only when the cycles change: an open picker must not close under the user.
   const picker = root.querySelector("select.cycle-picker");
-  const options = player.cycles.map((c) => h("option", { value: String(c.cycle) }, `cycle ${c.cycle}: ${c.pod}`));
-  replace(picker, options.length ? options : h("option", { value: "" }, "—"));
-  if (player.current) picker.value = String(player.current.cycle);
+  const sig = player.cycles.map((c) => `${c.cycle}:${c.pod}`).join("|");
+  if (picker._sig !== sig) {
+    picker._sig = sig;
+    const options = player.cycles.map((c) => h("option", { value: String(c.cycle) }, c.whatIf ? `what-if: ${c.pod}` : `cycle ${c.cycle}: ${c.pod}`));
+    replace(picker, options.length ? options : h("option", { value: "" }, "—"));
+  }
+  if (player.current && picker.value !== String(player.current.cycle)) picker.value = String(player.current.cycle);
   root.querySelector("[data-player=play]").textContent = player.playing ? "❚❚" : "▶";
   root.querySelector("[data-player=play]").setAttribute("aria-label", player.playing ? "pause" : "play");
 }

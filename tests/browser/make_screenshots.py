@@ -1,0 +1,108 @@
+"""Screenshots of the main views at 1280x800 into docs/screenshots/ (overwritten).
+
+Not collected by the normal browser session; run it on its own:
+
+    .venv/bin/python -m pytest -m browser tests/browser/make_screenshots.py -q
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import BrowserContext, Page, expect
+
+from .conftest import ROOT, open_cluster
+from .test_cluster_page import PASTED_POD, POD_KGC, card, finish_cycle_of, palette_chip
+
+OUT = ROOT / "docs" / "screenshots"
+
+BIG_POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  containers:
+  - name: web
+    image: nginx:1.27
+    resources:
+      requests: {cpu: 600m, memory: 1Gi}
+"""
+
+
+def shot(page: Page, name: str, scroll_to: str | None = None) -> Path:
+    if scroll_to:
+        page.locator(scroll_to).scroll_into_view_if_needed()
+    else:
+        page.evaluate("window.scrollTo(0, 0)")
+    page.evaluate("document.querySelectorAll('#toasts .toast').forEach((t) => t.remove())")
+    page.wait_for_timeout(250)  # let the frame batcher and transitions settle
+    OUT.mkdir(parents=True, exist_ok=True)
+    path = OUT / f"{name}.png"
+    page.screenshot(path=str(path))
+    return path
+
+
+def many_nodes(count: int) -> str:
+    """`count` nodes in three zones; every fifth is tainted, every seventh is small."""
+    docs = []
+    for i in range(4, count + 4):
+        taints = "[{key: dedicated, value: batch, effect: NoSchedule}]" if i % 5 == 0 else "[]"
+        cpu, memory = ("1", "2Gi") if i % 7 == 0 else ("4", "8Gi")
+        docs.append(
+            f"""apiVersion: v1
+kind: Node
+metadata: {{name: node{i:02d}, labels: {{kubernetes.io/hostname: node{i:02d}, zone: z{i % 3}}}}}
+spec: {{unschedulable: {"true" if i % 11 == 0 else "false"}, taints: {taints}}}
+status:
+  allocatable: {{cpu: "{cpu}", memory: {memory}, pods: "110"}}
+  capacity: {{cpu: "{cpu}", memory: {memory}, pods: "110"}}
+"""
+        )
+    return "---\n".join(docs)
+
+
+def test_screenshots(page: Page, context: BrowserContext, new_cluster: Any) -> None:
+    # Board with a cycle: node01 rejected (its taint), a winner, the other node scored.
+    api = new_cluster("demo")
+    open_cluster(page, api.url)
+    page.locator("#editor textarea").fill(BIG_POD)
+    page.locator("[data-editor=create]").click()
+    finish_cycle_of(page, "default/web")
+    expect(page.locator("#board .node-card.winner")).to_have_count(1)
+    shot(page, "board-cycle")
+
+    # Scores: Explain on a pasted pod (a what-if).
+    page.locator("#editor textarea").fill(PASTED_POD)
+    page.locator("[data-editor=explain]").click()
+    finish_cycle_of(page, "what-if · default/what-if")
+    expect(page.locator("[data-panel=scores] table.scores")).to_be_visible()
+    shot(page, "scores", "#detail")
+
+    # Why Pending: node02 tainted, a nodeSelector pod that only node02 could take.
+    palette_chip(page, "gpu=true:NoSchedule").drag_to(card(page, "node02"))
+    expect(card(page, "node02").locator("[data-chip=taint][data-key=gpu]")).to_be_visible()
+    page.locator("#editor textarea").fill(POD_KGC)
+    page.locator("[data-editor=create]").click()
+    finish_cycle_of(page, "default/pod-kgc")
+    page.locator('.pending-lane [data-why="default/pod-kgc"]').click()
+    expect(page.locator("[data-panel=why] .snippet").first).to_be_visible()
+    shot(page, "why-pending", "#detail")
+
+    # The follower view of the same cluster, following the presenter's selection.
+    follower = open_cluster(context.new_page(), api.url + "?role=follower")
+    page.locator('.pending-lane [data-why="default/pod-kgc"]').click()
+    expect(follower.locator('#board .pod.selected[data-pod="default/pod-kgc"]')).to_be_visible()
+    shot(follower, "follower")
+    follower.close()
+
+    # Compact board: ~60 nodes, one cycle with rejected, scored and winning tiles.
+    big = new_cluster("demo")
+    big.act({"action": "create", "yaml": many_nodes(57)})
+    open_cluster(page, big.url)
+    expect(page.locator("#board.compact .node-grid > .tile")).to_have_count(60)
+    page.locator("#editor textarea").fill(BIG_POD)
+    page.locator("[data-editor=create]").click()
+    finish_cycle_of(page, "default/web")
+    expect(page.locator("#board .tile.winner")).to_have_count(1)
+    shot(page, "compact-board")
