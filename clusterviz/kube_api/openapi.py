@@ -14,7 +14,7 @@ from typing import Any
 
 from .resources import GROUPS, RESOURCES, Resource
 
-__all__ = ["group_document", "index"]
+__all__ = ["V2_PROTOBUF", "group_document", "index", "v2_document"]
 
 
 def _gv_path(group: str, version: str) -> str:
@@ -56,3 +56,18 @@ def index(prefix: str) -> dict[str, Any]:
         gv = _gv_path(group, version)
         paths[gv] = {"serverRelativeURL": f"{prefix}/openapi/v3/{gv}?hash={_hash(document)}"}
     return {"paths": paths}
+
+
+V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"  # what kubectl asks for
+V2_PROTOBUF_TYPE = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"  # "@" breaks Go's mime parser
+
+
+def v2_document(accept: str) -> tuple[bytes, str]:
+    """`/openapi/v2` with no definitions: kubectl validates `kind: List` manifests client-side against it
+    (OpenAPI v3 is never consulted for v1/List), and skips every kind it finds no schema for; `apply`
+    then falls back to its compiled-in patch metadata. Protobuf (a Document with only `swagger: "2.0"`,
+    field 1) when asked for, else JSON."""
+    if V2_PROTOBUF in accept or "protobuf" in accept:
+        return b"\n\x032.0", V2_PROTOBUF_TYPE
+    body = {"swagger": "2.0", "info": {"title": "clusterviz", "version": "v1.32.4"}, "paths": {}, "definitions": {}}
+    return json.dumps(body).encode(), "application/json"

@@ -87,6 +87,9 @@ async def stream(
         return [_line(event_type, encode(obj)) for obj in objects if matches(obj)]
 
     try:
+        # An empty first chunk sends the response headers now: a real API server answers a watch at once,
+        # and kubectl's delete wait cannot stop its informer while the request is still waiting for them.
+        yield b""
         if since is None or since == 0:
             bodies, last = await sync_to_async(_current)(cluster, kind, namespace)
             for line in await emit("ADDED", bodies):

@@ -176,9 +176,9 @@ def _updated(cluster: Cluster, res: Resource, current: Obj, wanted: Any, subreso
         obj["metadata"].pop(key, None)
         if key in current["metadata"] and key != "managedFields":
             obj["metadata"][key] = current["metadata"][key]
-    if res.kind == "Node":
-        _stamp_taints(current, obj)
     admitted = _admit(cluster, res, obj, name)
+    if res.kind == "Node":
+        _stamp_taints(current, admitted)
     if subresource != "status" and "status" in current:
         admitted["status"] = copy.deepcopy(current["status"])  # admission must not touch it either
     if res.kind == "Pod":

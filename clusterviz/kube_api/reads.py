@@ -1,0 +1,112 @@
+"""Reads: the presented objects of a list or get, including what is synthesized rather than stored
+(the built-in namespaces, the nodes' leases)."""
+
+from __future__ import annotations
+
+from datetime import UTC
+from typing import Any
+
+from django.db import transaction
+
+from .. import store
+from ..models import Cluster, KubeObject
+from .present import node_addresses, present, synthetic_lease
+from .resources import Resource
+from .selectors import FieldSelector, LabelSelector
+from .status import not_found
+
+__all__ = ["get_object", "list_objects", "presenter"]
+
+Obj = dict[str, Any]
+BUILTIN_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
+
+
+def presenter(cluster: Cluster, res: Resource) -> Any:
+    """A function presenting stored bodies of `res` (node addresses are looked up once)."""
+    addresses = node_addresses(cluster) if res.kind == "Node" else None
+
+    def prepare(bodies: list[Obj]) -> list[Obj]:
+        return [present(res, body, addresses) for body in bodies]
+
+    return prepare
+
+
+def _synthetic_namespaces(cluster: Cluster, stored: dict[str, Obj]) -> list[Obj]:
+    used = set(KubeObject.objects.filter(cluster=cluster).exclude(namespace="").values_list("namespace", flat=True))
+    created = cluster.created_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    out = []
+    for name in sorted(set(BUILTIN_NAMESPACES) | used):
+        if name not in stored:
+            out.append(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Namespace",
+                    "metadata": {
+                        "name": name,
+                        "uid": f"namespace-{cluster.pk}-{name}",
+                        "resourceVersion": "1",
+                        "creationTimestamp": created,
+                        "labels": {"kubernetes.io/metadata.name": name},
+                    },
+                    "spec": {"finalizers": ["kubernetes"]},
+                    "status": {"phase": "Active"},
+                }
+            )
+    return out
+
+
+def _leases(cluster: Cluster, namespace: str | None) -> list[Obj]:
+    if namespace not in (None, "kube-node-lease"):
+        return []
+    return [synthetic_lease(body) for body in store.list_objects(cluster, "Node")]
+
+
+def _stored(cluster: Cluster, res: Resource, namespace: str | None, fields: FieldSelector) -> tuple[list[Obj], str]:
+    rows = KubeObject.objects.filter(cluster=cluster, kind=res.kind)
+    if namespace is not None and res.namespaced:
+        rows = rows.filter(namespace=namespace)
+    name = fields.required("metadata.name")
+    if name is not None:
+        rows = rows.filter(name=name)
+    node = fields.required("spec.nodeName") if res.kind == "Pod" else None
+    if node is not None:
+        rows = rows.filter(node_name=node)
+    order = ("namespace", "id") if res.kind == "Event" else ("namespace", "name")
+    rv = Cluster.objects.filter(pk=cluster.pk).values_list("resource_version", flat=True).get()
+    return [row.body for row in rows.order_by(*order)], str(rv)
+
+
+def list_objects(
+    cluster: Cluster, res: Resource, namespace: str | None, labels: LabelSelector, fields: FieldSelector
+) -> tuple[list[Obj], str]:
+    """The presented objects a list request selects, and the resourceVersion of the read."""
+    with transaction.atomic():
+        bodies, rv = _stored(cluster, res, namespace, fields)
+        if res.kind == "Lease":
+            objects = _leases(cluster, namespace)
+        else:
+            objects = presenter(cluster, res)(bodies)
+        if res.kind == "Namespace":
+            stored = {obj["metadata"]["name"]: obj for obj in objects}
+            objects = sorted(objects + _synthetic_namespaces(cluster, stored), key=lambda o: o["metadata"]["name"])
+    return [obj for obj in objects if labels.matches(obj) and fields.matches(obj)], rv
+
+
+def get_object(cluster: Cluster, res: Resource, namespace: str | None, name: str) -> Obj:
+    """The presented object (leases and built-in namespaces are synthesized)."""
+    if res.kind == "Lease":
+        if namespace != "kube-node-lease":
+            raise not_found(res, name)
+        try:
+            return synthetic_lease(store.get(cluster, "Node", "", name))
+        except store.NotFound:
+            raise not_found(res, name) from None
+    try:
+        body = store.get(cluster, res.kind, namespace or "", name)
+    except store.NotFound:
+        if res.kind == "Namespace":
+            for synthetic in _synthetic_namespaces(cluster, {}):
+                if synthetic["metadata"]["name"] == name:
+                    return synthetic
+        raise not_found(res, name) from None
+    return presenter(cluster, res)([body])[0]

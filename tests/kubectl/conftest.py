@@ -1,0 +1,301 @@
+"""The real kubectl against a live clusterviz server (tests/kubectl/).
+
+- `kube_server` (session): `manage.py runserver 127.0.0.1:PORT --noreload` (daphne) with its own
+  SQLite file, plus a pool of fresh clusters (node01..node03, nothing else) made in one go.
+- `cluster` (function): takes a fresh cluster from the pool (`api_cluster`: the same without the need for
+  kubectl) → `Cluster` with `.kubectl(...)` (runs
+  the real binary with a scratch HOME and --cache-dir, as /work/shared/kubectl-api.md §1 says),
+  `.popen(...)`, `.state()`, `.pods()`, `.node(name)`, `.wait(...)`, `.action(...)`, `.changes()`.
+
+kubectl is only ever pointed at 127.0.0.1. Tests skip (with the reason) when it is not installed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+KUBECTL = os.environ.get("KUBECTL") or shutil.which("kubectl") or "/usr/bin/kubectl"
+POOL_SIZE = 32
+BASE_NODES = """\
+apiVersion: v1
+kind: List
+items:
+""" + "".join(
+    f"""\
+- apiVersion: v1
+  kind: Node
+  metadata: {{name: {name}, labels: {{kubernetes.io/hostname: {name}}}}}
+  status:
+    capacity: {{cpu: "2", memory: 4Gi, pods: "110"}}
+    allocatable: {{cpu: "2", memory: 4Gi, pods: "110"}}
+"""
+    for name in ("node01", "node02", "node03")
+)
+
+# Creates the pool in one Django process (a manage.py call costs about a second).
+POOL_SCRIPT = """
+from clusterviz import services
+for slug in {slugs!r}:
+    cluster = services.create_cluster(slug)
+    services.create_from_yaml(cluster, {nodes!r}, "kubectl", source="nodes.yaml")
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class KubeServer:
+    """A clusterviz server process on 127.0.0.1 with its own database."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.db = workdir / "db.sqlite3"
+        self.env = {
+            **os.environ,
+            "SQLITE_PATH": str(self.db),
+            "DJANGO_SETTINGS_MODULE": "clusterviz.settings",
+            "PYTHONUNBUFFERED": "1",
+        }
+        for key in ("REDIS_URL", "DATABASE_URL", "KUBECONFIG"):
+            self.env.pop(key, None)
+        self.log = workdir / "server.log"
+        self.process: subprocess.Popen[bytes] | None = None
+        self.pool: list[str] = []
+
+    def manage(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "manage.py", *args], cwd=ROOT, env=self.env, capture_output=True, text=True, check=check
+        )
+
+    def start(self) -> None:
+        self.manage("migrate", "-v0")
+        self.pool = [f"k{i:02d}" for i in range(POOL_SIZE)]
+        self.manage("shell", "-c", POOL_SCRIPT.format(nodes=BASE_NODES, slugs=self.pool))
+        with self.log.open("wb") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, "manage.py", "runserver", f"127.0.0.1:{self.port}", "--noreload"],
+                cwd=ROOT,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            try:
+                with urllib.request.urlopen(f"{self.url}/api/lessons", timeout=2):
+                    return
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError(f"server did not start: {self.log.read_text()[-2000:]}")
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+    def request(self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None) -> Response:
+        """An HTTP request to the server (never raises on HTTP errors)."""
+        data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
+        all_headers = {"Content-Type": "application/json", **(headers or {})}
+        req = urllib.request.Request(self.url + path, data=data, method=method, headers=all_headers)
+        try:
+            with urllib.request.urlopen(req, timeout=10) as resp:
+                return Response(resp.status, dict(resp.headers), resp.read())
+        except urllib.error.HTTPError as exc:
+            return Response(exc.code, dict(exc.headers), exc.read())
+
+
+@dataclass
+class Response:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+@dataclass
+class Result:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def lines(self) -> list[str]:
+        return self.stdout.splitlines()
+
+    def rows(self) -> list[list[str]]:
+        """The table kubectl printed, split on whitespace (header first)."""
+        return [line.split() for line in self.lines]
+
+
+class Cluster:
+    """One cluster of the live server, and the real kubectl pointed at it."""
+
+    def __init__(self, server: KubeServer, slug: str, scratch: Path, cache: Path) -> None:
+        self.server = server
+        self.slug = slug
+        self.scratch = scratch
+        self.home = scratch / "home"
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.cache = cache
+        self.kubeconfig = scratch / "kubeconfig"
+        from clusterviz.management.commands.kubeconfig import kubeconfig
+
+        self.kubeconfig.write_text(yaml.safe_dump(kubeconfig(slug, server.url)))
+        self.env = {"HOME": str(self.home), "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
+
+    def _argv(self, args: tuple[str, ...]) -> list[str]:
+        return [KUBECTL, "--kubeconfig", str(self.kubeconfig), "--cache-dir", str(self.cache), *args]
+
+    def kubectl(self, *args: str, stdin: str | None = None, ok: bool | None = True, timeout: float = 30) -> Result:
+        """Run kubectl; `ok=True` insists on exit code 0, `ok=False` on a failure, None accepts both."""
+        proc = subprocess.run(
+            self._argv(args),
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env=self.env,
+            cwd=self.scratch,
+            timeout=timeout,
+        )
+        result = Result(proc.returncode, proc.stdout, proc.stderr)
+        if ok is True:
+            assert proc.returncode == 0, f"kubectl {' '.join(args)} failed ({proc.returncode}): {proc.stderr}"
+        elif ok is False:
+            assert proc.returncode != 0, f"kubectl {' '.join(args)} unexpectedly succeeded: {proc.stdout}"
+        return result
+
+    def popen(self, *args: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            self._argv(args),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=self.env,
+            cwd=self.scratch,
+        )
+
+    def write(self, name: str, text: str) -> str:
+        """A manifest file in the scratch folder (kubectl runs there): returns its name."""
+        (self.scratch / name).write_text(text)
+        return name
+
+    # --- the cluster's state, read back through the app's own API and database
+
+    def state(self) -> dict[str, Any]:
+        response = self.server.request("GET", f"/api/clusters/{self.slug}/state")
+        assert response.status == 200, response.body
+        return response.json()
+
+    def objects(self, kind: str) -> dict[str, dict[str, Any]]:
+        """`namespace/name` (or `name` for nodes) → body."""
+        out = {}
+        for body in self.state()["objects"].get(kind, []):
+            meta = body["metadata"]
+            key = meta["name"] if kind == "Node" else f"{meta.get('namespace', 'default')}/{meta['name']}"
+            out[key] = body
+        return out
+
+    def pods(self) -> dict[str, dict[str, Any]]:
+        return self.objects("Pod")
+
+    def node(self, name: str) -> dict[str, Any]:
+        return self.objects("Node")[name]
+
+    def wait(self, predicate: Callable[[], Any], timeout: float = 10.0, what: str = "condition") -> Any:
+        deadline = time.time() + timeout
+        while True:
+            value = predicate()
+            if value:
+                return value
+            if time.time() > deadline:
+                raise AssertionError(f"timed out waiting for {what}")
+            time.sleep(0.05)
+
+    def wait_running(self, *names: str, namespace: str = "default", timeout: float = 10.0) -> dict[str, Any]:
+        def running() -> dict[str, Any] | None:
+            pods = self.pods()
+            keys = [f"{namespace}/{n}" for n in names]
+            if all(pods.get(k, {}).get("status", {}).get("phase") == "Running" for k in keys):
+                return pods
+            return None
+
+        return self.wait(running, timeout, f"pods {names} to run")
+
+    def action(self, action: dict[str, Any]) -> dict[str, Any]:
+        response = self.server.request("POST", f"/api/clusters/{self.slug}/actions", action)
+        assert response.status == 200, response.body
+        return response.json()
+
+    def changes(self, kind: str, name: str) -> list[tuple[str, str]]:
+        """(type, component) of every logged write to an object, oldest first (the List-Watch writer)."""
+        with sqlite3.connect(f"file:{self.server.db}?mode=ro", uri=True, timeout=10) as db:
+            rows = db.execute(
+                "SELECT ch.type, ch.component FROM clusterviz_change ch JOIN clusterviz_cluster c "
+                "ON ch.cluster_id = c.id WHERE c.slug = ? AND ch.kind = ? AND ch.name = ? "
+                "ORDER BY ch.resource_version",
+                (self.slug, kind, name),
+            ).fetchall()
+        return [(str(t), str(c)) for t, c in rows]
+
+
+@pytest.fixture(scope="session")
+def kube_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KubeServer]:
+    workdir = tmp_path_factory.mktemp("kubectl-live")
+    server = KubeServer(workdir)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def kube_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """kubectl's discovery/HTTP cache, shared by the tests (every cluster serves the same API)."""
+    return tmp_path_factory.mktemp("kubectl-cache")
+
+
+@pytest.fixture
+def api_cluster(kube_server: KubeServer, kube_cache: Path, tmp_path: Path) -> Cluster:
+    """A fresh cluster (node01..node03, 2 CPU / 4Gi each), for tests that speak HTTP themselves."""
+    if not kube_server.pool:
+        pytest.fail("the pool of fresh clusters is used up: raise POOL_SIZE in tests/kubectl/conftest.py")
+    return Cluster(kube_server, kube_server.pool.pop(0), tmp_path, kube_cache)
+
+
+@pytest.fixture
+def cluster(api_cluster: Cluster) -> Cluster:
+    """A fresh cluster and the real kubectl for it (skips when kubectl is not installed)."""
+    if not Path(KUBECTL).exists():
+        pytest.skip(f"kubectl not found ({KUBECTL}): install it (or set KUBECTL) to run the real-kubectl tests")
+    return api_cluster
