@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 from django.db import models
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(24)
+
 
 PACE_INSTANT = "instant"
 PACE_SLOW = "slow"
@@ -23,6 +29,9 @@ class Cluster(models.Model):
     pace_delay_ms = models.PositiveIntegerField(default=800)
     lesson = models.CharField(max_length=64, blank=True)
     lesson_step = models.PositiveIntegerField(default=0)
+    # The secret of the edit link (and of the kubeconfig's bearer token): whoever holds it may write.
+    owner_token = models.CharField(max_length=64, default=new_token)
+    owner = models.ForeignKey("auth.User", null=True, blank=True, on_delete=models.SET_NULL)
     lease_owner = models.CharField(max_length=64, blank=True)
     lease_until = models.FloatField(default=0.0)
     created_at = models.DateTimeField(auto_now_add=True)

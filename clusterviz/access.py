@@ -1,0 +1,47 @@
+"""Who may write to a cluster: whoever holds its owner token (the secret of the edit link, sent as
+`?key=`, kept in the session after the first visit, or sent as `Authorization: Bearer <token>` by
+kubectl and scripts), or its owning Django user. Everyone else may only watch (the follower link)."""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Mapping
+from typing import Any
+
+from .models import Cluster
+
+__all__ = ["SESSION_KEY", "edit_url", "grant", "holds_token", "may_write", "token_from_headers"]
+
+SESSION_KEY = "clusterviz.edit"
+
+
+def holds_token(cluster: Cluster, token: str | None) -> bool:
+    return bool(token) and hmac.compare_digest(str(token), cluster.owner_token)
+
+
+def token_from_headers(headers: Mapping[str, str]) -> str | None:
+    """The bearer token of an `Authorization` header (HTTP request META style or plain names)."""
+    value = headers.get("HTTP_AUTHORIZATION") or headers.get("authorization") or headers.get("Authorization") or ""
+    scheme, _, token = value.partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+
+def may_write(cluster: Cluster, *, session: Any = None, user: Any = None, token: str | None = None) -> bool:
+    if holds_token(cluster, token):
+        return True
+    if session is not None:
+        granted = session.get(SESSION_KEY) or {}
+        if holds_token(cluster, granted.get(cluster.slug)):
+            return True
+    return bool(user is not None and getattr(user, "is_authenticated", False) and cluster.owner_id == user.pk)
+
+
+def grant(session: Any, cluster: Cluster) -> None:
+    """Remember in the session that this browser holds the cluster's edit link."""
+    granted = dict(session.get(SESSION_KEY) or {})
+    granted[cluster.slug] = cluster.owner_token
+    session[SESSION_KEY] = granted
+
+
+def edit_url(cluster: Cluster, base: str = "") -> str:
+    return f"{base}/clusters/{cluster.slug}/?key={cluster.owner_token}"
