@@ -10,9 +10,11 @@ from typing import Any
 
 from .models import Cluster
 
-__all__ = ["SESSION_KEY", "edit_url", "grant", "holds_token", "may_write", "token_from_headers"]
+__all__ = ["READ_ONLY_ACTIONS", "SESSION_KEY", "edit_url", "grant", "holds_token", "may_write", "token_from_headers"]
 
 SESSION_KEY = "clusterviz.edit"
+# Actions anyone watching may send: they change nothing.
+READ_ONLY_ACTIONS = frozenset({"explain"})
 
 
 def holds_token(cluster: Cluster, token: str | None) -> bool:

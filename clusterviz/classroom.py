@@ -9,7 +9,7 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from . import services
+from . import access, services
 from .models import Cluster, SchedulingCycle
 
 RECENT_CYCLES = 30
@@ -36,6 +36,7 @@ def fork(request: HttpRequest, slug: str) -> HttpResponse:
     if source is None:
         raise Http404(f'cluster "{slug}" not found')
     copy = fork_cluster(source)
+    access.grant(request.session, copy)  # a fork belongs to whoever made it
     return HttpResponseRedirect(reverse("clusterviz-cluster", args=[copy.slug]))
 
 

@@ -6,15 +6,15 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from scheduler_core.api.limits import MAX_YAML_CHARS
 from scheduler_core.api.loading import InputError
+from scheduler_core.api.text import quote
 
 from . import services
 from .models import Cluster
 from .publish import publish
 
 __all__ = ["MAX_YAML_CHARS", "Action", "data_error_message", "parse_action", "perform"]
-
-MAX_YAML_CHARS = 2 * 1024 * 1024
 
 
 class _Action(BaseModel):
@@ -108,6 +108,11 @@ def parse_action(data: Any) -> Any:
     """A validated action, or InputError naming the bad field."""
     if not isinstance(data, dict):
         raise InputError("action: expected a JSON object")
+    for key, value in data.items():
+        # PostgreSQL cannot store (or even compare) a NUL character; no name or label holds one.
+        # (The YAML of create/explain is checked per field, with its line, by admission.)
+        if isinstance(value, str) and "\x00" in value and key != "yaml":
+            raise InputError(f"{key}: Invalid value: {quote(value)}: must not contain NUL characters")
     try:
         return _ADAPTER.validate_python(data)
     except ValidationError as exc:

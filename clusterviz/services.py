@@ -12,7 +12,8 @@ from typing import Any
 import yaml
 from django.db import transaction
 
-from scheduler_core.api.loading import InputError, load_cluster, load_pod, load_yaml_documents
+from scheduler_core.api.limits import MAX_OBJECTS_PER_REQUEST, MAX_REPLICAS
+from scheduler_core.api.loading import Document, InputError, load_cluster, load_pod, load_yaml_documents
 from scheduler_core.api.objects import Taint
 from scheduler_core.api.validation import dns1123_subdomain_error, label_key_error, label_value_error
 from scheduler_core.explain import explain, result_to_json
@@ -40,7 +41,6 @@ __all__ = [
 ]
 
 UNSCHEDULABLE_TAINT_KEY = "node.kubernetes.io/unschedulable"
-MAX_OBJECTS_PER_REQUEST = 2000
 
 
 def create_cluster(slug: str, title: str = "") -> Cluster:
@@ -53,11 +53,27 @@ def create_cluster(slug: str, title: str = "") -> Cluster:
     return cluster
 
 
-def parse_objects(text: str | bytes, source: str, cluster: Cluster) -> list[dict[str, Any]]:
+def _count_objects(documents: list[Document], source: str) -> None:
+    """Refuse a request of more than MAX_OBJECTS_PER_REQUEST objects before validating any."""
+    count = 0
+    for document in documents:
+        data = document.data
+        items = data.get("items") if isinstance(data, dict) and str(data.get("kind", "")).endswith("List") else None
+        count += len(items) if isinstance(items, list) else 1
+    if count > MAX_OBJECTS_PER_REQUEST:
+        raise InputError(f"{source}: {count} objects: more than {MAX_OBJECTS_PER_REQUEST} objects in one request")
+
+
+def parse_objects(
+    text: str | bytes, source: str, cluster: Cluster, documents: list[Document] | None = None
+) -> list[dict[str, Any]]:
     """Validate every object of a YAML stream (or kind: List) before anything is written."""
+    if documents is None:
+        documents = load_yaml_documents(text, source)
+    _count_objects(documents, source)
     classes, runtimes = admission_context(cluster)
     out: list[dict[str, Any]] = []
-    for document in load_yaml_documents(text, source):
+    for document in documents:
         data = document.data
         items: list[tuple[Any, tuple[int | str, ...]]]
         if isinstance(data, dict) and str(data.get("kind", "")).endswith("List") and "items" in data:
@@ -77,8 +93,6 @@ def parse_objects(text: str | bytes, source: str, cluster: Cluster) -> list[dict
                 admitted = admit(item, source, document.node, prefix=prefix)
                 classes[admitted["metadata"]["name"]] = _priority_class(admitted)
             out.append(admit(item, source, document.node, classes, runtimes, prefix))
-            if len(out) > MAX_OBJECTS_PER_REQUEST:
-                raise InputError(f"{source}: more than {MAX_OBJECTS_PER_REQUEST} objects in one request")
     if not out:
         raise InputError(f"{source}: no objects found")
     return out
@@ -226,8 +240,8 @@ def set_cordon(cluster: Cluster, node: str, cordoned: bool, component: str) -> d
 def scale(cluster: Cluster, kind: str, namespace: str, name: str, replicas: int, component: str) -> dict[str, Any]:
     if kind not in ("Deployment", "ReplicaSet"):
         raise InputError(f"{kind}: cannot be scaled (Deployment or ReplicaSet)")
-    if not 0 <= replicas <= 10_000:
-        raise InputError(f"spec.replicas: Invalid value: {replicas}: must be between 0 and 10000")
+    if not 0 <= replicas <= MAX_REPLICAS:
+        raise InputError(f"spec.replicas: Invalid value: {replicas}: must be between 0 and {MAX_REPLICAS}")
 
     def resize(body: dict[str, Any]) -> None:
         body["spec"]["replicas"] = replicas
@@ -308,8 +322,10 @@ def import_snapshot(cluster: Cluster, text: str | bytes, component: str, source:
     """Load `kubectl get nodes,pods -A -o yaml` output (or an export) into an empty cluster."""
     if KubeObject.objects.filter(cluster=cluster).exists():
         raise InputError(f'cluster "{cluster.slug}" is not empty: import into a new cluster')
-    load_cluster(text, source)  # the scheduler's reading of it must succeed too
-    objects = parse_objects(text, source, cluster)
+    documents = load_yaml_documents(text, source)
+    _count_objects(documents, source)
+    load_cluster(documents, source)  # the scheduler's reading of it must succeed too
+    objects = parse_objects(text, source, cluster, documents)
     for body in objects:
         for field in _SERVER_FIELDS:
             body["metadata"].pop(field, None)

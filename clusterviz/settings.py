@@ -80,6 +80,9 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
 }
 
+# Request bodies: up to the YAML limit of an import (scheduler_core.api.limits.MAX_YAML_BYTES) + slack.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 17 * 1024 * 1024
+
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 # Set STATIC_ROOT (and run collectstatic) for production; by default WhiteNoise serves from the finders.

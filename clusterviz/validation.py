@@ -14,6 +14,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
 
+from scheduler_core.api.limits import MAX_LABELS, MAX_REPLICAS
 from scheduler_core.api.loading import InputError, admit_pod, format_validation_error, locate
 from scheduler_core.api.objects import (
     LabelSelector,
@@ -25,6 +26,7 @@ from scheduler_core.api.objects import (
     PriorityClass,
     RuntimeClass,
 )
+from scheduler_core.api.text import quote
 from scheduler_core.api.validation import (
     dns1123_label_error,
     dns1123_subdomain_error,
@@ -63,7 +65,7 @@ class PodTemplate(_Model):
 
 
 class WorkloadSpec(_Model):
-    replicas: int = Field(default=1, ge=0, le=10_000)
+    replicas: int = Field(default=1, ge=0, le=MAX_REPLICAS)
     selector: LabelSelector
     template: PodTemplate
 
@@ -134,12 +136,50 @@ def _check_meta(
     labels = meta.get("labels") or {}
     if not isinstance(labels, dict):
         raise InputError(f"{locate(source, node, (*path, 'metadata', 'labels'))}: must be a map of strings")
+    if len(labels) > MAX_LABELS:
+        where = locate(source, node, (*path, "metadata", "labels"))
+        raise InputError(f"{where}: Too many: {len(labels)}: must have at most {MAX_LABELS} items")
     for key, value in labels.items():
         error = label_key_error(str(key)) or (
             label_value_error(value) if isinstance(value, str) else f'Invalid value: "{value}": must be a string'
         )
         if error:
             raise InputError(f"{locate(source, node, (*path, 'metadata', 'labels'))}: {error}")
+
+
+def _check_no_nul(body: Any, source: str, node: yaml.Node | None, prefix: tuple[int | str, ...]) -> None:
+    """No NUL character in any string or key: PostgreSQL cannot store one in JSON (and no
+    Kubernetes field takes one), so it is refused here, located, rather than by the database."""
+    stack: list[tuple[Any, tuple[int | str, ...]]] = [(body, prefix)]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, str):
+            if "\x00" in value:
+                where = locate(source, node, path)
+                raise InputError(f"{where}: Invalid value: {quote(value)}: must not contain NUL characters")
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if isinstance(key, str) and "\x00" in key:
+                    where = locate(source, node, path)
+                    raise InputError(f"{where}: Invalid value: {quote(key)}: keys must not contain NUL characters")
+                stack.append((item, (*path, key)))
+        elif isinstance(value, list):
+            stack.extend((item, (*path, index)) for index, item in enumerate(value))
+
+
+def _check_containers(spec: PodSpec, source: str, node: yaml.Node | None, path: tuple[int | str, ...]) -> None:
+    """pkg/apis/core/validation validateInitContainers/validateContainers: every container name is a
+    DNS-1123 label, unique across initContainers and containers."""
+    seen: set[str] = set()
+    for field, containers in (("initContainers", spec.init_containers), ("containers", spec.containers)):
+        for index, container in enumerate(containers):
+            loc = (*path, field, index, "name")
+            error = dns1123_label_error(container.name)
+            if error:
+                raise InputError(f"{locate(source, node, loc)}: {error}")
+            if container.name in seen:
+                raise InputError(f"{locate(source, node, loc)}: Duplicate value: {quote(container.name)}")
+            seen.add(container.name)
 
 
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
@@ -195,6 +235,7 @@ def admit(
             f'{locate(source, node, (*prefix, "apiVersion"))}: "{api_version}" is not served for kind {kind} '
             f"(use {API_VERSIONS[kind]})"
         )
+    _check_no_nul(body, source, node, prefix)
     meta = body.get("metadata")
     if not isinstance(meta, dict):
         raise InputError(f"{locate(source, node, (*prefix, 'metadata'))}: Required value")
@@ -202,6 +243,7 @@ def admit(
     try:
         if kind == "Pod":
             pod = Pod.model_validate(body)
+            _check_containers(pod.spec, source, node, (*prefix, "spec"))
             admit_pod(pod, priority_classes or {}, runtime_classes or {}, source, node, prefix)
             out = prune(pod.to_dict())
             out["spec"].setdefault("schedulerName", "default-scheduler")
@@ -231,6 +273,7 @@ def admit(
             _check_priority_class(out, source, node, prefix)
             return out
         workload = Workload.model_validate({**body, "apiVersion": api_version})
+        _check_containers(workload.spec.template.spec, source, node, (*prefix, "spec", "template", "spec"))
         template_meta = workload.spec.template.metadata.model_dump(by_alias=True)
         _check_meta("Pod", template_meta, source, node, (*prefix, "spec", "template"), require_name=False)
         out = prune(workload.model_dump(by_alias=True, exclude_none=True, mode="json"))

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from asgiref.sync import sync_to_async
+from django.core.exceptions import RequestDataTooBig
 from django.db import DataError, transaction
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import render
@@ -16,9 +17,10 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
+from scheduler_core.api.limits import MAX_YAML_BYTES
 from scheduler_core.api.loading import InputError
 
-from . import services, store
+from . import access, services, store
 from .controllers.runner import ensure_runner
 from .controllers.scheduler import CYCLES_KEPT
 from .lessons import all_lessons, load_lesson
@@ -90,19 +92,57 @@ def create_cluster(request: HttpRequest) -> HttpResponse:
             raise InputError("title: must be no more than 200 characters")
         with transaction.atomic():  # an unknown lesson must not leave an empty cluster behind
             cluster = services.create_cluster(slug, title)
+            if request.user.is_authenticated:
+                cluster.owner = request.user
+                cluster.save(update_fields=["owner"])
             if lesson:
                 load_lesson(cluster, lesson)
     except (InputError, store.StoreError) as exc:
         clusters = Cluster.objects.order_by("-created_at")[:50]
         context = {"clusters": clusters, "lessons": list(all_lessons().values()), "error": str(exc)}
         return render(request, "clusterviz/home.html", context, status=400)
+    access.grant(request.session, cluster)  # the creator holds the edit link
     return HttpResponseRedirect(reverse("clusterviz-cluster", args=[cluster.slug]))
 
 
 @require_GET
 def cluster_page(request: HttpRequest, slug: str) -> HttpResponse:
+    """The cluster's page. `?key=<edit secret>` grants this browser the right to change it (kept in
+    the session; the key is then dropped from the address so it is not shared by accident)."""
     cluster = _cluster(slug)
-    return render(request, "clusterviz/cluster.html", {"cluster": cluster, "state": services.state(cluster)})
+    key = request.GET.get("key")
+    if key is not None:
+        if not access.holds_token(cluster, key):
+            return render(request, "clusterviz/forbidden.html", {"cluster": cluster}, status=403)
+        access.grant(request.session, cluster)
+        query = request.GET.copy()
+        del query["key"]
+        suffix = f"?{query.urlencode()}" if query else ""
+        return HttpResponseRedirect(reverse("clusterviz-cluster", args=[cluster.slug]) + suffix)
+    can_write = _may_write(request, cluster)
+    context = {
+        "cluster": cluster,
+        "state": services.state(cluster),
+        "can_write": can_write,
+        "edit_url": request.build_absolute_uri(access.edit_url(cluster)) if can_write else "",
+    }
+    return render(request, "clusterviz/cluster.html", context)
+
+
+def _may_write(request: HttpRequest, cluster: Cluster) -> bool:
+    return access.may_write(
+        cluster,
+        session=request.session,
+        user=request.user,
+        token=access.token_from_headers(request.META),
+    )
+
+
+def _forbidden(cluster: Cluster) -> JsonResponse:
+    error = store.StoreError(
+        f'clusters "{cluster.slug}" is read-only for you: open its edit link, or send Authorization: Bearer <token>'
+    )
+    return _status(error, 403, "Forbidden")
 
 
 @require_GET
@@ -129,11 +169,22 @@ async def api_action(request: HttpRequest, slug: str) -> JsonResponse:
     if request.content_type != "application/json":
         error = InputError(f'Content-Type: must be "application/json", not "{request.content_type}"')
         return _status(error, 415, "UnsupportedMediaType")
-    if len(request.body) > MAX_YAML_CHARS + 4096:
+    try:
+        body = request.body
+    except RequestDataTooBig:
+        body = b"x" * (MAX_YAML_CHARS + 4097)
+    if len(body) > MAX_YAML_CHARS + 4096:
         return _status(InputError("request body too large"), 413, "RequestEntityTooLarge")
     try:
-        data: Any = json.loads(request.body or b"null")
+        try:
+            data: Any = json.loads(body or b"null")
+        except (RecursionError, ValueError) as exc:
+            if isinstance(exc, json.JSONDecodeError | UnicodeDecodeError):
+                raise
+            raise InputError("body: invalid JSON: nested too deeply or a number too long") from None
         action = parse_action(data)
+        if action.action not in access.READ_ONLY_ACTIONS and not await sync_to_async(_may_write)(request, cluster):
+            return _forbidden(cluster)
         result = await sync_to_async(perform)(cluster, action, COMPONENT)
         if isinstance(action, Step):
             await sync_to_async(publish)(cluster.pk, {"type": "control.step", "steps": action.steps})
@@ -177,7 +228,14 @@ def api_export(request: HttpRequest, slug: str) -> HttpResponse:
 @_api
 def api_import(request: HttpRequest, slug: str) -> JsonResponse:
     cluster = _api_cluster(slug)
-    text = request.FILES["file"].read() if "file" in request.FILES else request.body
+    if not _may_write(request, cluster):
+        return _forbidden(cluster)
+    try:
+        text = request.FILES["file"].read() if "file" in request.FILES else request.body
+    except RequestDataTooBig:
+        return _status(
+            InputError(f"request body larger than {MAX_YAML_BYTES // 2**20} MiB"), 413, "RequestEntityTooLarge"
+        )
     count = services.import_snapshot(cluster, text, "kubectl", source="snapshot")
     return JsonResponse({"ok": True, "imported": count})
 

@@ -13,7 +13,7 @@ from asgiref.sync import sync_to_async
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from .. import store
+from .. import access, store
 from ..controllers.runner import ensure_runner
 from ..messages import MAX_YAML_CHARS
 from ..models import Cluster
@@ -313,8 +313,24 @@ def _meta(what: str, details: Any, request: HttpRequest, prefix: str) -> Reply:
     raise not_served(request.path)
 
 
+def _check_write_access(cluster: Cluster, request: HttpRequest, key: str | None) -> None:
+    """Reads are open (a follower's kubectl may watch); writes need the owner token — in the server
+    path of the kubeconfig (`/k8s/<slug>/key/<token>/`) or as a bearer token — 401 without one, 403
+    with a wrong one, as a real API server answers."""
+    token = key or access.token_from_headers(request.META)
+    if token is None:
+        raise ApiError(
+            401,
+            "Unauthorized",
+            "Unauthorized: this cluster only accepts changes with its owner token "
+            "(python manage.py kubeconfig SLUG writes a kubeconfig that carries it)",
+        )
+    if not access.holds_token(cluster, token):
+        raise ApiError(403, "Forbidden", f'the token is not allowed to change cluster "{cluster.slug}"')
+
+
 @csrf_exempt
-async def endpoint(request: HttpRequest, slug: str, path: str = "") -> HttpResponse:
+async def endpoint(request: HttpRequest, slug: str, path: str = "", key: str | None = None) -> HttpResponse:
     """Every request under `/k8s/<slug>/`."""
     target: Target | None = None
     try:
@@ -339,6 +355,8 @@ async def endpoint(request: HttpRequest, slug: str, path: str = "") -> HttpRespo
             (request.content_type or "").split(";")[0].strip().lower(),
             request.body if request.method in ("POST", "PUT", "PATCH", "DELETE") else b"",
         )
+        if call.method not in ("GET", "HEAD"):
+            _check_write_access(cluster, request, key)
         watching = call.method == "GET" and (target.watch_path or call.params.get("watch") in ("true", "1"))
         if watching:
             ensure_runner(cluster.pk)  # a watcher expects things to happen: make sure the controllers run

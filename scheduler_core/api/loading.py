@@ -14,11 +14,25 @@ from typing import Any, ClassVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from .limits import (
+    MAX_ALIAS_EXPANDED_NODES,
+    MAX_ALIAS_REFERENCES,
+    MAX_DEPTH,
+    MAX_INT_DIGITS,
+    MAX_YAML_BYTES,
+    MAX_YAML_NODES,
+)
 from .objects import Namespace, Node, Pod, PriorityClass, RuntimeClass, Workload
 from .text import quote
 
 __all__ = [
+    "MAX_ALIAS_EXPANDED_NODES",
+    "MAX_DEPTH",
+    "MAX_INT_DIGITS",
+    "MAX_YAML_BYTES",
+    "MAX_YAML_NODES",
     "ClusterObjects",
+    "Document",
     "InputError",
     "admit_pod",
     "format_validation_error",
@@ -29,9 +43,7 @@ __all__ = [
     "parse_object",
 ]
 
-MAX_YAML_BYTES = 16 * 1024 * 1024
-MAX_ALIAS_EXPANSIONS = 10_000
-MAX_DEPTH = 100
+MAX_ALIAS_EXPANSIONS = MAX_ALIAS_REFERENCES  # the former name
 
 KINDS: dict[str, type[BaseModel]] = {
     "Node": Node,
@@ -60,12 +72,15 @@ class Document:
 
 
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
-MAX_ALIAS_EXPANDED_NODES = 100_000
-MAX_INT_DIGITS = 4000
+# Syntax errors of texts up to this size are reported with PyYAML's wording (it names the offending
+# character), found by parsing again with the pure-Python parser; larger texts get libyaml's.
+_PY_MESSAGES_BELOW = 64 * 1024
+_TOO_MANY_NODES = f"more than {MAX_YAML_NODES} YAML nodes (values, lists and maps)"
+_TOO_DEEP = f"nesting deeper than {MAX_DEPTH} levels"
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that rejects duplicate keys and bounds alias expansion and nesting.
+class _StrictRules(yaml.SafeLoader):
+    """SafeLoader that rejects duplicate keys and bounds alias expansion, nesting and size.
 
     Unquoted timestamps stay strings: Kubernetes objects carry them as strings in JSON, and
     `kubectl` accepts `creationTimestamp: 2024-01-01T00:00:00Z` unquoted.
@@ -80,6 +95,7 @@ class _StrictLoader(yaml.SafeLoader):
         super().__init__(stream)
         self._aliases = 0
         self._expanded = 0
+        self._nodes = 0
         self._sizes: dict[int, int] = {}
 
     def _size(self, node: yaml.Node) -> int:
@@ -114,12 +130,14 @@ class _StrictLoader(yaml.SafeLoader):
                         f"excessive aliasing: aliases expand to more than {MAX_ALIAS_EXPANDED_NODES} nodes",
                         event.start_mark,
                     )
+        self._nodes += 1
+        if self._nodes > MAX_YAML_NODES:
+            event = self.peek_event()
+            raise yaml.constructor.ConstructorError(None, None, _TOO_MANY_NODES, event.start_mark)
         depth = getattr(self, "_depth", 0) + 1
         if depth > MAX_DEPTH:
             event = self.peek_event()
-            raise yaml.constructor.ConstructorError(
-                None, None, f"nesting deeper than {MAX_DEPTH} levels", event.start_mark
-            )
+            raise yaml.constructor.ConstructorError(None, None, _TOO_DEEP, event.start_mark)
         self._depth = depth
         try:
             return super().compose_node(parent, index)  # type: ignore[arg-type]
@@ -151,7 +169,77 @@ class _StrictLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
-_StrictLoader.add_constructor("tag:yaml.org,2002:int", _StrictLoader.construct_yaml_int)
+_StrictRules.add_constructor("tag:yaml.org,2002:int", _StrictRules.construct_yaml_int)
+
+
+if getattr(yaml, "__with_libyaml__", False):
+    from yaml._yaml import CParser
+
+    class _StrictLoader(_StrictRules, CParser):  # type: ignore[misc]
+        """The same rules over libyaml's events: the pure-Python scanner costs ~20 µs a node, and
+        libyaml's (the parser go-yaml, hence kubectl, is ported from) about a fifth of that.
+        The composer and constructor (where the limits live) stay in Python."""
+
+        def __init__(self, stream: str) -> None:
+            CParser.__init__(self, stream)
+            yaml.composer.Composer.__init__(self)
+            yaml.constructor.SafeConstructor.__init__(self)
+            yaml.resolver.Resolver.__init__(self)
+            self._aliases = 0
+            self._expanded = 0
+            self._nodes = 0
+            self._sizes = {}
+
+        # libyaml provides the events; everything above them is Python's (the MRO would otherwise
+        # pick the pure-Python Reader/Scanner/Parser methods of SafeLoader first).
+        check_event = CParser.check_event
+        peek_event = CParser.peek_event
+        get_event = CParser.get_event
+        dispose = CParser.dispose
+
+    _PyStrictLoader: type[_StrictRules] | None = _StrictRules
+    _NODE_EVENTS = (yaml.ScalarEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent, yaml.AliasEvent)
+
+    def _count_nodes(text: str) -> None:
+        """Refuse a stream of too many nodes, or nested too deeply, before building any node (libyaml's
+        events alone: ~1 µs each); the errors are the composer's own, at the same place."""
+        parser = CParser(text)
+        try:
+            count = depth = 0
+            while parser.check_event():
+                event = parser.get_event()
+                if isinstance(event, _NODE_EVENTS):
+                    count += 1
+                    if count > MAX_YAML_NODES:
+                        raise yaml.constructor.ConstructorError(None, None, _TOO_MANY_NODES, event.start_mark)
+                    if depth + 1 > MAX_DEPTH:
+                        raise yaml.constructor.ConstructorError(None, None, _TOO_DEEP, event.start_mark)
+                    if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                        depth += 1
+                elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                    depth -= 1
+        finally:
+            parser.dispose()
+else:  # pragma: no cover - PyYAML built without libyaml
+    _StrictLoader = _StrictRules  # type: ignore[misc]
+    _PyStrictLoader = None
+
+    def _count_nodes(text: str) -> None:
+        pass  # the composer counts
+
+
+def _parse(text: str, loader_class: type[_StrictRules]) -> list[Document]:
+    documents: list[Document] = []
+    loader = loader_class(text)
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            data = loader.construct_document(node)  # type: ignore[no-untyped-call]
+            if data is not None:
+                documents.append(Document(data=data, node=node))
+    finally:
+        loader.dispose()
+    return documents
 
 
 def load_yaml_documents(text: str | bytes, source: str) -> list[Document]:
@@ -167,18 +255,20 @@ def load_yaml_documents(text: str | bytes, source: str) -> list[Document]:
             raise InputError(f"{source}:{line}:{column}: not valid UTF-8 (byte {exc.start})") from None
     if len(text) > MAX_YAML_BYTES:
         raise InputError(f"{source}: larger than {MAX_YAML_BYTES // (1024 * 1024)} MiB")
-    documents: list[Document] = []
-    loader: _StrictLoader | None = None
     try:
-        loader = _StrictLoader(text)
-        while loader.check_node():
-            node = loader.get_node()
-            data = loader.construct_document(node)  # type: ignore[no-untyped-call]
-            if data is not None:
-                documents.append(Document(data=data, node=node))
+        yaml.reader.Reader(text)  # non-printable characters, with PyYAML's message (a regex: fast)
+        try:
+            _count_nodes(text)
+            return _parse(text, _StrictLoader)
+        except (yaml.scanner.ScannerError, yaml.parser.ParserError):
+            if _PyStrictLoader is None or len(text) > _PY_MESSAGES_BELOW:
+                raise
+            return _parse(text, _PyStrictLoader)  # raises again, in PyYAML's words
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "invalid YAML"
+        if "maximum nesting depth" in problem:  # libyaml's own bound (1000), met while looking ahead
+            problem = _TOO_DEEP
         where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
         raise InputError(f"{where}: {problem}") from None
     except yaml.reader.ReaderError as exc:
@@ -190,10 +280,6 @@ def load_yaml_documents(text: str | bytes, source: str) -> list[Document]:
         raise InputError(f"{source}: {exc}") from None
     except RecursionError:
         raise InputError(f"{source}: nesting too deep") from None
-    finally:
-        if loader is not None:
-            loader.dispose()
-    return documents
 
 
 def _path_text(loc: tuple[int | str, ...]) -> str:
@@ -290,6 +376,10 @@ def format_validation_error(
         head, message = message.split(": ", 1)
         path += head
         loc = (*loc, head[1:-1])
+    elif message.startswith(".") and ": " in message:  # a map key as a path segment: ".cpu: Invalid value: ..."
+        head, message = message.split(": ", 1)
+        path += head
+        loc = (*loc, head[1:])
     elif ": " in message and message.split(": ", 1)[0].count(".") and not path.endswith(message.split(":")[0]):
         head, message = message.split(": ", 1)
         path = f"{path}.{head}" if path else head
@@ -347,11 +437,13 @@ class ClusterObjects:
         bucket.append(obj)  # type: ignore[arg-type]
 
 
-def load_cluster(text: str | bytes, source: str) -> ClusterObjects:
-    """A `kind: List` (or NodeList/PodList) or a multi-document stream of cluster objects."""
+def load_cluster(text: str | bytes | list[Document], source: str) -> ClusterObjects:
+    """A `kind: List` (or NodeList/PodList) or a multi-document stream of cluster objects (given as
+    text, or as the documents `load_yaml_documents` read from it)."""
     cluster = ClusterObjects()
     where: dict[int, tuple[yaml.Node | None, tuple[int | str, ...]]] = {}
-    for document in load_yaml_documents(text, source):
+    documents = text if isinstance(text, list) else load_yaml_documents(text, source)
+    for document in documents:
         data = document.data
         if isinstance(data, dict) and str(data.get("kind", "")).endswith("List"):
             items = data.get("items") or []

@@ -21,7 +21,9 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from . import limits
 from .quantity import Quantity, QuantityError, parse_quantity
+from .text import quote
 
 __all__ = [
     "Affinity",
@@ -59,11 +61,28 @@ __all__ = [
 
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1  # int32 fields (spec.priority, PriorityClass.value)
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1  # int64 fields (tolerationSeconds)
+
+
+def at_most(limit: int) -> BeforeValidator:
+    """A list or map of at most `limit` entries (see `limits`), checked before its items are:
+    `Too many: 5000: must have at most 1000 items`, upstream's field.TooMany wording."""
+
+    def check(value: object) -> object:
+        if isinstance(value, (list, dict)) and len(value) > limit:
+            raise ValueError(f"Too many: {len(value)}: must have at most {limit} items")
+        return value
+
+    return BeforeValidator(check)
 
 
 def _to_quantity(raw: object) -> Quantity:
     if isinstance(raw, Quantity):
         return raw
+    if isinstance(raw, str) and len(raw) > limits.MAX_QUANTITY_CHARS:
+        raise ValueError(
+            f"{quote(raw)} is not a valid quantity: must be no more than {limits.MAX_QUANTITY_CHARS} characters"
+        )
     try:
         return parse_quantity(raw)
     except QuantityError as exc:  # pydantic reports ValueError with the field path
@@ -75,7 +94,7 @@ QuantityField = Annotated[
     BeforeValidator(_to_quantity),
     PlainSerializer(lambda q: q.text, return_type=str),
 ]
-ResourceList = dict[str, QuantityField]
+ResourceList = Annotated[dict[str, QuantityField], at_most(limits.MAX_RESOURCE_NAMES)]
 
 
 class K8sModel(BaseModel):
@@ -107,9 +126,11 @@ class ObjectMeta(K8sModel):
     namespace: str | None = None
     uid: str | None = None
     resource_version: str | None = None
-    labels: dict[str, str] = Field(default_factory=dict)
+    labels: Annotated[dict[str, str], at_most(limits.MAX_LABELS)] = Field(default_factory=dict)
     annotations: dict[str, str] = Field(default_factory=dict)
-    owner_references: list[OwnerReference] = Field(default_factory=list)
+    owner_references: Annotated[list[OwnerReference], at_most(limits.MAX_OWNER_REFERENCES)] = Field(
+        default_factory=list
+    )
     creation_timestamp: str | None = None
     deletion_timestamp: str | None = None
 
@@ -118,6 +139,15 @@ class ObjectMeta(K8sModel):
     def _none_is_empty(cls, value: object) -> object:
         return {} if value is None else value
 
+    @field_validator("annotations")
+    @classmethod
+    def _annotations_size(cls, value: dict[str, str]) -> dict[str, str]:
+        # ValidateAnnotationsSize (apimachinery/pkg/api/validation/objectmeta.go)
+        total = sum(len(k.encode()) + len(v.encode()) for k, v in value.items())
+        if total > limits.MAX_ANNOTATIONS_BYTES:
+            raise ValueError(f"Too long: must have at most {limits.MAX_ANNOTATIONS_BYTES} bytes")
+        return value
+
 
 # --- selectors ------------------------------------------------------------------------------
 
@@ -125,19 +155,27 @@ NodeSelectorOperator = Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "L
 LabelSelectorOperator = Literal["In", "NotIn", "Exists", "DoesNotExist"]
 
 
+SelectorValues = Annotated[list[str], at_most(limits.MAX_SELECTOR_VALUES)]
+
+
 class NodeSelectorRequirement(K8sModel):
     key: str
     operator: NodeSelectorOperator
-    values: list[str] = Field(default_factory=list)
+    values: SelectorValues = Field(default_factory=list)
+
+
+NodeSelectorRequirements = Annotated[list[NodeSelectorRequirement], at_most(limits.MAX_MATCH_EXPRESSIONS)]
 
 
 class NodeSelectorTerm(K8sModel):
-    match_expressions: list[NodeSelectorRequirement] = Field(default_factory=list)
-    match_fields: list[NodeSelectorRequirement] = Field(default_factory=list)
+    match_expressions: NodeSelectorRequirements = Field(default_factory=list)
+    match_fields: NodeSelectorRequirements = Field(default_factory=list)
 
 
 class NodeSelector(K8sModel):
-    node_selector_terms: list[NodeSelectorTerm] = Field(default_factory=list)
+    node_selector_terms: Annotated[list[NodeSelectorTerm], at_most(limits.MAX_SELECTOR_TERMS)] = Field(
+        default_factory=list
+    )
 
 
 class PreferredSchedulingTerm(K8sModel):
@@ -147,18 +185,22 @@ class PreferredSchedulingTerm(K8sModel):
 
 class NodeAffinity(K8sModel):
     required_during_scheduling_ignored_during_execution: NodeSelector | None = None
-    preferred_during_scheduling_ignored_during_execution: list[PreferredSchedulingTerm] = Field(default_factory=list)
+    preferred_during_scheduling_ignored_during_execution: Annotated[
+        list[PreferredSchedulingTerm], at_most(limits.MAX_SELECTOR_TERMS)
+    ] = Field(default_factory=list)
 
 
 class LabelSelectorRequirement(K8sModel):
     key: str
     operator: LabelSelectorOperator
-    values: list[str] = Field(default_factory=list)
+    values: SelectorValues = Field(default_factory=list)
 
 
 class LabelSelector(K8sModel):
-    match_labels: dict[str, str] = Field(default_factory=dict)
-    match_expressions: list[LabelSelectorRequirement] = Field(default_factory=list)
+    match_labels: Annotated[dict[str, str], at_most(limits.MAX_LABELS)] = Field(default_factory=dict)
+    match_expressions: Annotated[list[LabelSelectorRequirement], at_most(limits.MAX_MATCH_EXPRESSIONS)] = Field(
+        default_factory=list
+    )
 
     def is_empty(self) -> bool:
         return not self.match_labels and not self.match_expressions
@@ -166,11 +208,11 @@ class LabelSelector(K8sModel):
 
 class PodAffinityTerm(K8sModel):
     label_selector: LabelSelector | None = None
-    namespaces: list[str] = Field(default_factory=list)
+    namespaces: SelectorValues = Field(default_factory=list)
     topology_key: str = Field(min_length=1)
     namespace_selector: LabelSelector | None = None
-    match_label_keys: list[str] = Field(default_factory=list)
-    mismatch_label_keys: list[str] = Field(default_factory=list)
+    match_label_keys: Annotated[list[str], at_most(limits.MAX_LABELS)] = Field(default_factory=list)
+    mismatch_label_keys: Annotated[list[str], at_most(limits.MAX_LABELS)] = Field(default_factory=list)
 
 
 class WeightedPodAffinityTerm(K8sModel):
@@ -179,8 +221,12 @@ class WeightedPodAffinityTerm(K8sModel):
 
 
 class PodAffinity(K8sModel):
-    required_during_scheduling_ignored_during_execution: list[PodAffinityTerm] = Field(default_factory=list)
-    preferred_during_scheduling_ignored_during_execution: list[WeightedPodAffinityTerm] = Field(default_factory=list)
+    required_during_scheduling_ignored_during_execution: Annotated[
+        list[PodAffinityTerm], at_most(limits.MAX_POD_AFFINITY_TERMS)
+    ] = Field(default_factory=list)
+    preferred_during_scheduling_ignored_during_execution: Annotated[
+        list[WeightedPodAffinityTerm], at_most(limits.MAX_POD_AFFINITY_TERMS)
+    ] = Field(default_factory=list)
 
 
 class PodAntiAffinity(PodAffinity):
@@ -215,7 +261,7 @@ class Toleration(K8sModel):
     operator: Literal["", "Exists", "Equal"] = ""
     value: str = ""
     effect: Literal["", "NoSchedule", "PreferNoSchedule", "NoExecute"] = ""
-    toleration_seconds: int | None = None
+    toleration_seconds: int | None = Field(default=None, ge=INT64_MIN, le=INT64_MAX)
 
     @field_validator("key", "value", "operator", "effect", mode="before")
     @classmethod
@@ -282,7 +328,7 @@ class ResourceRequirements(K8sModel):
 class Container(K8sModel):
     name: str = Field(min_length=1)
     image: str = ""
-    ports: list[ContainerPort] = Field(default_factory=list)
+    ports: Annotated[list[ContainerPort], at_most(limits.MAX_CONTAINER_PORTS)] = Field(default_factory=list)
     resources: ResourceRequirements = Field(default_factory=ResourceRequirements)
     restart_policy: str | None = None
 
@@ -314,7 +360,7 @@ class TopologySpreadConstraint(K8sModel):
     min_domains: int | None = Field(default=None, ge=1)
     node_affinity_policy: Literal["Honor", "Ignore"] | None = None
     node_taints_policy: Literal["Honor", "Ignore"] | None = None
-    match_label_keys: list[str] = Field(default_factory=list)
+    match_label_keys: Annotated[list[str], at_most(limits.MAX_LABELS)] = Field(default_factory=list)
 
 
 class SchedulingGate(K8sModel):
@@ -328,23 +374,30 @@ class PodResources(K8sModel):
     requests: ResourceList = Field(default_factory=dict)
     limits: ResourceList = Field(default_factory=dict)
 
+    @field_validator("requests", "limits")
+    @classmethod
+    def _non_negative(cls, value: dict[str, Quantity]) -> dict[str, Quantity]:
+        return ResourceRequirements._non_negative(value)
+
 
 class PodSpec(K8sModel):
     node_name: str = ""
-    node_selector: dict[str, str] = Field(default_factory=dict)
+    node_selector: Annotated[dict[str, str], at_most(limits.MAX_LABELS)] = Field(default_factory=dict)
     affinity: Affinity | None = None
-    tolerations: list[Toleration] = Field(default_factory=list)
-    containers: list[Container] = Field(default_factory=list)
-    init_containers: list[Container] = Field(default_factory=list)
-    volumes: list[Volume] = Field(default_factory=list)
-    topology_spread_constraints: list[TopologySpreadConstraint] = Field(default_factory=list)
+    tolerations: Annotated[list[Toleration], at_most(limits.MAX_TOLERATIONS)] = Field(default_factory=list)
+    containers: Annotated[list[Container], at_most(limits.MAX_CONTAINERS)] = Field(default_factory=list)
+    init_containers: Annotated[list[Container], at_most(limits.MAX_CONTAINERS)] = Field(default_factory=list)
+    volumes: Annotated[list[Volume], at_most(limits.MAX_VOLUMES)] = Field(default_factory=list)
+    topology_spread_constraints: Annotated[
+        list[TopologySpreadConstraint], at_most(limits.MAX_TOPOLOGY_SPREAD_CONSTRAINTS)
+    ] = Field(default_factory=list)
     priority: int | None = Field(default=None, ge=INT32_MIN, le=INT32_MAX)
     priority_class_name: str = ""
     preemption_policy: Literal["PreemptLowerPriority", "Never"] | None = None
     overhead: ResourceList = Field(default_factory=dict)
     runtime_class_name: str | None = None
     scheduler_name: str = "default-scheduler"
-    scheduling_gates: list[SchedulingGate] = Field(default_factory=list)
+    scheduling_gates: Annotated[list[SchedulingGate], at_most(limits.MAX_LABELS)] = Field(default_factory=list)
     resources: PodResources | None = None
 
     @field_validator(
@@ -367,6 +420,18 @@ class PodSpec(K8sModel):
     @classmethod
     def _none_list(cls, value: object) -> object:
         return [] if value is None else value
+
+    @field_validator("overhead")
+    @classmethod
+    def _overhead_non_negative(cls, value: dict[str, Quantity]) -> dict[str, Quantity]:
+        # validateOverhead reuses ValidateResourceRequirements with the overhead as Limits, hence
+        # upstream's path `spec.overhead.limits[cpu]`.
+        for name, quantity in value.items():
+            if quantity.amount < 0:
+                raise ValueError(
+                    f'.limits[{name}]: Invalid value: "{quantity.text}": must be greater than or equal to 0'
+                )
+        return value
 
     @field_validator("node_name", "priority_class_name", mode="before")
     @classmethod
@@ -430,13 +495,13 @@ class Pod(K8sModel):
 
 
 class ContainerImage(K8sModel):
-    names: list[str] = Field(default_factory=list)
+    names: Annotated[list[str], at_most(limits.MAX_IMAGE_NAMES)] = Field(default_factory=list)
     size_bytes: int = 0
 
 
 class NodeSpec(K8sModel):
     unschedulable: bool = False
-    taints: list[Taint] = Field(default_factory=list)
+    taints: Annotated[list[Taint], at_most(limits.MAX_TAINTS)] = Field(default_factory=list)
 
     @field_validator("taints", mode="before")
     @classmethod
@@ -452,12 +517,21 @@ class NodeSpec(K8sModel):
 class NodeStatus(K8sModel):
     capacity: ResourceList = Field(default_factory=dict)
     allocatable: ResourceList = Field(default_factory=dict)
-    images: list[ContainerImage] = Field(default_factory=list)
+    images: Annotated[list[ContainerImage], at_most(limits.MAX_NODE_IMAGES)] = Field(default_factory=list)
 
     @field_validator("capacity", "allocatable", mode="before")
     @classmethod
     def _none_map(cls, value: object) -> object:
         return {} if value is None else value
+
+    @field_validator("capacity", "allocatable")
+    @classmethod
+    def _non_negative(cls, value: dict[str, Quantity]) -> dict[str, Quantity]:
+        # ValidateNode: ValidateResourceQuantityValue on status.capacity.<name> and status.allocatable.<name>
+        for name, quantity in value.items():
+            if quantity.amount < 0:
+                raise ValueError(f'.{name}: Invalid value: "{quantity.text}": must be greater than or equal to 0')
+        return value
 
     @field_validator("images", mode="before")
     @classmethod

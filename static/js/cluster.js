@@ -16,7 +16,8 @@ const page = $("#cluster-page");
 const slug = page.dataset.slug;
 let lesson = null;
 const view = readView(location.search);
-const readOnly = view.role === "follower";
+// Read-only when following, or when this browser does not hold the cluster's edit link.
+const readOnly = view.role === "follower" || page.dataset.canWrite !== "true";
 document.body.classList.toggle("follower", readOnly);
 document.body.classList.toggle("projector", view.projector);
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import re
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
@@ -30,6 +31,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
+from django.test import AsyncClient, Client
 
 ORIGIN = [(b"origin", b"http://127.0.0.1")]
 Message = dict[str, Any]
@@ -69,6 +71,52 @@ def _no_lease_release_at_exit() -> Iterator[None]:
     from clusterviz.controllers import runner
 
     runner._held.clear()
+
+
+class OwnerClient(Client):
+    """A test client that holds every cluster's edit link: requests to a cluster's API carry its
+    owner token (`Authorization: Bearer`), as scripts and kubectl send it. Tests of the access rules
+    use a plain `django.test.Client`."""
+
+    def generic(self, method: str, path: str, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        from clusterviz.models import Cluster
+
+        match = re.match(r"^/api/clusters/([^/?]+)/", path)
+        if match and "HTTP_AUTHORIZATION" not in kwargs:
+            token = Cluster.objects.filter(slug=match.group(1)).values_list("owner_token", flat=True).first()
+            if token:
+                kwargs["HTTP_AUTHORIZATION"] = f"Bearer {token}"
+        return super().generic(method, path, *args, **kwargs)
+
+
+class AsyncOwnerClient(AsyncClient):
+    """`OwnerClient` for async tests."""
+
+    async def generic(self, method: str, path: str, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        from asgiref.sync import sync_to_async
+
+        from clusterviz.models import Cluster
+
+        match = re.match(r"^/api/clusters/([^/?]+)/", path)
+        headers = dict(kwargs.pop("headers", None) or {})
+        if match and "authorization" not in {k.lower() for k in headers}:
+            token = await sync_to_async(
+                lambda: Cluster.objects.filter(slug=match.group(1)).values_list("owner_token", flat=True).first()
+            )()
+            if token:
+                headers["Authorization"] = f"Bearer {token}"
+        return await super().generic(method, path, *args, headers=headers, **kwargs)
+
+
+@pytest.fixture
+def client() -> OwnerClient:
+    """pytest-django's `client`, holding every cluster's edit link."""
+    return OwnerClient()
+
+
+@pytest.fixture
+def async_client() -> AsyncOwnerClient:
+    return AsyncOwnerClient()
 
 
 @pytest.fixture
@@ -190,7 +238,17 @@ async def ws_connect(transactional_db: None) -> AsyncIterator[Callable[..., Any]
 
     clients: list[WebsocketCommunicator] = []
 
-    async def connect(slug: str, query: str = "", expect_close: bool = False) -> Any:
+    async def connect(slug: str, query: str = "", expect_close: bool = False, owner: bool = True) -> Any:
+        from asgiref.sync import sync_to_async
+
+        from clusterviz.models import Cluster
+
+        if owner:  # connect with the cluster's edit link, as its presenter does
+            token = await sync_to_async(
+                lambda: Cluster.objects.filter(slug=slug).values_list("owner_token", flat=True).first()
+            )()
+            if token:
+                query = "&".join(q for q in (query, f"key={token}") if q)
         path = f"/ws/clusters/{slug}/" + (f"?{query}" if query else "")
         communicator = WebsocketCommunicator(application, path, headers=ORIGIN)
         clients.append(communicator)

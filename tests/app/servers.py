@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -280,16 +281,25 @@ def manage(env: dict[str, str], *args: str, timeout: float = 60) -> str:
     return result.stdout
 
 
+# slug → owner token of the clusters prepared here: requests and streams act as their owner.
+TOKENS: dict[str, str] = {}
+
+
 def prepare_cluster(env: dict[str, str], slug: str, objects: str) -> None:
     """Migrate the database and create a cluster with objects, in one process (as `manage.py migrate`
     and `manage.py import_cluster` would)."""
-    django_script(
-        env,
-        "from django.core.management import call_command\n"
-        "from clusterviz import services\n"
-        "call_command('migrate', verbosity=0, interactive=False)\n"
-        f"cluster = services.create_cluster({slug!r})\n"
-        f"services.create_from_yaml(cluster, {objects!r}, 'kubectl')\n",
+    TOKENS[slug] = (
+        django_script(
+            env,
+            "from django.core.management import call_command\n"
+            "from clusterviz import services\n"
+            "call_command('migrate', verbosity=0, interactive=False)\n"
+            f"cluster = services.create_cluster({slug!r})\n"
+            f"services.create_from_yaml(cluster, {objects!r}, 'kubectl')\n"
+            "print(cluster.owner_token)\n",
+        )
+        .strip()
+        .splitlines()[-1]
     )
 
 
@@ -353,6 +363,9 @@ def http_json(url: str, body: Any = None, timeout: float = 10) -> tuple[int, Any
     request = urllib.request.Request(url, data=data, method="GET" if body is None else "POST")
     if data is not None:
         request.add_header("Content-Type", "application/json")
+    match = re.search(r"/api/clusters/([^/?]+)/", url)
+    if match and match.group(1) in TOKENS:
+        request.add_header("Authorization", f"Bearer {TOKENS[match.group(1)]}")
     try:
         with _NO_PROXY.open(request, timeout=timeout) as response:
             return response.status, json.loads(response.read())
@@ -366,6 +379,8 @@ class Stream:
     def __init__(self, server: Process, slug: str, query: str = "") -> None:
         from websockets.sync.client import connect
 
+        if slug in TOKENS and "key=" not in query:
+            query = "&".join(q for q in (query, f"key={TOKENS[slug]}") if q)
         url = f"ws://127.0.0.1:{server.port}/ws/clusters/{slug}/" + (f"?{query}" if query else "")
         self.connection = connect(url, origin=server.base_url, proxy=None, open_timeout=10)  # type: ignore[arg-type]
         self.received: list[dict[str, Any]] = []

@@ -35,7 +35,9 @@ def test_load_scenario_list_names_every_lesson() -> None:
 
 def test_load_scenario_demo_runs_the_cluster() -> None:
     output = run("load_scenario", "demo", "--cluster", "x")
-    assert output.strip() == "cluster x loaded from lesson demo"
+    assert output.strip().startswith(
+        "cluster x loaded from lesson demo; edit link: http://127.0.0.1:8000/clusters/x/?key="
+    )
     cluster = Cluster.objects.get(slug="x")
     assert cluster.lesson == "demo"
     assert [n["metadata"]["name"] for n in store.list_objects(cluster, "Node")] == ["node01", "node02", "node03"]
@@ -50,7 +52,7 @@ def test_load_scenario_demo_runs_the_cluster() -> None:
 def test_load_scenario_defaults_the_slug_and_honours_if_missing() -> None:
     run("load_scenario", "demo")
     assert Cluster.objects.filter(slug="demo").exists()
-    assert run("load_scenario", "demo", "--if-missing").strip() == "cluster demo exists"
+    assert run("load_scenario", "demo", "--if-missing").strip().startswith("cluster demo exists; edit link: ")
     with pytest.raises(CommandError, match='cluster "demo" already exists'):
         run("load_scenario", "demo")
 
@@ -74,7 +76,7 @@ def test_import_cluster_loads_a_kubectl_snapshot(tmp_path: Path) -> None:
     path = tmp_path / "snap.yaml"
     path.write_text(KUBECTL_GET_NODES_PODS)
     output = run("import_cluster", "prod-copy", str(path))
-    assert output.strip() == "imported 5 objects into cluster prod-copy"
+    assert output.strip().startswith("imported 5 objects into cluster prod-copy; edit link: /clusters/prod-copy/?key=")
     cluster = Cluster.objects.get(slug="prod-copy")
     web = store.get(cluster, "Pod", "default", "web-0")
     assert (web["spec"]["nodeName"], web["status"]["phase"]) == ("node01", "Running")
@@ -111,7 +113,7 @@ def test_export_scenario_output_loads_again(tmp_path: Path) -> None:
     assert "Pod" not in kinds  # the Deployment's pods come back through it
     path = tmp_path / "export.yaml"
     path.write_text(exported)
-    assert run("import_cluster", "copy", str(path)).strip() == "imported 4 objects into cluster copy"
+    assert run("import_cluster", "copy", str(path)).strip().startswith("imported 4 objects into cluster copy;")
     copy = Cluster.objects.get(slug="copy")
     pods = store.list_objects(copy, "Pod")
     assert len(pods) == 3

@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 import yaml
-from django.test import AsyncClient, Client
+from django.test import Client
 
 from clusterviz.controllers.runner import reconcile
 from clusterviz.models import Cluster, KubeObject
+from tests.app.conftest import AsyncOwnerClient, OwnerClient
 
 from .conftest import node_yaml, pod_yaml
 
@@ -48,7 +49,7 @@ def post_action(client: Client, slug: str, body: Any, raw: bool = False) -> Any:
 @pytest.fixture
 def lenient_client() -> Client:
     """A client that returns 500 responses instead of raising the view's exception."""
-    return Client(raise_request_exception=False)
+    return OwnerClient(raise_request_exception=False)
 
 
 # ---------------------------------------------------------------- state
@@ -126,7 +127,7 @@ async def test_action_ok_and_the_runner_schedules_it(make_cluster: Any, stop_run
     from asgiref.sync import sync_to_async
 
     await sync_to_async(make_cluster)("c1", node_yaml("n1"))
-    client = AsyncClient()
+    client = AsyncOwnerClient()
     action = {"action": "create", "yaml": pod_yaml("p1"), "id": 7}
     response = await client.post("/api/clusters/c1/actions", action, content_type="application/json")
     assert response.status_code == 200
@@ -297,7 +298,7 @@ def test_action_needs_a_json_content_type(client: Client, make_cluster: Any) -> 
 def test_action_api_works_without_a_csrf_token(make_cluster: Any) -> None:
     """Scripts call the actions API; the JSON content type (never sent by a cross-site form) protects it."""
     make_cluster("c1")
-    client = Client(enforce_csrf_checks=True)
+    client = OwnerClient(enforce_csrf_checks=True)
     response = post_action(client, "c1", {"action": "step"})
     assert response.status_code == 200
     assert response.json() == {"ok": True, "steps": 1}

@@ -132,13 +132,17 @@ def lesson_cluster(cv_server: LiveServer):  # type: ignore[no-untyped-def]
 
     def make(lesson: str) -> str:
         slug = f"{lesson}-{os.getpid()}-{next(_counter)}"
-        cv_server.manage("load_scenario", lesson, "--cluster", slug)
+        output = cv_server.manage("load_scenario", lesson, "--cluster", slug, "--base-url", cv_server.url)
+        EDIT_LINKS[slug] = output.rsplit("edit link: ", 1)[1].strip()
         return f"{cv_server.url}/clusters/{slug}/"
 
     return make
 
 
 # --- helpers for the tests: the cluster's JSON API and the page's readiness ------------------------
+
+# slug → the edit link `load_scenario` printed: the tests act as each cluster's presenter.
+EDIT_LINKS: dict[str, str] = {}
 
 VIEWPORT = {"width": 1280, "height": 800}
 
@@ -155,6 +159,8 @@ class ClusterApi:
         self.server = server
         self.slug = slug
         self.url = f"{server.url}/clusters/{slug}/"
+        self.edit_url = EDIT_LINKS[slug]
+        self.token = self.edit_url.rsplit("key=", 1)[1]
 
     def _get(self, path: str) -> bytes:
         with urllib.request.urlopen(f"{self.server.url}/api/clusters/{self.slug}/{path}", timeout=10) as response:
@@ -174,7 +180,7 @@ class ClusterApi:
         request = urllib.request.Request(
             f"{self.server.url}/api/clusters/{self.slug}/actions",
             data=json.dumps(action).encode(),
-            headers={"Content-Type": "application/json"},
+            headers={"Content-Type": "application/json", "Authorization": f"Bearer {self.token}"},
         )
         try:
             with urllib.request.urlopen(request, timeout=30) as response:
@@ -219,6 +225,9 @@ def open_cluster(page: Page, url: str) -> Page:
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page._clusterviz_errors = errors  # type: ignore[attr-defined]
+    slug = url.split("/clusters/", 1)[1].split("/", 1)[0] if "/clusters/" in url else ""
+    if slug in EDIT_LINKS and "role=follower" not in url:
+        page.goto(EDIT_LINKS[slug])  # hold the edit link (the session remembers it), as the presenter does
     page.goto(url)
     page.wait_for_selector("#ws-state[data-state=open]")
     page.wait_for_selector("#board [data-node]")

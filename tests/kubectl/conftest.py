@@ -168,9 +168,10 @@ class Cluster:
         self.home.mkdir(parents=True, exist_ok=True)
         self.cache = cache
         self.kubeconfig = scratch / "kubeconfig"
-        from clusterviz.management.commands.kubeconfig import kubeconfig
-
-        self.kubeconfig.write_text(yaml.safe_dump(kubeconfig(slug, server.url)))
+        # The kubeconfig `manage.py kubeconfig` writes, carrying the cluster's owner token.
+        document = server.manage("kubeconfig", slug, "--server", server.url).stdout
+        self.kubeconfig.write_text(document)
+        self.token: str = yaml.safe_load(document)["users"][0]["user"]["token"]
         self.env = {"HOME": str(self.home), "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
 
     def _argv(self, args: tuple[str, ...]) -> list[str]:
@@ -252,7 +253,9 @@ class Cluster:
         return self.wait(running, timeout, f"pods {names} to run")
 
     def action(self, action: dict[str, Any]) -> dict[str, Any]:
-        response = self.server.request("POST", f"/api/clusters/{self.slug}/actions", action)
+        response = self.server.request(
+            "POST", f"/api/clusters/{self.slug}/actions", action, {"Authorization": f"Bearer {self.token}"}
+        )
         assert response.status == 200, response.body
         return response.json()
 

@@ -48,6 +48,7 @@ def call(
     headers = {"Content-Type": content_type}
     if accept:
         headers["Accept"] = accept
+    headers = {"Authorization": f"Bearer {cluster.token}", **(headers or {})}
     return cluster.server.request(method, f"/k8s/{cluster.slug}{path}", body, headers)
 
 

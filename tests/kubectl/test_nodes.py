@@ -30,18 +30,19 @@ def test_kubeconfig_command(kube_server: KubeServer, cluster: Cluster) -> None:
     out = kube_server.manage("kubeconfig", cluster.slug, "--server", kube_server.url).stdout
     config = yaml.safe_load(out)
     assert config["kind"] == "Config"
-    assert config["clusters"][0]["cluster"]["server"] == f"{kube_server.url}/k8s/{cluster.slug}"
+    assert config["clusters"][0]["cluster"]["server"] == f"{kube_server.url}/k8s/{cluster.slug}/key/{cluster.token}"
     assert config["current-context"] == config["contexts"][0]["name"]
     assert config["contexts"][0]["context"]["namespace"] == "default"
-    assert config["users"][0]["user"] == {}
+    assert config["users"][0]["user"] == {"token": cluster.token}  # the owner token: kubectl may write
     # the printed file is what the teacher uses: kubectl works with it as is
     cluster.kubeconfig.write_text(out)
     assert [row[0] for row in cluster.kubectl("get", "nodes").rows()[1:]] == ["node01", "node02", "node03"]
 
-    with_token = yaml.safe_load(
-        kube_server.manage("kubeconfig", cluster.slug, "--server", kube_server.url, "--token", "s3cret").stdout
+    read_only = yaml.safe_load(
+        kube_server.manage("kubeconfig", cluster.slug, "--server", kube_server.url, "--read-only").stdout
     )
-    assert with_token["users"][0]["user"] == {"token": "s3cret"}
+    assert read_only["users"][0]["user"] == {}
+    assert read_only["clusters"][0]["cluster"]["server"] == f"{kube_server.url}/k8s/{cluster.slug}"
     missing = kube_server.manage("kubeconfig", "no-such-cluster", check=False)
     assert missing.returncode == 1
     assert 'cluster "no-such-cluster" not found' in missing.stderr

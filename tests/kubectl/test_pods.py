@@ -338,7 +338,8 @@ def test_errors_are_kubernetes_status(cluster: Cluster, kube_server: KubeServer)
         ("DELETE", "/api/v1/namespaces/default/pods", None, "application/json", 405),
         ("PUT", "/version", None, "application/json", 405),
     ):
-        response = kube_server.request(method, base + path, body, {"Content-Type": content_type})
+        headers = {"Content-Type": content_type, "Authorization": f"Bearer {cluster.token}"}
+        response = kube_server.request(method, base + path, body, headers)
         assert response.status == code, (method, path, response.status, response.body)
         status = response.json()
         assert status["kind"] == "Status" and status["code"] == code

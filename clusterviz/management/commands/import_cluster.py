@@ -8,6 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from clusterviz import services, store
+from clusterviz.access import edit_url
 from clusterviz.controllers.runner import reconcile
 from clusterviz.models import Cluster
 from scheduler_core.api.loading import InputError
@@ -32,4 +33,4 @@ class Command(BaseCommand):
         except (InputError, store.StoreError) as exc:
             raise CommandError(str(exc)) from None
         reconcile(cluster)
-        self.stdout.write(f"imported {count} objects into cluster {cluster.slug}")
+        self.stdout.write(f"imported {count} objects into cluster {cluster.slug}; edit link: {edit_url(cluster)}")

@@ -4,7 +4,9 @@ kubectl at the cluster's Kubernetes API (`<server>/k8s/<slug>`).
     python manage.py kubeconfig demo --server http://127.0.0.1:8000 > demo.kubeconfig
     kubectl --kubeconfig demo.kubeconfig get nodes
 
-The user entry has room for a bearer token (`--token`); the endpoint does not check one yet.
+The cluster's owner token rides in the server path (`/k8s/<slug>/key/<token>`: kubectl sends no
+bearer token over plain http) and in the user entry (sent over https). Reads work without it, writes
+need it; `--read-only` leaves it out, for a follower's kubectl.
 """
 
 from __future__ import annotations
@@ -24,10 +26,12 @@ def kubeconfig(slug: str, server: str, namespace: str = "default", token: str = 
     """The kubeconfig document (one cluster, one user, one context, selected)."""
     name = f"clusterviz-{slug}"
     user: dict[str, Any] = {"token": token} if token else {}
+    # kubectl sends no bearer token over plain http: the owner token also rides in the server path.
+    endpoint = f"{server.rstrip('/')}/k8s/{slug}" + (f"/key/{token}" if token else "")
     return {
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [{"name": name, "cluster": {"server": f"{server.rstrip('/')}/k8s/{slug}"}}],
+        "clusters": [{"name": name, "cluster": {"server": endpoint}}],
         "users": [{"name": name, "user": user}],
         "contexts": [{"name": name, "context": {"cluster": name, "user": name, "namespace": namespace}}],
         "current-context": name,
@@ -44,14 +48,18 @@ class Command(BaseCommand):
             "--server", default=DEFAULT_SERVER, help=f"where clusterviz listens (default: {DEFAULT_SERVER})"
         )
         parser.add_argument("--namespace", default="default", help="the context's namespace (default: default)")
-        parser.add_argument("--token", default="", help="a bearer token for the user entry (not checked yet)")
+        parser.add_argument(
+            "--read-only", action="store_true", help="leave the owner token out (kubectl may only read)"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         slug, server = options["slug"], options["server"]
-        if not Cluster.objects.filter(slug=slug).exists():
+        cluster = Cluster.objects.filter(slug=slug).first()
+        if cluster is None:
             raise CommandError(f'cluster "{slug}" not found (create it first, e.g. manage.py load_scenario demo)')
         parts = urlsplit(server)
         if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
             raise CommandError(f'--server: expected a URL like {DEFAULT_SERVER}, got "{server}"')
-        document = kubeconfig(slug, server, options["namespace"], options["token"])
+        token = "" if options["read_only"] else cluster.owner_token
+        document = kubeconfig(slug, server, options["namespace"], token)
         self.stdout.write(yaml.safe_dump(document, sort_keys=False), ending="")

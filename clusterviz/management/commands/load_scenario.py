@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
 from clusterviz import services, store
+from clusterviz.access import edit_url
 from clusterviz.controllers.runner import reconcile
 from clusterviz.lessons import all_lessons, load_lesson
 from clusterviz.models import Cluster
@@ -22,6 +23,7 @@ class Command(BaseCommand):
         parser.add_argument("--cluster", help="slug of the cluster to create (default: the lesson's name)")
         parser.add_argument("--list", action="store_true", help="list the lessons")
         parser.add_argument("--if-missing", action="store_true", help="do nothing if the cluster exists")
+        parser.add_argument("--base-url", default="http://127.0.0.1:8000", help="for the printed edit link")
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["list"]:
@@ -32,8 +34,9 @@ class Command(BaseCommand):
         if not name:
             raise CommandError("give a lesson name, or --list")
         slug = options["cluster"] or name
-        if options["if_missing"] and Cluster.objects.filter(slug=slug).exists():
-            self.stdout.write(f"cluster {slug} exists")
+        existing = Cluster.objects.filter(slug=slug).first()
+        if options["if_missing"] and existing is not None:
+            self.stdout.write(f"cluster {slug} exists; edit link: {edit_url(existing, options['base_url'])}")
             return
         try:
             with transaction.atomic():  # a lesson that fails to load leaves no empty cluster behind
@@ -42,4 +45,6 @@ class Command(BaseCommand):
         except (InputError, store.StoreError) as exc:
             raise CommandError(str(exc)) from None
         reconcile(cluster)
-        self.stdout.write(f"cluster {slug} loaded from lesson {name}")
+        self.stdout.write(
+            f"cluster {slug} loaded from lesson {name}; edit link: {edit_url(cluster, options['base_url'])}"
+        )
