@@ -73,6 +73,10 @@ COMPONENT = "browser"  # what the server records as the writer of a presenter's 
 # ---------------------------------------------------------------- small async HTTP client (no proxies)
 
 
+# slug → owner token: the presenters hold each cluster's edit link; followers only watch.
+TOKENS: dict[str, str] = {}
+
+
 async def http_json(base: str, path: str, body: Any = None, timeout: float = 10.0) -> tuple[int, Any]:
     """GET (or POST a JSON body) over a fresh HTTP/1.1 connection; returns (status, decoded JSON)."""
     port = int(base.rsplit(":", 1)[1])
@@ -84,6 +88,9 @@ async def http_json(base: str, path: str, body: Any = None, timeout: float = 10.
             head = f"{'GET' if body is None else 'POST'} {path} HTTP/1.1\r\nHost: {HOST}:{port}\r\n"
             if body is not None:
                 head += f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n"
+                slug = path.split("/api/clusters/", 1)[-1].split("/", 1)[0]
+                if slug in TOKENS:
+                    head += f"Authorization: Bearer {TOKENS[slug]}\r\n"
             writer.write((head + "Connection: close\r\n\r\n").encode() + data)
             raw = await reader.read()
         finally:
@@ -256,7 +263,7 @@ class Presenter:
     async def run(self, plan: list[dict[str, Any]]) -> None:
         ws = None
         if self.via == "ws":
-            ws, _ = await open_stream(self.base, self.slug)
+            ws, _ = await open_stream(self.base, self.slug, f"key={TOKENS[self.slug]}" if self.slug in TOKENS else "")
         try:
             for number, action in enumerate(plan):
                 started = time.monotonic()
@@ -610,7 +617,7 @@ for slug in SLUGS:
     load_lesson(cluster, LESSON)
     reconcile(cluster)  # quiet before the clients come
     cluster.refresh_from_db()
-    out[slug] = cluster.resource_version
+    out[slug] = [cluster.resource_version, cluster.owner_token]
 print(json.dumps(out))
 """
 
@@ -638,7 +645,9 @@ def start(registry: Registry, options: argparse.Namespace, say: Callable[[str], 
     slugs = cluster_slugs(options)
     say(f"migrating a fresh database and loading {len(slugs)} clusters from the {LESSON!r} lesson ...")
     code = f"SLUGS = {slugs!r}\nLESSON = {LESSON!r}\n" + SETUP
-    base_rvs = json.loads(django_script(env, code).strip().splitlines()[-1])
+    prepared = json.loads(django_script(env, code).strip().splitlines()[-1])
+    base_rvs = {slug: rv for slug, (rv, _) in prepared.items()}
+    TOKENS.update({slug: token for slug, (_, token) in prepared.items()})  # presenters act as the owner
     count = 2 if options.mode == "redis" else 1
     servers = [spawn_server(registry, options.server, env, options.asgi_app, options.server_arg) for _ in range(count)]
     for server in servers:

@@ -3,22 +3,44 @@
 On connect the client gets a snapshot (or, with `?resourceVersion=N`, every change after N from
 the watch log), then every change and every scheduling cycle as they happen. Actions sent on the
 socket get a `result` or an `error` reply carrying the action's `id`.
+
+The stream survives what a deployment goes through:
+
+- Watch events go out in resourceVersion order without a gap. One that arrives after a gap (the
+  channel layer dropped messages: Redis restarted, a full channel, two writers publishing out of
+  order) is preceded by the missing changes, read from the watch log.
+- The channel layer's receive survives a lost connection (retried with backoff) instead of taking
+  the socket down; a heartbeat renews the group membership (a restarted Redis forgets its groups)
+  and, when nothing arrived since the last beat, catches up from the watch log.
+- A client that does not read (a stuck browser) slows nobody down: what it has not taken yet waits
+  in its own bounded outbox, and when that overflows the connection is closed with `CLOSE_RESYNC`
+  (4429); the client reconnects with `?resourceVersion=N` and gets exactly what it missed.
 """
 
 from __future__ import annotations
 
+import asyncio
+import collections
+import contextlib
+import functools
 import json
 import logging
+import os
+import time
 from typing import Any
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
+from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from channels.layers import get_channel_layer
+from channels.utils import await_many_dispatch
+from django.conf import settings
 from django.db import DataError
 
 from scheduler_core.api.loading import InputError
 
-from . import store
+from . import access, store
 from .controllers.runner import ensure_runner
 from .messages import Step, data_error_message, parse_action, perform
 from .models import Change, Cluster
@@ -27,11 +49,112 @@ from .services import state
 
 log = logging.getLogger(__name__)
 COMPONENT = "browser"
+CLOSE_RESYNC = 4429  # "you fell behind: reconnect with ?resourceVersion=<the last one you have>"
+CLOSE_WAIT_SECONDS = 5.0  # how long a resync close may wait for a client that reads nothing
+SERVER_BUFFER_BYTES = 256 * 1024  # how much a server may hold unsent for one client before we wait
+
+
+def _setting(name: str, default: float) -> float:
+    """A tuning knob: Django settings first, then the environment (for servers started by tests)."""
+    value = getattr(settings, name, None)
+    if value is None:
+        value = os.environ.get(name) or default
+    return float(value)
+
+
+def backlog_limit() -> float:
+    """The most a client's outbox may hold (bytes of JSON) before the client is told to resync."""
+    return _setting("CLUSTERVIZ_STREAM_BACKLOG_BYTES", 4 * 1024 * 1024)
+
+
+def heartbeat_seconds() -> float:
+    """How often a stream renews its group membership and, when idle, checks the watch log."""
+    return _setting("CLUSTERVIZ_STREAM_HEARTBEAT_SECONDS", 2.0)
+
+
+WINDOW_SECONDS = 10.0
+# Per connection and 10 s (settings CLUSTERVIZ_RATE_ACTIONS / CLUSTERVIZ_RATE_EXPLAINS): far above a
+# person's pace, a bound for a runaway script; a what-if runs the whole scheduler, so it is cheap to refuse.
+ACTIONS_PER_WINDOW = 100
+EXPLAINS_PER_WINDOW = 30
+FORBIDDEN = "this cluster is read-only for you: open its edit link to change it, or fork it"
+
+
+class RateLimit:
+    """A sliding window: at most `count` events per `seconds`."""
+
+    def __init__(self, count: int, seconds: float) -> None:
+        self.count = count
+        self.seconds = seconds
+        self.times: collections.deque[float] = collections.deque()
+
+    def allow(self) -> bool:
+        now = time.monotonic()
+        while self.times and now - self.times[0] > self.seconds:
+            self.times.popleft()
+        if len(self.times) >= self.count:
+            return False
+        self.times.append(now)
+        return True
+
+
+def _may_write(scope: dict[str, Any], cluster: Cluster, key: str | None) -> bool:
+    """The stream's writer check: the edit link's key, this browser's session, or the owning user."""
+    session = scope.get("session")
+    user = scope.get("user")
+    return access.may_write(cluster, session=session, user=user, token=key)
 
 
 class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
     cluster: Cluster
-    last_rv: int = 0
+    last_rv: int = 0  # the last resourceVersion handed to this client's stream
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        """As AsyncConsumer.__call__, with a channel-layer receive that survives a lost connection and
+        a third source of events: the consumer's own (heartbeats, resync), dispatched in turn with
+        the others so that every delivery runs in order, one at a time."""
+        self.scope = scope
+        self.base_send = send
+        self._transport = _transport_of(send)
+        self.channel_layer = get_channel_layer(self.channel_layer_alias)
+        self._outbox: collections.deque[str] = collections.deque()
+        self._outbox_bytes = 0
+        self._outbox_ready = asyncio.Event()
+        self._own: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._heard = False
+        self._closing = False
+        sources = [receive, self._own.get]
+        if self.channel_layer is not None:
+            self.channel_name = await self.channel_layer.new_channel()
+            sources.append(self._receive_from_layer)
+        try:
+            await await_many_dispatch(sources, self.dispatch)
+        except StopConsumer:
+            pass
+        finally:
+            for task in self._tasks:
+                task.cancel()
+
+    async def _receive_from_layer(self) -> dict[str, Any]:
+        failures = 0
+        while True:
+            try:
+                if failures and hasattr(self, "group"):
+                    await self.channel_layer.group_add(self.group, self.channel_name)
+                message: dict[str, Any] = await self.channel_layer.receive(self.channel_name)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                failures += 1
+                if failures == 1:
+                    log.warning("stream %s: lost the channel layer (%r); reconnecting", self.channel_name, exc)
+                await asyncio.sleep(min(0.5, 0.05 * 2 ** min(failures - 1, 4)))
+                continue
+            if failures:
+                log.warning("stream %s: channel layer back after %d failed attempts", self.channel_name, failures)
+                self._own.put_nowait({"type": "stream.catchup"})
+            return message
 
     async def connect(self) -> None:
         slug = self.scope["url_route"]["kwargs"]["slug"]
@@ -43,14 +166,25 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         self.group = group_name(cluster.pk)
         await self.accept()
         # Join the group before reading, then skip what the backlog already covered: no gap, no duplicate.
-        await self.channel_layer.group_add(self.group, self.channel_name)
+        # Without a channel layer (Redis down) the stream still works: the heartbeat reads the watch log.
+        try:
+            await asyncio.wait_for(self.channel_layer.group_add(self.group, self.channel_name), heartbeat_seconds())
+        except Exception as exc:
+            log.warning(
+                "stream %s: cannot join %s (%r); reading the watch log meanwhile", self.channel_name, self.group, exc
+            )
         query = parse_qs(self.scope.get("query_string", b"").decode())
+        self.can_write = await database_sync_to_async(_may_write)(self.scope, cluster, query.get("key", [None])[0])
+        self._actions = RateLimit(int(_setting("CLUSTERVIZ_RATE_ACTIONS", ACTIONS_PER_WINDOW)), WINDOW_SECONDS)
+        self._explains = RateLimit(int(_setting("CLUSTERVIZ_RATE_EXPLAINS", EXPLAINS_PER_WINDOW)), WINDOW_SECONDS)
         since = query.get("resourceVersion", [""])[0]
         resumed = since.isdigit() and await self._resume(int(since))
         if not resumed:
             snapshot = await database_sync_to_async(state)(cluster)
             self.last_rv = int(snapshot["resourceVersion"])
             await self.send_json({"type": "snapshot", **snapshot})
+        loop = asyncio.get_running_loop()
+        self._tasks += [loop.create_task(self._write()), loop.create_task(self._beat())]
         ensure_runner(cluster.pk)
 
     async def _resume(self, since: int) -> bool:
@@ -64,8 +198,11 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         return True
 
     async def disconnect(self, code: int) -> None:
+        for task in self._tasks:
+            task.cancel()
         if hasattr(self, "group"):
-            await self.channel_layer.group_discard(self.group, self.channel_name)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.channel_layer.group_discard(self.group, self.channel_name), 2)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any) -> None:
         """A frame that is not JSON text gets an error reply; it must not take the connection down."""
@@ -80,12 +217,19 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         await self.receive_json(content, **kwargs)
 
     async def _error(self, action_id: Any, reason: str, message: str) -> None:
-        await self.send_json({"type": "error", "id": action_id, "reason": reason, "message": message})
+        self._push({"type": "error", "id": action_id, "reason": reason, "message": message})
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         action_id = content.get("id") if isinstance(content, dict) else None
         try:
             action = parse_action(content)
+            if action.action not in access.READ_ONLY_ACTIONS and not self.can_write:
+                await self._error(action_id, "Forbidden", FORBIDDEN)
+                return
+            limit = self._explains if action.action == "explain" else self._actions
+            if not limit.allow():
+                await self._error(action_id, "TooManyRequests", f"too many {action.action} actions: slow down")
+                return
             result = await database_sync_to_async(perform)(self.cluster, action, COMPONENT)
             if isinstance(action, Step):
                 await database_sync_to_async(publish)(self.cluster.pk, {"type": "control.step", "steps": action.steps})
@@ -104,30 +248,135 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             log.exception("action failed")
             await self._error(action_id, "InternalError", "the action failed on the server; nothing was changed")
             return
-        await self.send_json({"type": "result", "id": action_id, **result})
+        self._push({"type": "result", "id": action_id, **result})
         ensure_runner(self.cluster.pk)
 
+    async def dispatch(self, message: dict[str, Any]) -> None:
+        """Deliver stream messages straight away: channels' dispatch first closes stale database
+        connections through the one sync thread, a hop per message per client that made 200
+        followers wait on each other (see bench/load.py); delivery needs no database."""
+        if message.get("type") == "cluster.message":
+            await self.cluster_message(message)
+            return
+        await super().dispatch(message)
+
     async def cluster_message(self, event: dict[str, Any]) -> None:
+        self._heard = True
         message = event["message"]
         if message.get("type") == "watch":
-            await self._send_watch(message)
+            await self._deliver_watch(message)
         elif message.get("type") != "control.step":
-            await self.send_json(message)
+            self._push(message)
+
+    async def _deliver_watch(self, message: dict[str, Any]) -> None:
+        """Forward a watch event, preceded by whatever the channel layer lost before it."""
+        rv = int(message.get("resourceVersion", 0))
+        if rv <= self.last_rv:
+            return
+        if rv > self.last_rv + 1:
+            missed = await database_sync_to_async(_changes_since)(self.cluster, self.last_rv, rv)
+            if missed is None:
+                self._resync("the watch log no longer reaches back to your resourceVersion")
+                return
+            for change in missed:
+                self._push_watch({"type": "watch", **change})
+        self._push_watch(message)
 
     async def _send_watch(self, message: dict[str, Any]) -> None:
+        """During connect (the backlog of a resume): straight to the socket, before anything queued."""
         rv = int(message.get("resourceVersion", 0))
         if rv <= self.last_rv:
             return
         self.last_rv = rv
         await self.send_json(message)
 
+    def _push_watch(self, message: dict[str, Any]) -> None:
+        rv = int(message.get("resourceVersion", 0))
+        if rv <= self.last_rv:
+            return
+        self.last_rv = rv
+        self._push(message)
+
+    def _push(self, message: dict[str, Any]) -> None:
+        """Queue a message for the client; never waits (a slow client must not hold up the channel layer)."""
+        if self._closing:
+            return
+        text = json.dumps(message)
+        self._outbox.append(text)
+        self._outbox_bytes += len(text)
+        self._outbox_ready.set()
+        if self._outbox_bytes > backlog_limit() and len(self._outbox) > 1:
+            self._resync(f"too far behind ({self._outbox_bytes} bytes queued)")
+
+    def _resync(self, why: str) -> None:
+        if not self._closing:
+            self._closing = True
+            self._outbox.clear()
+            self._outbox_bytes = 0
+            self._own.put_nowait({"type": "stream.resync", "why": why})
+
+    async def _write(self) -> None:
+        """The outbox to the socket, in order, as fast as the client takes it."""
+        try:
+            while True:
+                while not self._outbox:
+                    self._outbox_ready.clear()
+                    await self._outbox_ready.wait()
+                text = self._outbox[0]
+                while _server_backlog(self._transport) > SERVER_BUFFER_BYTES:
+                    await asyncio.sleep(0.02)
+                await self.send(text_data=text)
+                if self._outbox and self._outbox[0] is text:
+                    self._outbox.popleft()
+                    self._outbox_bytes -= len(text)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the client went away; its disconnect follows
+            log.debug("stream %s: send failed: %r", getattr(self, "channel_name", "?"), exc)
+
+    async def _beat(self) -> None:
+        while True:
+            await asyncio.sleep(heartbeat_seconds())
+            self._own.put_nowait({"type": "stream.heartbeat"})
+
+    async def stream_heartbeat(self, event: dict[str, Any]) -> None:
+        """Renew the group membership; when nothing arrived since the last beat, check the watch log."""
+        try:
+            await asyncio.wait_for(self.channel_layer.group_add(self.group, self.channel_name), heartbeat_seconds())
+        except Exception:
+            self._heard = False  # the layer is away (the receive loop reports it): poll the watch log
+        if self._heard:
+            self._heard = False
+            return
+        await self.stream_catchup(event)
+
+    async def stream_catchup(self, event: dict[str, Any]) -> None:
+        missed = await database_sync_to_async(_changes_since)(self.cluster, self.last_rv)
+        if missed is None:
+            self._resync("the watch log no longer reaches back to your resourceVersion")
+            return
+        for change in missed:
+            self._push_watch({"type": "watch", **change})
+
+    async def stream_resync(self, event: dict[str, Any]) -> None:
+        """Close the connection with CLOSE_RESYNC; the client resumes from its last resourceVersion."""
+        log.info("stream %s: closing for a resync: %s", self.channel_name, event["why"])
+        for task in self._tasks:
+            task.cancel()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.channel_layer.group_discard(self.group, self.channel_name), 2)
+        # A client that reads nothing cannot take the close frame either (uvicorn waits for room).
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.close(code=CLOSE_RESYNC, reason="resync"), CLOSE_WAIT_SECONDS)
+        raise StopConsumer
+
 
 def _reason(exc: Exception) -> str:
     return exc.reason if isinstance(exc, store.StoreError) else "Invalid"
 
 
-def _changes_since(cluster: Cluster, since: int) -> list[dict[str, Any]] | None:
-    """The changes after `since`, or None when the log no longer reaches back that far."""
+def _changes_since(cluster: Cluster, since: int, before: int | None = None) -> list[dict[str, Any]] | None:
+    """The changes after `since` (and before `before`), or None when the log no longer reaches back that far."""
     current = Cluster.objects.filter(pk=cluster.pk).values_list("resource_version", flat=True).get()
     if since > current:
         return None
@@ -140,7 +389,42 @@ def _changes_since(cluster: Cluster, since: int) -> list[dict[str, Any]] | None:
         )
         if oldest is None or oldest > since + 1:
             return None
+    changes = Change.objects.filter(cluster=cluster, resource_version__gt=since)
+    if before is not None:
+        changes = changes.filter(resource_version__lt=before)
     return [
-        {**change.to_dict(), "path": watch_path(change.to_dict())}
-        for change in Change.objects.filter(cluster=cluster, resource_version__gt=since).order_by("resource_version")
+        {**change.to_dict(), "path": watch_path(change.to_dict())} for change in changes.order_by("resource_version")
     ]
+
+
+def _transport_of(send: Any) -> Any:
+    """The Twisted transport behind daphne's `send`, or None (uvicorn, tests).
+
+    uvicorn's `send` waits while its transport buffer is full (real backpressure). daphne's never
+    waits: Twisted keeps every frame in memory until the client takes it, so a client that reads
+    nothing would grow the server without bound; `_server_backlog` reads that buffer's size instead.
+    daphne's send is `partial(Server.handle_reply, protocol)`, possibly wrapped by middleware
+    (channels' session middleware keeps it as `real_send`).
+    """
+    for _ in range(10):
+        if isinstance(send, functools.partial):
+            transport = getattr(next(iter(send.args), None), "transport", None)
+            if transport is not None:
+                return transport
+            send = send.func
+            continue
+        inner = getattr(getattr(send, "__self__", None), "real_send", None) or getattr(send, "__wrapped__", None)
+        if inner is None:
+            return None
+        send = inner
+    return None
+
+
+def _server_backlog(transport: Any) -> int:
+    """Bytes a Twisted transport holds unsent (0 when there is none to ask)."""
+    if transport is None:
+        return 0
+    try:
+        return int(len(transport.dataBuffer) - transport.offset + transport._tempDataLen)
+    except (AttributeError, TypeError):
+        return 0

@@ -3,7 +3,9 @@ processes), plus in-process listeners that wake the control loops."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -14,6 +16,10 @@ __all__ = ["add_listener", "group_name", "publish", "publish_change", "remove_li
 
 log = logging.getLogger(__name__)
 _listeners: list[Callable[[int, dict[str, Any]], None]] = []
+_failures = 0  # messages not sent to the channel layer since it last worked
+_down_until = 0.0  # monotonic time before which a failed channel layer is not tried again
+PUBLISH_TIMEOUT = 0.5  # a local Redis answers in about a millisecond
+RETRY_AFTER = 1.0  # how long a failed channel layer is left alone before the next try
 
 
 def group_name(cluster_id: int) -> str:
@@ -30,7 +36,14 @@ def remove_listener(listener: Callable[[int, dict[str, Any]], None]) -> None:
 
 
 def publish(cluster_id: int, message: dict[str, Any]) -> None:
-    """Send one message to every client of the cluster (all processes) and local listeners."""
+    """Send one message to every client of the cluster (all processes) and local listeners.
+
+    Never holds a write up for long: a channel layer that fails or does not answer within
+    `PUBLISH_TIMEOUT` (a hung Redis would block for redis-py's 5 s socket timeout, on every write)
+    is left alone for `RETRY_AFTER`, then probed again. What is not published is still in the
+    watch log, where the streams find it (a gap, or their heartbeat).
+    """
+    global _failures, _down_until
     for listener in list(_listeners):
         try:
             listener(cluster_id, message)
@@ -39,10 +52,24 @@ def publish(cluster_id: int, message: dict[str, Any]) -> None:
     layer = get_channel_layer()
     if layer is None:
         return
+    if _failures and time.monotonic() < _down_until:
+        _failures += 1
+        return
     try:
-        async_to_sync(layer.group_send)(group_name(cluster_id), {"type": "cluster.message", "message": message})
+        async_to_sync(_group_send)(layer, group_name(cluster_id), {"type": "cluster.message", "message": message})
     except Exception:
-        log.exception("publishing to the channel layer failed")
+        _failures += 1
+        _down_until = time.monotonic() + RETRY_AFTER
+        if _failures == 1:  # an outage is logged once
+            log.exception("publishing to the channel layer failed (clients will resync from the watch log)")
+        return
+    if _failures:
+        log.warning("publishing to the channel layer works again, after %d messages not sent", _failures)
+        _failures = 0
+
+
+async def _group_send(layer: Any, group: str, message: dict[str, Any]) -> None:
+    await asyncio.wait_for(layer.group_send(group, message), timeout=PUBLISH_TIMEOUT)
 
 
 def publish_change(cluster_id: int, change: dict[str, Any]) -> None:

@@ -73,6 +73,11 @@ else:
 # every third of it): the longest a cluster stalls after its process is killed without a clean exit.
 CLUSTERVIZ_LEASE_SECONDS = float(os.environ.get("CLUSTERVIZ_LEASE_SECONDS", "15"))
 
+# The cluster stream (clusterviz/consumers.py): how much one client may fall behind before it is told
+# to resync (close 4429), and how often an idle stream renews its group and checks the watch log.
+CLUSTERVIZ_STREAM_BACKLOG_BYTES = int(os.environ.get("CLUSTERVIZ_STREAM_BACKLOG_BYTES", 4 * 1024 * 1024))
+CLUSTERVIZ_STREAM_HEARTBEAT_SECONDS = float(os.environ.get("CLUSTERVIZ_STREAM_HEARTBEAT_SECONDS", 2.0))
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -18,6 +18,7 @@ import logging
 import os
 import time
 import uuid
+from typing import Any
 
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
@@ -43,6 +44,8 @@ log = logging.getLogger(__name__)
 PROCESS_ID = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
 LEASE_SECONDS = 15.0  # default of settings.CLUSTERVIZ_LEASE_SECONDS
 MAX_STEPS = 10_000
+REJOIN_SECONDS = 2.0  # how often a listener renews its group membership (a restarted Redis forgets groups)
+LISTEN_BACKOFF_MAX = 0.5  # the longest wait between two attempts to reach a lost channel layer
 
 
 def step_once(cluster: Cluster) -> tuple[str | None, float | None]:
@@ -150,22 +153,53 @@ class ClusterRunner:
         self.wake.set()
 
     async def listen(self) -> None:
-        """Wake on every message to the cluster's group (from any process)."""
+        """Wake on every message to the cluster's group (from any process).
+
+        Survives the channel layer going away (Redis restarted): a failed receive is retried with
+        backoff, and the group membership is renewed every `REJOIN_SECONDS`, because a restarted Redis
+        has forgotten every group (its receive may even reconnect silently). Each reconnection wakes
+        the loop once, for whatever changed meanwhile.
+        """
         layer = get_channel_layer()
         if layer is None:
             return
+        group = group_name(self.cluster_id)
+        # One channel for the runner's life: a new one per reconnection would leave dead members behind.
         channel = await layer.new_channel()
-        await layer.group_add(group_name(self.cluster_id), channel)
+        failures = 0
         try:
             while True:
-                message = await layer.receive(channel)
-                inner = message.get("message", {})
-                if inner.get("type") == "control.step":
-                    self.steps_requested += int(inner.get("steps", 1))
-                self.wake.set()
+                rejoin: asyncio.Task[None] | None = None
+                try:
+                    await layer.group_add(group, channel)
+                    rejoin = asyncio.create_task(
+                        _rejoin(layer, group, channel), name=f"runner-rejoin-{self.cluster_id}"
+                    )
+                    if failures:
+                        log.warning("cluster %s: listening to the channel layer again", self.cluster_id)
+                        failures = 0
+                        self.wake.set()
+                    while True:
+                        message = await layer.receive(channel)
+                        inner = message.get("message", {})
+                        if inner.get("type") == "control.step":
+                            self.steps_requested += int(inner.get("steps", 1))
+                        self.wake.set()
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:
+                    failures += 1
+                    delay = min(LISTEN_BACKOFF_MAX, 0.1 * 2 ** min(failures - 1, 6))
+                    if failures == 1:
+                        log.warning("cluster %s: lost the channel layer (%r); reconnecting", self.cluster_id, exc)
+                    self.wake.set()  # a change may have been missed: look once
+                    await asyncio.sleep(delay)
+                finally:
+                    if rejoin is not None:
+                        rejoin.cancel()
         finally:
             with contextlib.suppress(Exception):
-                await layer.group_discard(group_name(self.cluster_id), channel)
+                await asyncio.wait_for(layer.group_discard(group, channel), timeout=2)
 
     async def run(self) -> None:
         deadline: float | None = None
@@ -206,6 +240,14 @@ class ClusterRunner:
             await asyncio.sleep(cluster.pace_delay_ms / 1000)
             self.wake.set()
         return deadline
+
+
+async def _rejoin(layer: Any, group: str, channel: str) -> None:
+    """Renew a channel's group membership periodically (idempotent; a failure is retried next time)."""
+    while True:
+        await asyncio.sleep(REJOIN_SECONDS)
+        with contextlib.suppress(Exception):
+            await layer.group_add(group, channel)
 
 
 def _announce(cluster_id: int, actor: str | None) -> None:

@@ -250,7 +250,10 @@ def test_production_path_postgres_redis_uvicorn_workers(processes: Processes) ->
         nul = {"action": "create", "yaml": nul_pod, "id": "nul"}
         status, body = http_json(f"{workers.base_url}/api/clusters/prod/actions", nul)
         assert (status, body["reason"]) == (400, "Invalid"), body
-        assert body["message"] == 'yaml:3: spec.containers[0].image: Invalid value: "a\\u0000": must not contain NUL characters'
+        assert (
+            body["message"]
+            == 'yaml:3: spec.containers[0].image: Invalid value: "a\\u0000": must not contain NUL characters'
+        )
 
         clients[-1].connection.send(json.dumps(nul))
         error = clients[-1].until(lambda m: m.get("type") in ("error", "result"))[-1]

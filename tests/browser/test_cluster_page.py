@@ -351,11 +351,12 @@ def test_follower_follows_the_presenter_and_has_no_editing_controls(context: Bro
         "#step-button",
         "#follower-link",
         "#board .cordon",
-        "form[action$='/fork']",
     ]:
         locator = follower.locator(selector)
         for i in range(locator.count()):
             expect(locator.nth(i)).to_be_hidden()
+    # ...but a student may fork it into a copy of their own.
+    expect(follower.locator("form[action$='/fork'] button")).to_be_visible()
     assert follower.locator("#palette [data-palette][draggable=true]").count() == 0
     assert follower.locator("#board [data-chip][draggable=true]").count() == 0
     expect(presenter.locator("[data-editor=create]")).to_be_visible()
@@ -546,3 +547,39 @@ def pod_status(api: ClusterApi, key: str) -> str:
     body = pod_of(api, key) or {}
     condition = next((c for c in body.get("status", {}).get("conditions", []) if c["type"] == "PodScheduled"), {})
     return str(condition.get("message", "")) if condition.get("status") == "False" else ""
+
+
+def test_without_the_edit_link_the_page_is_read_only(browser: Any, new_cluster: Any) -> None:
+    """A browser that never opened the edit link may watch, explain and fork — not change anything."""
+    api = new_cluster("demo")
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    try:
+        page = context.new_page()
+        page.goto(api.url)
+        page.wait_for_selector("#ws-state[data-state=open]")
+        page.wait_for_selector("#board [data-node]")
+        expect(page.locator("[data-editor=create]")).to_be_hidden()
+        expect(page.locator("#step-button")).to_be_hidden()
+        assert page.locator("#board [data-chip][draggable=true]").count() == 0
+        before = api.state()["resourceVersion"]
+        # A forged action over the page's own socket is refused by the server.
+        reply = page.evaluate(
+            """() => new Promise((resolve) => {
+                const slug = document.querySelector('#cluster-page').dataset.slug;
+                const ws = new WebSocket(`ws://${location.host}/ws/clusters/${slug}/`);
+                ws.onmessage = (e) => {
+                    const m = JSON.parse(e.data);
+                    if (m.type === "error" || m.type === "result") resolve(m);
+                };
+                ws.onopen = () => ws.send(JSON.stringify({action: "cordon", node: "node01", id: "x"}));
+            })"""
+        )
+        assert reply["type"] == "error" and reply["reason"] == "Forbidden"
+        assert api.state()["resourceVersion"] == before
+        # The fork is the student's own: there they may edit.
+        page.locator("form[action$='/fork'] button").click()
+        page.wait_for_selector("#ws-state[data-state=open]")
+        expect(page.locator("[data-editor=create]")).to_be_visible()
+        assert "/clusters/demo-" in page.url and page.url.rstrip("/") != api.url.rstrip("/")
+    finally:
+        context.close()
