@@ -15,7 +15,11 @@ from django.db import transaction
 from scheduler_core.api.limits import MAX_OBJECTS_PER_REQUEST, MAX_REPLICAS
 from scheduler_core.api.loading import Document, InputError, load_cluster, load_pod, load_yaml_documents
 from scheduler_core.api.objects import Taint
-from scheduler_core.api.validation import dns1123_subdomain_error, label_key_error, label_value_error
+from scheduler_core.api.validation import (
+    dns1123_label_error,
+    label_key_error,
+    label_value_error,
+)
 from scheduler_core.explain import explain, result_to_json
 
 from . import store
@@ -44,7 +48,8 @@ UNSCHEDULABLE_TAINT_KEY = "node.kubernetes.io/unschedulable"
 
 
 def create_cluster(slug: str, title: str = "") -> Cluster:
-    error = dns1123_subdomain_error(slug)
+    # A DNS-1123 label (no dots): the slug is one segment of the page, API and kubectl URLs.
+    error = dns1123_label_error(slug)
     if error or len(slug) > 64:
         raise InputError(f"slug: {error or 'must be no more than 64 characters'}")
     cluster, created = Cluster.objects.get_or_create(slug=slug, defaults={"title": title or slug})

@@ -4,7 +4,9 @@ collector's rule: pods bound to a node that no longer exists are deleted."""
 
 from __future__ import annotations
 
+import time
 import zlib
+from datetime import datetime
 from typing import Any
 
 from .. import store
@@ -12,6 +14,28 @@ from ..kube_events import record_event
 from ..models import Cluster, KubeObject
 
 COMPONENT = "kubelet"
+ORPHAN_QUARANTINE_SECONDS = 40.0  # pkg/controller/podgc quarantineTime
+
+
+def _age(meta: dict[str, Any]) -> float:
+    stamp = meta.get("creationTimestamp")
+    if not stamp:
+        return 0.0
+    try:
+        return time.time() - datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0
+
+
+def orphan_deadline(cluster: Cluster) -> float | None:
+    """When the next never-started orphan pod becomes due for the pod GC (None: none waits)."""
+    nodes = set(KubeObject.objects.filter(cluster=cluster, kind="Node").values_list("name", flat=True))
+    due = [
+        time.time() - _age(row.body["metadata"]) + ORPHAN_QUARANTINE_SECONDS
+        for row in KubeObject.objects.filter(cluster=cluster, kind="Pod").exclude(node_name="")
+        if row.node_name not in nodes and not row.body.get("status", {}).get("hostIP")
+    ]
+    return min(due) if due else None
 
 
 def _container_statuses(body: dict[str, Any], state: dict[str, Any], ready: bool) -> list[dict[str, Any]]:
@@ -41,8 +65,13 @@ def step(cluster: Cluster) -> bool:
         meta, status = body["metadata"], body.get("status", {})
         node = row.node_name
         if node not in nodes:
-            store.delete(cluster, "Pod", row.namespace, row.name, "pod-garbage-collector")
-            return True
+            # The pod GC removes a pod whose node is gone. A pod created for a node that never
+            # existed is never started by any kubelet; upstream's GC waits 40 s before removing such
+            # an orphan (podgc quarantine), so its owner does not recreate it in a hot loop.
+            if status.get("hostIP") or _age(meta) >= ORPHAN_QUARANTINE_SECONDS:
+                store.delete(cluster, "Pod", row.namespace, row.name, "pod-garbage-collector")
+                return True
+            continue
         if meta.get("deletionTimestamp"):
             record_event(cluster, body, "Normal", "Killing", _killing(body), COMPONENT, node)
             store.delete(cluster, "Pod", row.namespace, row.name, COMPONENT)

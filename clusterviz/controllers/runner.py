@@ -61,6 +61,9 @@ def step_once(cluster: Cluster) -> tuple[str | None, float | None]:
     acted, deadline = taint_manager.step(cluster)
     if acted:
         return "taint-eviction-controller", None
+    orphans = kubelet.orphan_deadline(cluster)
+    if orphans is not None:
+        deadline = orphans if deadline is None else min(deadline, orphans)
     return None, deadline
 
 
