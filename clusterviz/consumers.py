@@ -380,15 +380,8 @@ def _changes_since(cluster: Cluster, since: int, before: int | None = None) -> l
     current = Cluster.objects.filter(pk=cluster.pk).values_list("resource_version", flat=True).get()
     if since > current:
         return None
-    if since < current:
-        oldest = (
-            Change.objects.filter(cluster=cluster)
-            .order_by("resource_version")
-            .values_list("resource_version", flat=True)
-            .first()
-        )
-        if oldest is None or oldest > since + 1:
-            return None
+    if not store.log_reaches_back_to(cluster, since, current):
+        return None
     changes = Change.objects.filter(cluster=cluster, resource_version__gt=since)
     if before is not None:
         changes = changes.filter(resource_version__lt=before)

@@ -49,9 +49,9 @@ UNSCHEDULABLE_TAINT_KEY = "node.kubernetes.io/unschedulable"
 
 def create_cluster(slug: str, title: str = "") -> Cluster:
     # A DNS-1123 label (no dots): the slug is one segment of the page, API and kubectl URLs.
-    error = dns1123_label_error(slug)
-    if error or len(slug) > 64:
-        raise InputError(f"slug: {error or 'must be no more than 64 characters'}")
+    error = dns1123_label_error(slug)  # at most 63 characters
+    if error:
+        raise InputError(f"slug: {error}")
     cluster, created = Cluster.objects.get_or_create(slug=slug, defaults={"title": title or slug})
     if not created:
         raise store.AlreadyExists(f'cluster "{slug}" already exists')

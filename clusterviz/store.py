@@ -239,6 +239,19 @@ def delete(
     return body
 
 
+def log_reaches_back_to(cluster: Cluster, since: int, current: int) -> bool:
+    """Whether the watch log still holds every change after `since` (it is pruned from the front)."""
+    if since >= current:
+        return True
+    oldest = (
+        Change.objects.filter(cluster=cluster)
+        .order_by("resource_version")
+        .values_list("resource_version", flat=True)
+        .first()
+    )
+    return oldest is not None and oldest <= since + 1
+
+
 def get(cluster: Cluster, kind: str, namespace: str, name: str) -> dict[str, Any]:
     namespace = "" if kind in CLUSTER_SCOPED else (namespace or "default")
     return _row(cluster, kind, namespace, name).body

@@ -210,17 +210,19 @@ async def api_action(request: HttpRequest, slug: str) -> JsonResponse:
 def api_snapshot(request: HttpRequest, slug: str) -> HttpResponse:
     """Everything the scheduler reads, for `python -m scheduler_core explain --cluster`."""
     cluster = _api_cluster(slug)
-    response = HttpResponse(services.snapshot_yaml(cluster), content_type="application/yaml")
-    response["Content-Disposition"] = f'attachment; filename="{cluster.slug}-snapshot.yaml"'
-    return response
+    return _yaml_download(services.snapshot_yaml(cluster), f"{cluster.slug}-snapshot.yaml")
 
 
 @require_GET
 @_api
 def api_export(request: HttpRequest, slug: str) -> HttpResponse:
     cluster = _api_cluster(slug)
-    response = HttpResponse(services.export_yaml(cluster), content_type="application/yaml")
-    response["Content-Disposition"] = f'attachment; filename="{cluster.slug}.yaml"'
+    return _yaml_download(services.export_yaml(cluster), f"{cluster.slug}.yaml")
+
+
+def _yaml_download(text: str, filename: str) -> HttpResponse:
+    response = HttpResponse(text, content_type="application/yaml")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
 
 

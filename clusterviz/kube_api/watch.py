@@ -19,6 +19,7 @@ from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.db import transaction
 
+from .. import store
 from ..models import Change, Cluster, KubeObject
 from ..publish import group_name
 from .status import status_body
@@ -46,15 +47,8 @@ def _current(cluster: Cluster, kind: str, namespace: str | None) -> tuple[list[O
 def _changes_since(cluster: Cluster, kind: str, since: int) -> list[tuple[str, int, Obj]] | None:
     """The changes of a kind after `since`, or None when the watch log no longer reaches back that far."""
     current = Cluster.objects.filter(pk=cluster.pk).values_list("resource_version", flat=True).get()
-    if since < current:
-        oldest = (
-            Change.objects.filter(cluster=cluster)
-            .order_by("resource_version")
-            .values_list("resource_version", flat=True)
-            .first()
-        )
-        if oldest is None or oldest > since + 1:
-            return None
+    if not store.log_reaches_back_to(cluster, since, current):
+        return None
     changes = Change.objects.filter(cluster=cluster, kind=kind, resource_version__gt=since).order_by("resource_version")
     return [(change.type, int(change.resource_version), change.body) for change in changes]
 

@@ -527,7 +527,7 @@ def test_create_empty_cluster(client: Client) -> None:
     [
         ({"slug": "Bad Slug"}, "slug: Invalid value: &quot;Bad Slug&quot;"),
         ({"slug": ""}, "slug: "),
-        ({"slug": "x" * 65}, "slug: must be no more than 64 characters"),
+        ({"slug": "x" * 65}, "must be no more than 63 characters"),
         ({"slug": "taken"}, "cluster &quot;taken&quot; already exists"),
         ({"slug": "fresh", "lesson": "no-such-lesson"}, "lesson &quot;no-such-lesson&quot; not found"),
         ({"slug": "fresh", "title": "t" * 201}, "title: must be no more than 200 characters"),
