@@ -29,6 +29,8 @@ __all__ = ["stream"]
 Obj = dict[str, Any]
 Prepare = Callable[[list[Obj]], list[Obj]]  # presents stored bodies (sync; may read the database)
 
+HEARTBEAT_SECONDS = 2.0  # an idle watch re-reads the log this often (a lost layer message costs no more)
+
 
 def _line(event_type: str, obj: Obj) -> bytes:
     return (json.dumps({"type": event_type, "object": obj}, separators=(",", ":")) + "\n").encode()
@@ -72,6 +74,7 @@ async def stream(
     """The watch of one kind (in `namespace`, or all): presented, filtered, encoded events."""
     layer = get_channel_layer()
     channel = await layer.new_channel() if layer is not None else None
+    last = 0
     if layer is not None:
         await layer.group_add(group_name(cluster.pk), channel)
     deadline = time.monotonic() + timeout_seconds if timeout_seconds else None
@@ -99,27 +102,41 @@ async def stream(
                 if _in_namespace(body, namespace):
                     for line in await emit(event_type, [body]):
                         yield line
-        if layer is None:
-            return
+        # Live: every message of the cluster's group (or a heartbeat) means "read the watch log from
+        # the last version sent". The log, not the message, is what is sent: no gap or reordering
+        # when the channel layer drops, reorders or loses messages (a restarted Redis), and a watch
+        # keeps going without a channel layer at all.
+        failures = 0
         while True:
-            wait = None if deadline is None else deadline - time.monotonic()
-            if wait is not None and wait <= 0:
+            wait = HEARTBEAT_SECONDS
+            if deadline is not None:
+                wait = min(wait, deadline - time.monotonic())
+                if wait <= 0:
+                    return
+            if layer is None:
+                await asyncio.sleep(wait)
+            else:
+                try:
+                    if failures:
+                        await layer.group_add(group_name(cluster.pk), channel)
+                    await asyncio.wait_for(layer.receive(channel), timeout=wait)
+                    failures = 0
+                except TimeoutError:
+                    pass
+                except asyncio.CancelledError:
+                    raise
+                except Exception:  # the channel layer is gone for now: poll the log meanwhile
+                    failures += 1
+                    await asyncio.sleep(min(wait, 0.5))
+            backlog = await sync_to_async(_changes_since)(cluster, kind, last)
+            if backlog is None:
+                yield _line("ERROR", _expired(last))
                 return
-            try:
-                message = await asyncio.wait_for(layer.receive(channel), timeout=wait)
-            except TimeoutError:
-                return
-            inner = message.get("message", {})
-            if inner.get("type") != "watch" or inner.get("kind") != kind:
-                continue
-            rv = int(inner.get("resourceVersion", 0))
-            if rv <= last:
-                continue
-            last = rv
-            body = inner.get("object", {})
-            if _in_namespace(body, namespace):
-                for line in await emit(inner.get("event", "MODIFIED"), [body]):
-                    yield line
+            for event_type, rv, body in backlog:
+                last = rv
+                if _in_namespace(body, namespace):
+                    for line in await emit(event_type, [body]):
+                        yield line
     finally:
         if layer is not None:
             with contextlib.suppress(Exception):
