@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .accept import negotiate
 from .resources import GROUPS, RESOURCES, Resource
 
 __all__ = ["VERSION", "aggregated_version", "api_group", "api_groups", "api_resources", "core_api", "version"]
@@ -31,19 +32,7 @@ def version() -> dict[str, Any]:
 
 def aggregated_version(accept: str) -> str | None:
     """ "v2" or "v2beta1" when the client asks for aggregated discovery (first acceptable wins), else None."""
-    for part in accept.split(","):
-        params: dict[str, str] = {}
-        for item in part.split(";")[1:]:
-            key, sep, value = item.strip().partition("=")
-            if sep:
-                params[key] = value
-        if (
-            params.get("as") == "APIGroupDiscoveryList"
-            and params.get("g") == "apidiscovery.k8s.io"
-            and params.get("v") in ("v2", "v2beta1")
-        ):
-            return params["v"]
-    return None
+    return negotiate(accept, "APIGroupDiscoveryList", "apidiscovery.k8s.io", ("v2", "v2beta1"))
 
 
 def _served(group: str) -> list[Resource]:

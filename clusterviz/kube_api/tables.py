@@ -8,6 +8,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from .accept import negotiate
 from .resources import Resource
 from .selectors import format_label_selector
 
@@ -19,15 +20,7 @@ Column = tuple[str, str, str, int, str]  # name, type, format, priority, descrip
 
 def table_version(accept: str) -> str | None:
     """ "v1" or "v1beta1" when the Accept header asks for a Table (first acceptable wins), else None."""
-    for part in accept.split(","):
-        params: dict[str, str] = {}
-        for item in part.split(";")[1:]:
-            key, sep, value = item.strip().partition("=")
-            if sep:
-                params[key] = value
-        if params.get("as") == "Table" and params.get("g") == "meta.k8s.io" and params.get("v") in ("v1", "v1beta1"):
-            return params["v"]
-    return None
+    return negotiate(accept, "Table", "meta.k8s.io", ("v1", "v1beta1"))
 
 
 def human_duration(seconds: float) -> str:
