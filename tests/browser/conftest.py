@@ -9,10 +9,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
-import socket
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -23,7 +19,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.live_server import LiveServer as BaseLiveServer
+
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless",
@@ -50,64 +47,11 @@ def browser_type_launch_args(browser_type_launch_args: dict) -> dict:  # type: i
     return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class LiveServer:
-    """`manage.py runserver` (daphne) on a free port with its own SQLite database."""
-
-    def __init__(self, workdir: Path) -> None:
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.env = {
-            **os.environ,
-            "SQLITE_PATH": str(workdir / "db.sqlite3"),
-            "DJANGO_SETTINGS_MODULE": "clusterviz.settings",
-            "PYTHONUNBUFFERED": "1",
-        }
-        self.env.pop("REDIS_URL", None)
-        self.env.pop("DATABASE_URL", None)
-        self.log = workdir / "server.log"
-        self.process: subprocess.Popen[bytes] | None = None
+class LiveServer(BaseLiveServer):
+    """The browser tests' server; `manage()` returns what the command printed."""
 
     def manage(self, *args: str) -> str:
-        out = subprocess.run(
-            [sys.executable, "manage.py", *args], cwd=ROOT, env=self.env, capture_output=True, text=True
-        )
-        if out.returncode:
-            raise RuntimeError(f"manage.py {' '.join(args)} failed: {out.stderr.strip()[-2000:]}")
-        return out.stdout
-
-    def start(self) -> None:
-        self.manage("migrate", "-v0")
-        with self.log.open("wb") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "manage.py", "runserver", f"127.0.0.1:{self.port}", "--noreload"],
-                cwd=ROOT,
-                env=self.env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-        deadline = time.time() + 30
-        while time.time() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
-                    return
-            except OSError:
-                time.sleep(0.1)
-        raise RuntimeError(f"server did not start: {self.log.read_text()[-2000:]}")
-
-    def stop(self) -> None:
-        if self.process and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        return self.run(*args).stdout
 
 
 # Not named `live_server`: pytest-django's autouse `_live_server_helper` would then set up its test database.

@@ -12,7 +12,9 @@ from typing import Any
 
 from playwright.sync_api import BrowserContext, Page, expect
 
-from .conftest import ROOT, open_cluster
+from tests.live_server import ROOT
+
+from .conftest import open_cluster
 from .test_cluster_page import PASTED_POD, POD_KGC, card, finish_cycle_of, palette_chip
 
 OUT = ROOT / "docs" / "screenshots"

@@ -14,7 +14,9 @@ import pytest
 import yaml
 from playwright.sync_api import BrowserContext, Locator, Page, expect
 
-from .conftest import ROOT, ClusterApi, open_cluster
+from tests.live_server import ROOT
+
+from .conftest import ClusterApi, open_cluster
 
 DEMO_MESSAGE_GPU_TAINT = (
     "0/3 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "

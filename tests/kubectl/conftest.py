@@ -15,11 +15,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
-import socket
 import sqlite3
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -31,7 +28,8 @@ from typing import Any
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.live_server import LiveServer
+
 KUBECTL = os.environ.get("KUBECTL") or shutil.which("kubectl") or "/usr/bin/kubectl"
 POOL_SIZE = 32
 BASE_NODES = """\
@@ -59,66 +57,21 @@ for slug in {slugs!r}:
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class KubeServer:
-    """A clusterviz server process on 127.0.0.1 with its own database."""
+class KubeServer(LiveServer):
+    """A clusterviz server process with a pool of fresh clusters for the kubectl tests."""
 
     def __init__(self, workdir: Path) -> None:
-        self.workdir = workdir
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.db = workdir / "db.sqlite3"
-        self.env = {
-            **os.environ,
-            "SQLITE_PATH": str(self.db),
-            "DJANGO_SETTINGS_MODULE": "clusterviz.settings",
-            "PYTHONUNBUFFERED": "1",
-        }
-        for key in ("REDIS_URL", "DATABASE_URL", "KUBECONFIG"):
-            self.env.pop(key, None)
-        self.log = workdir / "server.log"
-        self.process: subprocess.Popen[bytes] | None = None
+        super().__init__(workdir)
         self.pool: list[str] = []
 
     def manage(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "manage.py", *args], cwd=ROOT, env=self.env, capture_output=True, text=True, check=check
-        )
+        return self.run(*args, check=check)
 
     def start(self) -> None:
-        self.manage("migrate", "-v0")
+        self.run("migrate", "-v0")
         self.pool = [f"k{i:02d}" for i in range(POOL_SIZE)]
-        self.manage("shell", "-c", POOL_SCRIPT.format(nodes=BASE_NODES, slugs=self.pool))
-        with self.log.open("wb") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, "manage.py", "runserver", f"127.0.0.1:{self.port}", "--noreload"],
-                cwd=ROOT,
-                env=self.env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-        deadline = time.time() + 30
-        while time.time() < deadline:
-            try:
-                with urllib.request.urlopen(f"{self.url}/api/lessons", timeout=2):
-                    return
-            except OSError:
-                time.sleep(0.1)
-        raise RuntimeError(f"server did not start: {self.log.read_text()[-2000:]}")
-
-    def stop(self) -> None:
-        if self.process and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        self.run("shell", "-c", POOL_SCRIPT.format(nodes=BASE_NODES, slugs=self.pool))
+        super().start()
 
     def request(self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None) -> Response:
         """An HTTP request to the server (never raises on HTTP errors)."""
