@@ -69,7 +69,14 @@ def publish(cluster_id: int, message: dict[str, Any]) -> None:
 
 
 async def _group_send(layer: Any, group: str, message: dict[str, Any]) -> None:
-    await asyncio.wait_for(layer.group_send(group, message), timeout=PUBLISH_TIMEOUT)
+    """One group send within `PUBLISH_TIMEOUT`. A connection error (not a timeout) is tried once more:
+    after a Redis restart the first use of a pooled connection fails, and a fresh one works."""
+    try:
+        await asyncio.wait_for(layer.group_send(group, message), timeout=PUBLISH_TIMEOUT)
+    except (TimeoutError, asyncio.CancelledError):
+        raise
+    except Exception:
+        await asyncio.wait_for(layer.group_send(group, message), timeout=PUBLISH_TIMEOUT)
 
 
 def publish_change(cluster_id: int, change: dict[str, Any]) -> None:
