@@ -82,11 +82,11 @@ def publish(cluster_id: int, message: dict[str, Any]) -> None:
 
 
 def _header(message: dict[str, Any]) -> dict[str, Any]:
-    """What a stream needs to route a message without decoding it: its type and resourceVersion."""
-    header = {"type": message.get("type")}
-    if "resourceVersion" in message:
-        header["resourceVersion"] = message["resourceVersion"]
-    return header
+    """What a receiver needs without decoding the text: the message's scalar fields (its type,
+    resourceVersion, a step count…), not its objects or events."""
+    return {
+        key: value for key, value in message.items() if isinstance(value, str | int | float | bool) or value is None
+    }
 
 
 async def _group_send(layer: Any, group: str, message: dict[str, Any]) -> None:
