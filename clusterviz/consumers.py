@@ -191,6 +191,8 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         self._explains = RateLimit(int(_setting("CLUSTERVIZ_RATE_EXPLAINS", EXPLAINS_PER_WINDOW)), WINDOW_SECONDS)
         since = query.get("resourceVersion", [""])[0]
         resumed = since.isdigit() and await self._resume(int(since))
+        if self._closing:
+            return
         if not resumed:
             snapshot = await database_sync_to_async(state)(cluster)
             self.last_rv = int(snapshot["resourceVersion"])
@@ -351,7 +353,8 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
                     }
                 )
             else:
-                self._resync(_too_large(f"a {what} message", len(text)), refetch=True)
+                name = f"change {message.get('resourceVersion')} ({message.get('kind')})" if what == "watch" else what
+                self._resync(_too_large(name, len(text)), refetch=True)
             return
         self._outbox.append(text)
         self._outbox_bytes += len(text)
@@ -429,12 +432,11 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
 
 
 def _too_large(what: str, size: int) -> str:
+    """E.g. "the answer is too large for the stream (3.1 MB > 1 MiB)"."""
+    shown = f"{size / 1e6:.1f} MB" if size >= 1e6 else f"{size / 1e3:.0f} kB"
     limit = message_limit()
-    return f"{what} is too large for the stream ({size / 1e6:.1f} MB > {_binary(limit)})"
-
-
-def _binary(size: int) -> str:
-    return f"{size / 2**20:g} MiB" if size >= 2**20 else f"{size / 2**10:g} KiB"
+    bound = f"{limit / 2**20:g} MiB" if limit >= 2**20 else f"{limit / 2**10:g} KiB"
+    return f"{what} is too large for the stream ({shown} > {bound})"
 
 
 def snapshot_messages(snapshot: dict[str, Any], part_bytes: int) -> list[str] | None:

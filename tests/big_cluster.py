@@ -136,3 +136,22 @@ def cluster_documents(nodes: int, pods_per_node: int = 0) -> list[dict[str, Any]
     names = [b["metadata"]["name"] for b in bodies]
     pods = [pod_body(i, names[i % nodes]) for i in range(nodes * pods_per_node)]
     return bodies + pods
+
+
+def import_big_cluster(cluster: Any, nodes: int, pods_per_node: int = 0) -> None:
+    """Store a realistic cluster through the services, in batches under the YAML limits."""
+    import json
+
+    from clusterviz import services
+
+    documents = cluster_documents(nodes, pods_per_node)
+    for start in range(0, len(documents), 250):
+        text = json.dumps({"apiVersion": "v1", "kind": "List", "items": documents[start : start + 250]})
+        services.create_from_yaml(cluster, text, "kubectl", source="snapshot")
+
+
+def list_json(nodes: int, pods_per_node: int = 0) -> str:
+    """The cluster as one `kind: List` (what `kubectl get nodes,pods -A -o json` writes)."""
+    import json
+
+    return json.dumps({"apiVersion": "v1", "kind": "List", "items": cluster_documents(nodes, pods_per_node)})
