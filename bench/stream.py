@@ -19,29 +19,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from scheduler_core.api.objects import Node, Pod
-from scheduler_core.framework.events import Event, encode_cycle
-from scheduler_core.framework.node_table import NodeTable
-from scheduler_core.framework.pod_info import PodInfo
-from scheduler_core.schedule_one import Scheduler
-from tests.big_cluster import node_body
-
-
-def one_cycle(nodes: int) -> tuple[list[Event], list[str]]:
-    """One cycle of a pod that fits about half the nodes (a taint on every tenth, cpu on the rest)."""
-    table = NodeTable.build([Node.model_validate(node_body(i)) for i in range(nodes)])
-    pod = Pod.model_validate(
-        {
-            "metadata": {"name": "web", "namespace": "default"},
-            "spec": {"containers": [{"name": "c", "image": "nginx", "resources": {"requests": {"cpu": "6"}}}]},
-        }
-    )
-    pod.spec.priority = 0
-    events: list[Event] = []
-    scheduler = Scheduler(seed=0)
-    scheduler.subscribe(events.append)
-    scheduler.schedule_pod(table, PodInfo.of(pod))
-    return events, table.names
+from scheduler_core.framework.events import encode_cycle
+from tests.big_cluster import one_cycle
 
 
 def best_ms(encode: Any, runs: int = 5) -> tuple[float, str]:

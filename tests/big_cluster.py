@@ -155,3 +155,24 @@ def list_json(nodes: int, pods_per_node: int = 0) -> str:
     import json
 
     return json.dumps({"apiVersion": "v1", "kind": "List", "items": cluster_documents(nodes, pods_per_node)})
+
+
+def one_cycle(nodes: int) -> tuple[list[Any], list[str]]:
+    """One scheduling cycle's events over `nodes` realistic nodes, and the node names: a pod asking for
+    6 cpu and 20Gi fits the larger instance types; the smaller fail on both (two reasons), every tenth
+    is tainted."""
+    from scheduler_core.api.objects import Node, Pod
+    from scheduler_core.framework.events import Event
+    from scheduler_core.framework.node_table import NodeTable
+    from scheduler_core.framework.pod_info import PodInfo
+    from scheduler_core.schedule_one import Scheduler
+
+    table = NodeTable.build([Node.model_validate(node_body(i)) for i in range(nodes)])
+    container = {"name": "c", "image": IMAGES[0], "resources": {"requests": {"cpu": "6", "memory": "20Gi"}}}
+    pod = Pod.model_validate({"metadata": {"name": "web", "namespace": "default"}, "spec": {"containers": [container]}})
+    pod.spec.priority = 0
+    events: list[Event] = []
+    scheduler = Scheduler(seed=0)
+    scheduler.subscribe(events.append)
+    scheduler.schedule_pod(table, PodInfo.of(pod))
+    return events, table.names

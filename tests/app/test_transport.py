@@ -14,12 +14,8 @@ from django.test import Client, override_settings
 
 from clusterviz.consumers import CLOSE_REFETCH
 from clusterviz.publish import INLINE_CYCLE_BYTES, cycle_message
-from scheduler_core.api.objects import Node, Pod
-from scheduler_core.framework.events import Event, encode_cycle
-from scheduler_core.framework.node_table import NodeTable
-from scheduler_core.framework.pod_info import PodInfo
-from scheduler_core.schedule_one import Scheduler
-from tests.big_cluster import import_big_cluster, node_body
+from scheduler_core.framework.events import encode_cycle
+from tests.big_cluster import import_big_cluster, one_cycle
 
 from .conftest import node_yaml, pod_yaml
 
@@ -110,21 +106,8 @@ async def test_large_snapshot_comes_in_bounded_parts(make_cluster: Any, ws_conne
     assert nodes == expected["objects"]["Node"]
 
 
-def five_thousand_node_cycle() -> tuple[list[Event], list[str]]:
-    nodes = [Node.model_validate(node_body(i)) for i in range(5000)]
-    table = NodeTable.build(nodes)
-    container = {"name": "c", "image": "x", "resources": {"requests": {"cpu": "6"}}}  # the larger instances fit
-    pod = Pod.model_validate({"metadata": {"name": "web", "namespace": "default"}, "spec": {"containers": [container]}})
-    pod.spec.priority = 0
-    events: list[Event] = []
-    scheduler = Scheduler(seed=0)
-    scheduler.subscribe(events.append)
-    scheduler.schedule_pod(table, PodInfo.of(pod))
-    return events, table.names
-
-
 def test_a_5000_node_cycle_streams_as_a_bounded_summary() -> None:
-    events, names = five_thousand_node_cycle()
+    events, names = one_cycle(5000)
     full = json.dumps([event.to_dict(names) for event in events])
     compact = encode_cycle(events, names)
     summary = {"cycle": 1, "pod": "default/web", "scheduled": True, "node": names[1], "message": "ok"}
