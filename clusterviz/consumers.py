@@ -50,7 +50,7 @@ from .controllers.runner import ensure_runner
 from .messages import Step, data_error_message, parse_action, perform
 from .models import Change, Cluster
 from .publish import group_name, publish, watch_path
-from .services import state
+from .state_text import state_json, state_texts
 
 log = logging.getLogger(__name__)
 COMPONENT = "browser"
@@ -194,9 +194,9 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         if self._closing:
             return
         if not resumed:
-            snapshot = await database_sync_to_async(state)(cluster)
-            self.last_rv = int(snapshot["resourceVersion"])
-            parts = snapshot_messages(snapshot, min(SNAPSHOT_PART_BYTES, message_limit()))
+            head, objects = await database_sync_to_async(state_texts)(cluster)
+            self.last_rv = int(head["resourceVersion"])
+            parts = snapshot_messages(head, objects, min(SNAPSHOT_PART_BYTES, message_limit()))
             if parts is None:
                 await self._refuse_and_close("the cluster holds an object too large for the stream")
                 return
@@ -439,16 +439,14 @@ def _too_large(what: str, size: int) -> str:
     return f"{what} is too large for the stream ({shown} > {bound})"
 
 
-def snapshot_messages(snapshot: dict[str, Any], part_bytes: int) -> list[str] | None:
-    """The snapshot as messages of about `part_bytes` each (one when it fits): the first is a
-    `snapshot`, the rest `snapshot.part`, all with `part` and `parts`; the client has the whole state
+def snapshot_messages(head: dict[str, Any], objects: dict[str, list[str]], part_bytes: int) -> list[str] | None:
+    """The snapshot (`state_texts`) as messages of about `part_bytes` each (one when it fits): the first
+    a `snapshot`, the rest `snapshot.part`, all with `part` and `parts`; the client has the whole state
     after the last. None when one object alone is larger than the stream's message limit."""
-    head = {"resourceVersion": snapshot["resourceVersion"], "cluster": snapshot["cluster"]}
     parts: list[list[tuple[str, str]]] = [[]]
     size = len(json.dumps(head))
-    for kind, bodies in snapshot["objects"].items():
-        for body in bodies:
-            text = json.dumps(body)
+    for kind, texts in objects.items():
+        for text in texts:
             if len(text) + 512 > message_limit():
                 return None
             if size + len(text) > part_bytes and parts[-1]:
@@ -461,11 +459,10 @@ def snapshot_messages(snapshot: dict[str, Any], part_bytes: int) -> list[str] | 
         kinds: dict[str, list[str]] = {}
         for kind, text in items:
             kinds.setdefault(kind, []).append(text)
-        objects = ",".join(f"{json.dumps(kind)}:[{','.join(texts)}]" for kind, texts in kinds.items())
         meta = {"type": "snapshot" if number == 1 else "snapshot.part", **head, "part": number, "parts": len(parts)}
         if number > 1:
             del meta["cluster"]
-        messages.append(f'{json.dumps(meta)[:-1]}, "objects": {{{objects}}}}}')
+        messages.append(state_json(meta, kinds))
     return messages
 
 

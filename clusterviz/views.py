@@ -29,6 +29,7 @@ from .lessons import all_lessons, load_lesson
 from .messages import MAX_YAML_CHARS, Step, data_error_message, parse_action, perform
 from .models import Cluster, SchedulingCycle
 from .publish import publish
+from .state_text import state_json, state_texts
 
 COMPONENT = "browser"
 log = logging.getLogger(__name__)
@@ -168,13 +169,13 @@ def _current_state_etag(request: HttpRequest, slug: str) -> str | None:
 @gzip_page
 @condition(etag_func=_current_state_etag)
 @_api
-def api_state(request: HttpRequest, slug: str) -> JsonResponse:
+def api_state(request: HttpRequest, slug: str) -> HttpResponse:
     """The whole state with its resourceVersion (the stream resumes from it: `?resourceVersion=N`).
     gzip-compressed; revalidated by ETag (304 while nothing changed)."""
     cluster = _api_cluster(slug)
-    data = services.state(cluster)
-    response = JsonResponse(data)
-    response["ETag"] = _state_etag(cluster, data["resourceVersion"])
+    head, objects = state_texts(cluster)
+    response = HttpResponse(state_json(head, objects), content_type="application/json")
+    response["ETag"] = _state_etag(cluster, head["resourceVersion"])
     response["Cache-Control"] = "no-cache"
     return response
 
