@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -18,6 +19,7 @@ from ..controllers.runner import ensure_runner
 from ..messages import MAX_YAML_CHARS
 from ..models import Cluster
 from . import discovery, openapi, writes
+from .options import WriteOptions, dry_run_of, write_options
 from .patch import APPLY, PATCH_TYPES, parse_body
 from .present import scale_of
 from .reads import get_object, list_objects, presenter
@@ -56,9 +58,14 @@ class Call:
     content_type: str
     body: bytes
 
+    @cached_property
+    def options(self) -> WriteOptions:
+        """The write's options (dryRun, DeleteOptions), validated as the apiserver does."""
+        return write_options(self.method, self.params, self.body)
+
     @property
     def dry_run(self) -> bool:
-        return bool(self.params.get("dryRun"))
+        return self.options.dry_run
 
 
 def _encode_one(call: Call, obj: Obj) -> Obj:
@@ -92,21 +99,6 @@ def _body(call: Call) -> Any:
             "include: application/json, application/yaml",
         )
     return parse_body(call.body, content_type)
-
-
-def _delete_options(call: Call) -> Obj:
-    options: Obj = {}
-    if call.body and call.content_type == JSON:
-        try:
-            parsed = json.loads(call.body)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            parsed = None
-        if isinstance(parsed, dict):
-            options = parsed
-    grace = call.params.get("gracePeriodSeconds")
-    if grace is not None and grace.lstrip("-").isdigit():
-        options["gracePeriodSeconds"] = int(grace)
-    return options
 
 
 def _collection(call: Call) -> Reply:
@@ -150,7 +142,7 @@ def _object(call: Call) -> Reply:
     if verb is None or not res.allows(verb):
         raise method_not_allowed(verb or call.method.lower(), res.qualified)
     if call.method == "DELETE":
-        deleted = writes.delete(cluster, res, namespace, name, _delete_options(call), call.dry_run)
+        deleted = writes.delete(cluster, res, namespace, name, call.options.delete, call.dry_run)
         return Reply(200, presenter(cluster, res)([deleted])[0], wrote=not call.dry_run)
     body = _body(call)
     if call.method == "PUT":
@@ -182,6 +174,28 @@ def _scale(call: Call) -> Reply:
     return Reply(200, scale, wrote=not call.dry_run)
 
 
+def _evict(call: Call) -> Reply:
+    """POST pods/<name>/eviction (policy/v1 Eviction): the pod is deleted as its DeleteOptions say.
+    No PodDisruptionBudget is served, so no budget can refuse it (kube-apiserver answers 201 Success)."""
+    target, res = call.target, call.target.res
+    assert target.name is not None
+    if call.method != "POST":
+        raise method_not_allowed(call.method.lower(), f"{res.qualified}/eviction")
+    eviction = _body(call)
+    if not isinstance(eviction, dict) or eviction.get("kind", "Eviction") != "Eviction":
+        raise ApiError(400, "BadRequest", "the body of the request must be an Eviction object")
+    options = eviction.get("deleteOptions") or {}
+    if not isinstance(options, dict):
+        raise ApiError(400, "BadRequest", "Eviction.deleteOptions: must be a DeleteOptions object")
+    requested = options.get("dryRun") or call.params.getlist("dryRun")
+    if not isinstance(requested, list):
+        raise ApiError(400, "BadRequest", "DeleteOptions.dryRun: must be a list of strings")
+    dry_run = dry_run_of(requested, "DeleteOptions")
+    writes.delete(call.cluster, res, target.namespace or "", target.name, options, dry_run)
+    success = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
+    return Reply(201, success, wrote=not dry_run)
+
+
 def handle(call: Call) -> Reply:
     """A non-watch resource request (synchronous: runs in a worker thread)."""
     target = call.target
@@ -195,6 +209,10 @@ def handle(call: Call) -> Reply:
                 f'pods "{target.name}": clusterviz simulates its containers, they have no {what} ({sub} is not served)',
             )
         raise not_served(sub)
+    if sub == "eviction" and target.name:
+        return _evict(call)
+    if call.method in ("POST", "PUT", "PATCH", "DELETE"):
+        call.options  # noqa: B018 - a bad dryRun (or DeleteOptions) is refused before anything else
     if target.name is None:
         return _collection(call)
     if sub == "scale":

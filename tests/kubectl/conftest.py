@@ -212,6 +212,27 @@ class Cluster:
         assert response.status == 200, response.body
         return response.json()
 
+    def dump(self) -> dict[str, Any]:
+        """Everything the store holds for the cluster, read from its database: the cluster's
+        resourceVersion, every object row (body and resourceVersion), the watch log's length and the
+        scheduling cycles — equal dumps mean nothing was written."""
+        with sqlite3.connect(f"file:{self.server.db}?mode=ro", uri=True, timeout=10) as db:
+            cid, rv, cycle = db.execute(
+                "SELECT id, resource_version, cycle FROM clusterviz_cluster WHERE slug = ?", (self.slug,)
+            ).fetchone()
+            rows = db.execute(
+                "SELECT kind, namespace, name, uid, resource_version, body, queue_state FROM clusterviz_kubeobject "
+                "WHERE cluster_id = ? ORDER BY kind, namespace, name",
+                (cid,),
+            ).fetchall()
+            changes = db.execute(
+                "SELECT COUNT(*), MAX(resource_version) FROM clusterviz_change WHERE cluster_id = ?", (cid,)
+            ).fetchone()
+            cycles = db.execute(
+                "SELECT COUNT(*) FROM clusterviz_schedulingcycle WHERE cluster_id = ?", (cid,)
+            ).fetchone()
+        return {"resourceVersion": rv, "cycle": cycle, "objects": rows, "changes": changes, "cycles": cycles}
+
     def changes(self, kind: str, name: str) -> list[tuple[str, str]]:
         """(type, component) of every logged write to an object, oldest first (the List-Watch writer)."""
         with sqlite3.connect(f"file:{self.server.db}?mode=ro", uri=True, timeout=10) as db:
