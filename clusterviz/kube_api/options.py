@@ -8,11 +8,13 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from .patch import parse_body
 from .status import ApiError
 
 __all__ = ["DRY_RUN_ALL", "WriteOptions", "delete_options", "write_options"]
 
 DRY_RUN_ALL = "All"
+JSON = "application/json"
 OPTIONS_KIND = {"POST": "CreateOptions", "PUT": "UpdateOptions", "PATCH": "PatchOptions", "DELETE": "DeleteOptions"}
 
 
@@ -56,11 +58,7 @@ def delete_options(body: bytes, params: Any) -> dict[str, Any]:
     """A delete's DeleteOptions: its body when it has one (as the apiserver's delete handler reads it),
     else the query parameters."""
     if body.strip():
-        try:
-            options = json.loads(body)
-        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
-            message = f"the body of the request could not be decoded as DeleteOptions: {exc}"
-            raise ApiError(400, "BadRequest", message) from None
+        options = parse_body(body, JSON)
         if not isinstance(options, dict):
             raise ApiError(400, "BadRequest", "the body of the request must be a DeleteOptions object")
         dry_run = options.get("dryRun") or []

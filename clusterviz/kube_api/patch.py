@@ -14,7 +14,8 @@ import copy
 import json
 from typing import Any
 
-import yaml
+from scheduler_core.api.limits import MAX_DEPTH
+from scheduler_core.api.loading import InputError, load_yaml_documents
 
 from .status import ApiError
 
@@ -71,10 +72,40 @@ def parse_body(raw: bytes, content_type: str) -> Json:
         raise ApiError(400, "BadRequest", "the request body is not valid UTF-8") from None
     try:
         if content_type == APPLY:
-            return yaml.safe_load(text)
-        return json.loads(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
+            documents = load_yaml_documents(text, "body")  # bounded: depth, nodes, aliases, duplicate keys
+            if len(documents) > 1:
+                raise ApiError(400, "BadRequest", "error decoding YAML: the body holds more than one document")
+            return documents[0].data if documents else None
+        value = json.loads(text)
+    except (json.JSONDecodeError, InputError) as exc:
         raise ApiError(400, "BadRequest", f"error decoding patch: {exc}") from None
+    except RecursionError:
+        raise _too_deep() from None
+    except ValueError as exc:  # an integer of more digits than Python converts
+        raise ApiError(400, "BadRequest", f"error decoding patch: {exc}") from None
+    if _depth(value) > MAX_DEPTH:
+        raise _too_deep()
+    return value
+
+
+def _too_deep() -> ApiError:
+    return ApiError(400, "BadRequest", f"the request body is nested more than {MAX_DEPTH} levels deep")
+
+
+def _depth(value: Json) -> int:
+    """How deeply lists and maps nest in `value` (iteratively: any depth is measured safely)."""
+    deepest = 0
+    stack: list[tuple[Json, int]] = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, level)
+        if deepest > MAX_DEPTH:
+            return deepest
+        stack.extend((child, level + 1) for child in children)
+    return deepest
 
 
 # --- RFC 7386 -----------------------------------------------------------------------------

@@ -11,8 +11,11 @@ from functools import cached_property
 from typing import Any
 
 from asgiref.sync import sync_to_async
+from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
+
+from scheduler_core.api.validation import dns1123_label_error
 
 from .. import access, store
 from ..controllers.runner import ensure_runner
@@ -37,6 +40,7 @@ Obj = dict[str, Any]
 JSON = "application/json"
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 NO_CONTAINERS = ("log", "exec", "attach", "portforward", "proxy")
+MAX_BODY_BYTES = MAX_YAML_CHARS  # the most a manifest may hold (kube-apiserver's own limit is 3 MiB)
 
 
 @dataclass
@@ -88,8 +92,6 @@ def _body(call: Call) -> Any:
                 "such as 'kubectl create deployment': write a manifest and use 'kubectl apply -f' instead"
             ),
         )
-    if len(call.body) > MAX_YAML_CHARS:
-        raise ApiError(413, "RequestEntityTooLarge", "the request body is too large")
     content_type = APPLY if call.content_type in ("application/yaml", APPLY) else call.content_type
     if content_type not in (JSON, APPLY, *PATCH_TYPES):
         raise ApiError(
@@ -347,11 +349,34 @@ def _check_write_access(cluster: Cluster, request: HttpRequest, key: str | None)
         raise ApiError(403, "Forbidden", f'the token is not allowed to change cluster "{cluster.slug}"')
 
 
+def _too_large() -> ApiError:
+    # kube-apiserver's limitedReadBody: errors.NewRequestEntityTooLargeError("limit is N")
+    return ApiError(413, "RequestEntityTooLarge", f"Request entity too large: limit is {MAX_BODY_BYTES}")
+
+
+def _request_body(request: HttpRequest) -> bytes:
+    """The body of a write, refused (413) past MAX_BODY_BYTES — by its declared length before it is read."""
+    if request.method not in ("POST", "PUT", "PATCH", "DELETE"):
+        return b""
+    declared = request.META.get("CONTENT_LENGTH") or "0"
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise _too_large()
+    try:
+        body = request.body
+    except RequestDataTooBig:
+        raise _too_large() from None
+    if len(body) > MAX_BODY_BYTES:
+        raise _too_large()
+    return body
+
+
 @csrf_exempt
 async def endpoint(request: HttpRequest, slug: str, path: str = "", key: str | None = None) -> HttpResponse:
     """Every request under `/k8s/<slug>/`."""
     target: Target | None = None
     try:
+        if dns1123_label_error(slug):  # no such cluster can exist: answer without asking the database
+            raise not_served(request.path)
         cluster = await Cluster.objects.filter(slug=slug).afirst()
         if cluster is None:
             raise ApiError(404, "NotFound", f'cluster "{slug}" not found (create it first)', {"name": slug})
@@ -371,7 +396,7 @@ async def endpoint(request: HttpRequest, slug: str, path: str = "", key: str | N
             request.GET,
             request.headers.get("Accept", ""),
             (request.content_type or "").split(";")[0].strip().lower(),
-            request.body if request.method in ("POST", "PUT", "PATCH", "DELETE") else b"",
+            _request_body(request),
         )
         if call.method not in ("GET", "HEAD"):
             _check_write_access(cluster, request, key)

@@ -31,7 +31,7 @@ import yaml
 from tests.live_server import LiveServer
 
 KUBECTL = os.environ.get("KUBECTL") or shutil.which("kubectl") or "/usr/bin/kubectl"
-POOL_SIZE = 32
+POOL_SIZE = 48
 BASE_NODES = """\
 apiVersion: v1
 kind: List
@@ -60,8 +60,9 @@ for slug in {slugs!r}:
 class KubeServer(LiveServer):
     """A clusterviz server process with a pool of fresh clusters for the kubectl tests."""
 
-    def __init__(self, workdir: Path) -> None:
-        super().__init__(workdir)
+    def __init__(self, workdir: Path, kind: str = "runserver", pool_size: int = POOL_SIZE) -> None:
+        super().__init__(workdir, kind)
+        self.pool_size = pool_size
         self.pool: list[str] = []
 
     def manage(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -69,7 +70,7 @@ class KubeServer(LiveServer):
 
     def start(self) -> None:
         self.run("migrate", "-v0")
-        self.pool = [f"k{i:02d}" for i in range(POOL_SIZE)]
+        self.pool = [f"k{i:02d}" for i in range(self.pool_size)]
         self.run("shell", "-c", POOL_SCRIPT.format(nodes=BASE_NODES, slugs=self.pool))
         super().start()
 
