@@ -28,6 +28,9 @@ def _explain(args: argparse.Namespace) -> int:
     from .explain import explain, format_text, result_to_json
 
     cluster = load_cluster(_read(args.cluster), args.cluster)
+    notice = cluster.skipped_notice()
+    if notice:
+        print(f"note: {args.cluster}: {notice}", file=sys.stderr)
     classes = {pc.metadata.name: pc for pc in cluster.priority_classes}
     runtimes = {rc.metadata.name: rc for rc in cluster.runtime_classes}
     pod = load_pod(_read(args.pod), args.pod, classes, runtimes)

@@ -26,6 +26,7 @@ from .objects import Namespace, Node, Pod, PriorityClass, RuntimeClass, Workload
 from .text import quote
 
 __all__ = [
+    "KINDS",
     "MAX_ALIAS_EXPANDED_NODES",
     "MAX_DEPTH",
     "MAX_INT_DIGITS",
@@ -34,6 +35,7 @@ __all__ = [
     "ClusterObjects",
     "Document",
     "InputError",
+    "Kind",
     "admit_pod",
     "format_validation_error",
     "load_cluster",
@@ -45,17 +47,31 @@ __all__ = [
 
 MAX_ALIAS_EXPANSIONS = MAX_ALIAS_REFERENCES  # the former name
 
-KINDS: dict[str, type[BaseModel]] = {
-    "Node": Node,
-    "Pod": Pod,
-    "Namespace": Namespace,
-    "PriorityClass": PriorityClass,
-    "RuntimeClass": RuntimeClass,
-    "Service": Workload,
-    "ReplicaSet": Workload,
-    "StatefulSet": Workload,
-    "ReplicationController": Workload,
-    "Deployment": Workload,
+
+@dataclass(frozen=True)
+class Kind:
+    """How the loader reads one kind: its model, the `ClusterObjects` list it goes to, and the
+    `status` fields the scheduler reads (the rest of the status is dropped as the object is read;
+    None keeps the whole status)."""
+
+    model: type[BaseModel]
+    bucket: str
+    status: tuple[str, ...] | None = None
+
+
+#: Every kind the scheduler reads; any other kind in a snapshot is skipped and counted
+#: (`ClusterObjects.skipped`). Adding a kind: one line here and its list in `ClusterObjects`.
+KINDS: dict[str, Kind] = {
+    "Node": Kind(Node, "nodes", status=("capacity", "allocatable", "images")),
+    "Pod": Kind(Pod, "pods", status=("phase", "nominatedNodeName", "startTime", "conditions")),
+    "Namespace": Kind(Namespace, "namespaces", status=()),
+    "PriorityClass": Kind(PriorityClass, "priority_classes"),
+    "RuntimeClass": Kind(RuntimeClass, "runtime_classes"),
+    "Service": Kind(Workload, "workloads", status=()),
+    "ReplicaSet": Kind(Workload, "workloads", status=()),
+    "StatefulSet": Kind(Workload, "workloads", status=()),
+    "ReplicationController": Kind(Workload, "workloads", status=()),
+    "Deployment": Kind(Workload, "workloads", status=()),
 }
 
 
@@ -393,10 +409,12 @@ def parse_object(
     data: Any,
     source: str,
     node: yaml.Node | None = None,
-    kinds: tuple[str, ...] = tuple(KINDS),
+    kinds: tuple[str, ...] | None = None,
     prefix: tuple[int | str, ...] = (),
 ) -> BaseModel:
-    """Validate one object of an accepted kind."""
+    """Validate one object of an accepted kind (default: any kind of `KINDS`)."""
+    if kinds is None:
+        kinds = tuple(KINDS)
     if not isinstance(data, dict):
         raise InputError(f"{source}: expected a Kubernetes object (a mapping), got {type(data).__name__}")
     kind = data.get("kind")
@@ -407,7 +425,7 @@ def parse_object(
         shown = _path_text((*prefix, "kind"))
         raise InputError(f"{location}: {shown}: unsupported kind {_quote(kind)} (expected {accepted})")
     try:
-        return KINDS[kind].model_validate(data)
+        return KINDS[kind].model.model_validate(data)
     except ValidationError as exc:
         raise InputError(format_validation_error(exc, source, node, prefix)) from None
     except RecursionError:
@@ -425,16 +443,30 @@ class ClusterObjects:
     runtime_classes: list[RuntimeClass] = field(default_factory=list)
     workloads: list[Workload] = field(default_factory=list)
 
+    skipped: dict[str, int] = field(default_factory=dict)
+    """Objects of kinds the scheduler does not read (ConfigMap, Secret, Event, …), counted by kind."""
+
     def add(self, obj: BaseModel) -> None:
-        bucket = {
-            Node: self.nodes,
-            Pod: self.pods,
-            Namespace: self.namespaces,
-            PriorityClass: self.priority_classes,
-            RuntimeClass: self.runtime_classes,
-            Workload: self.workloads,
-        }[type(obj)]
-        bucket.append(obj)  # type: ignore[arg-type]
+        """Append `obj` to the list of its kind (see `KINDS`)."""
+        getattr(self, KINDS[str(getattr(obj, "kind", ""))].bucket).append(obj)
+
+    def skip(self, kind: str) -> None:
+        self.skipped[kind] = self.skipped.get(kind, 0) + 1
+
+    def skipped_notice(self) -> str | None:
+        """One line for every skipped object (None when nothing was skipped):
+        `skipped 3 objects of kinds the scheduler does not read: ConfigMap (2), Secret (1)`."""
+        if not self.skipped:
+            return None
+        total = sum(self.skipped.values())
+        kinds = ", ".join(f"{kind} ({count})" for kind, count in sorted(self.skipped.items()))
+        noun = "object" if total == 1 else "objects"
+        return f"skipped {total} {noun} of kinds the scheduler does not read: {kinds}"
+
+
+def _is_skipped(data: Any) -> bool:
+    """An object of a kind the scheduler does not read (a string kind not in `KINDS`)."""
+    return isinstance(data, dict) and isinstance(data.get("kind"), str) and data["kind"] not in KINDS
 
 
 def load_cluster(text: str | bytes | list[Document], source: str) -> ClusterObjects:
@@ -453,9 +485,14 @@ def load_cluster(text: str | bytes | list[Document], source: str) -> ClusterObje
             for index, item in enumerate(items):
                 if item_kind and isinstance(item, dict) and "kind" not in item:
                     item = {**item, "kind": item_kind}  # typed lists from the API omit the items' kind
+                if _is_skipped(item):
+                    cluster.skip(item["kind"])
+                    continue
                 obj = parse_object(item, source, document.node, prefix=("items", index))
                 cluster.add(obj)
                 where[id(obj)] = (document.node, ("items", index))
+        elif _is_skipped(data):
+            cluster.skip(data["kind"])
         else:
             obj = parse_object(data, source, document.node)
             cluster.add(obj)
