@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from .api.loading import MAX_YAML_BYTES, InputError, load_cluster, load_pod
+from .api.loading import MAX_YAML_BYTES, InputError, load_cluster_file, load_pod
 from .framework.profile import load_profile
 
 
@@ -27,7 +27,7 @@ def _read(path: str) -> bytes:
 def _explain(args: argparse.Namespace) -> int:
     from .explain import explain, format_text, result_to_json
 
-    cluster = load_cluster(_read(args.cluster), args.cluster)
+    cluster = load_cluster_file(args.cluster)
     notice = cluster.skipped_notice()
     if notice:
         print(f"note: {args.cluster}: {notice}", file=sys.stderr)

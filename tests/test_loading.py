@@ -435,7 +435,7 @@ def test_typed_list_items_without_kind() -> None:
             "cluster.yaml:3: items[0].kind: unsupported kind \"['Node']\"",
             id="kind not a string",
         ),
-        pytest.param("kind: List\nitems: {a: 1}\n", "cluster.yaml: items: must be a list", id="items not a list"),
+        pytest.param("kind: List\nitems: {a: 1}\n", "cluster.yaml:2: items: must be a list", id="items not a list"),
         pytest.param(
             "kind: Node\nmetadata: {name: n1}\n---\nkind: Node\nmetadata: {name: n1}\n",
             "cluster.yaml: duplicate node 'n1'",
