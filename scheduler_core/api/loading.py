@@ -11,6 +11,7 @@ the scheduler does not read are skipped and counted (`ClusterObjects.skipped_not
 
 from __future__ import annotations
 
+import gc
 import io
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -306,6 +307,18 @@ def _lists_expanded(objects: Iterator[RawObject], source: str) -> Iterator[RawOb
 
 
 def _load(objects: Callable[[], Iterator[RawObject]], source: str) -> ClusterObjects:
+    """Validate every object (cyclic garbage collection paused: reading makes no cycles, and the
+    collector's passes over every object kept so far would cost more than the reading)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _load_objects(objects, source)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _load_objects(objects: Callable[[], Iterator[RawObject]], source: str) -> ClusterObjects:
     cluster = ClusterObjects()
     ordinals: dict[int, tuple[int, tuple[int | str, ...]]] = {}  # id(pod) → (ordinal, path prefix)
     for ordinal, (data, lines, prefix) in enumerate(_lists_expanded(objects(), source)):
@@ -314,7 +327,10 @@ def _load(objects: Callable[[], Iterator[RawObject]], source: str) -> ClusterObj
             cluster.skip(kind)
             continue
         if not isinstance(data, dict):
-            raise InputError(f"{source}: expected a Kubernetes object (a mapping), got {type(data).__name__}")
+            line, shown = lines(()), path_text(prefix)
+            where = f"{source}:{line}" if line else source
+            got = f"expected a Kubernetes object (a mapping), got {type(data).__name__}"
+            raise InputError(f"{where}: {shown}: {got}" if shown else f"{where}: {got}")
         if not isinstance(kind, str):
             raise _kind_error(kind, tuple(KINDS), source, lines, prefix)
         obj = _validate(prune(data, KINDS[kind].status), source, lines, prefix)

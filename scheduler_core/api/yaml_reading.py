@@ -243,7 +243,12 @@ def _parse(text: str, loader_class: type[_StrictRules], counted: bool = False) -
 
 def size_error(source: str, max_bytes: int) -> InputError:
     """`source: larger than 16 MiB` (or GiB)."""
-    size = f"{max_bytes // 2**30} GiB" if max_bytes % 2**30 == 0 else f"{max_bytes // 2**20} MiB"
+    if max_bytes % 2**30 == 0:
+        size = f"{max_bytes // 2**30} GiB"
+    elif max_bytes % 2**20 == 0:
+        size = f"{max_bytes // 2**20} MiB"
+    else:
+        size = f"{max_bytes} bytes"
     return InputError(f"{source}: larger than {size}")
 
 

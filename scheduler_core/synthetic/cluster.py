@@ -229,7 +229,7 @@ class _Generator:
             k += 1
             ns = rng.choice(apps)
             word = rng.choice(NAME_WORDS)
-            kind = rng.choices(("ReplicaSet", "StatefulSet", "Job"), (0.8, 0.1, 0.1))[0]
+            kind = "StatefulSet" if k == 1 else rng.choices(("ReplicaSet", "StatefulSet", "Job"), (0.8, 0.1, 0.1))[0]
             replicas = min(budget, rng.choice((1, 2, 2, 3, 3, 4, 6, 8, 12, 20)) if kind != "Job" else rng.randint(1, 5))
             budget -= replicas
             base = f"{ns.rsplit('-', 1)[0]}-{word}-{k}"
@@ -454,7 +454,6 @@ class _Generator:
             "env": [
                 {"name": "POD_NAME", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}}},
                 {"name": "LOG_LEVEL", "value": "info"},
-                {"name": "AWS_REGION", "value": REGION},
             ],
             "image": image,
             "imagePullPolicy": "IfNotPresent",
