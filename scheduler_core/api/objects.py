@@ -8,6 +8,7 @@ ports default to TCP, a pod's namespace to "default" and its schedulerName to "d
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -79,6 +80,17 @@ def at_most(limit: int) -> BeforeValidator:
 def _to_quantity(raw: object) -> Quantity:
     if isinstance(raw, Quantity):
         return raw
+    if type(raw) is str or type(raw) is int:  # a snapshot repeats the same few quantities: parse each once
+        return _parsed_quantity(type(raw), raw)  # type: ignore[arg-type]
+    return _parse_quantity(raw)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed_quantity(kind: type, raw: str | int) -> Quantity:
+    return _parse_quantity(raw)
+
+
+def _parse_quantity(raw: object) -> Quantity:
     if isinstance(raw, str) and len(raw) > limits.MAX_QUANTITY_CHARS:
         raise ValueError(
             f"{quote(raw)} is not a valid quantity: must be no more than {limits.MAX_QUANTITY_CHARS} characters"
