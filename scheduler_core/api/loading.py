@@ -23,6 +23,7 @@ from .limits import (
     MAX_YAML_NODES,
 )
 from .objects import Namespace, Node, Pod, PriorityClass, RuntimeClass, Workload
+from .storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from .text import quote
 
 __all__ = [
@@ -56,6 +57,10 @@ KINDS: dict[str, type[BaseModel]] = {
     "StatefulSet": Workload,
     "ReplicationController": Workload,
     "Deployment": Workload,
+    "PersistentVolumeClaim": PersistentVolumeClaim,
+    "PersistentVolume": PersistentVolume,
+    "StorageClass": StorageClass,
+    "CSINode": CSINode,
 }
 
 
@@ -424,6 +429,10 @@ class ClusterObjects:
     priority_classes: list[PriorityClass] = field(default_factory=list)
     runtime_classes: list[RuntimeClass] = field(default_factory=list)
     workloads: list[Workload] = field(default_factory=list)
+    claims: list[PersistentVolumeClaim] = field(default_factory=list)
+    volumes: list[PersistentVolume] = field(default_factory=list)
+    storage_classes: list[StorageClass] = field(default_factory=list)
+    csi_nodes: list[CSINode] = field(default_factory=list)
 
     def add(self, obj: BaseModel) -> None:
         bucket = {
@@ -433,6 +442,10 @@ class ClusterObjects:
             PriorityClass: self.priority_classes,
             RuntimeClass: self.runtime_classes,
             Workload: self.workloads,
+            PersistentVolumeClaim: self.claims,
+            PersistentVolume: self.volumes,
+            StorageClass: self.storage_classes,
+            CSINode: self.csi_nodes,
         }[type(obj)]
         bucket.append(obj)  # type: ignore[arg-type]
 
