@@ -75,7 +75,10 @@ def _inline_source(volume: Volume) -> tuple[str, dict[str, Any]] | None:
 def _handle(plugin: str, source: dict[str, Any]) -> str:
     """The translated volume handle, reduced to the disk's identity (see README, Fidelity notes)."""
     key = next(field for _, name, field in _INLINE if name == plugin)
-    return str(source.get(key, ""))
+    handle = str(source.get(key, ""))
+    if plugin == "kubernetes.io/aws-ebs" and handle.startswith("aws://"):
+        handle = handle.removeprefix("aws://").partition("/")[2].strip("/")  # KubernetesVolumeIDToEBSVolumeID
+    return handle
 
 
 def is_inline_migratable(volume: Volume) -> bool:
