@@ -278,8 +278,12 @@ class Scheduler:
 def _filter_error(outcome: FilterOutcome, first_fail: np.ndarray) -> Status | None:
     """The Error a filter plugin returned for the first node where it ran, worded as
     `RunFilterPlugins` wraps it: `running "VolumeBinding" filter plugin: <error>`."""
+    failing = first_fail >= 0
+    if not failing.any():
+        return None
     found: tuple[int, int] | None = None  # (node, plugin)
-    for k, verdicts in enumerate(outcome.verdicts):
+    for k in np.unique(first_fail[failing]).tolist():
+        verdicts = outcome.verdicts[k]
         if verdicts is None:
             continue
         errored = np.flatnonzero((first_fail == k) & (verdicts.codes == Code.ERROR))
