@@ -224,3 +224,61 @@ def test_bad_storage_object_is_located(tmp_path: Path, capsys: pytest.CaptureFix
     assert "Traceback" not in err
     assert err.startswith(f"error: {cluster}:")
     assert 'items[3].spec.accessModes[0]: Unsupported value: "ReadWriteSometimes"' in err
+
+
+def test_kubectl_json_storage_objects_load(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """What `kubectl get pvc,pv,storageclasses,csinodes -o json` writes, nulls included."""
+    items = [
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "CSINode",
+            "metadata": {
+                "name": "n1",
+                "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": "n1", "uid": "u"}],
+            },
+            "spec": {
+                "drivers": [
+                    {"name": "ebs.csi.aws.com", "nodeID": "i-1", "topologyKeys": None, "allocatable": {"count": 1}}
+                ]
+            },
+        },
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "StorageClass",
+            "metadata": {"name": "gp3", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+            "provisioner": "ebs.csi.aws.com",
+            "parameters": {"type": "gp3"},
+            "reclaimPolicy": "Delete",
+            "volumeBindingMode": "WaitForFirstConsumer",
+            "allowVolumeExpansion": True,
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": {"name": "data", "namespace": "default", "finalizers": ["kubernetes.io/pvc-protection"]},
+            "spec": {
+                "accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": "8Gi"}},
+                "storageClassName": "gp3",
+                "volumeMode": "Filesystem",
+                "selector": None,
+            },
+            "status": {"phase": "Pending"},
+        },
+    ]
+    cluster = tmp_path / "cluster.json"
+    node_items = [
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": "n1", "labels": {"kubernetes.io/hostname": "n1", "topology.kubernetes.io/zone": "a"}},
+            "spec": {"taints": None},
+            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
+        }
+    ]
+    cluster.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [*node_items, *items]}))
+    code, out, err = _explain(["--cluster", str(cluster), "--pod", str(_pod(tmp_path, "data")), "-o", "json"], capsys)
+    assert code == 0, err
+    data = json.loads(out)
+    # gp3 can provision on n1 (no allowedTopologies): the claim would be provisioned there.
+    assert data["selectedNode"] == "n1"

@@ -187,6 +187,11 @@ class TopologySelectorRequirement(K8sModel):
 class TopologySelectorTerm(K8sModel):
     match_label_expressions: list[TopologySelectorRequirement] = Field(default_factory=list)
 
+    @field_validator("match_label_expressions", mode="before")
+    @classmethod
+    def _none_list(cls, value: object) -> object:
+        return [] if value is None else value
+
 
 class StorageClass(K8sModel):
     api_version: str = "storage.k8s.io/v1"
@@ -222,6 +227,11 @@ class CSINodeDriver(K8sModel):
     node_id: str = Field(default="", alias="nodeID")
     allocatable: VolumeNodeResources | None = None
     topology_keys: list[str] = Field(default_factory=list)
+
+    @field_validator("topology_keys", mode="before")
+    @classmethod
+    def _none_list(cls, value: object) -> object:
+        return [] if value is None else value
 
 
 class CSINodeSpec(K8sModel):
