@@ -17,6 +17,7 @@ from .framework.node_table import NodeTable
 from .framework.pod_info import PodInfo
 from .framework.profile import Profile
 from .framework.status import Code, Status
+from .framework.volume_index import VolumeIndex
 from .plugins.registry import new_framework
 from .schedule_one import Scheduler, ScheduleResult
 
@@ -40,6 +41,7 @@ def build_table(cluster: ClusterObjects) -> NodeTable:
     """The scheduler's snapshot of a loaded cluster: nodes with their bound pods."""
     table = NodeTable.build(cluster.nodes, (PodInfo.of(p) for p in cluster.pods), cluster.namespaces)
     add_workloads(table, cluster.workloads)
+    table.volumes = VolumeIndex.of(cluster.claims, cluster.volumes, cluster.storage_classes, cluster.csi_nodes)
     return table
 
 

@@ -33,6 +33,7 @@ from .limits import (
 )
 from .objects import Namespace, Node, Pod, PriorityClass, RuntimeClass, Workload
 from .pruning import DROPPED_CONTAINER_FIELDS, DROPPED_METADATA_FIELDS, DROPPED_POD_SPEC_FIELDS, prune
+from .storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from .text import quote
 from .yaml_reading import (
     Document,
@@ -93,6 +94,10 @@ KINDS: dict[str, Kind] = {
     "StatefulSet": Kind(Workload, "workloads", status=()),
     "ReplicationController": Kind(Workload, "workloads", status=()),
     "Deployment": Kind(Workload, "workloads", status=()),
+    "PersistentVolumeClaim": Kind(PersistentVolumeClaim, "claims"),
+    "PersistentVolume": Kind(PersistentVolume, "volumes"),
+    "StorageClass": Kind(StorageClass, "storage_classes"),
+    "CSINode": Kind(CSINode, "csi_nodes"),
 }
 
 
@@ -138,6 +143,10 @@ class ClusterObjects:
     priority_classes: list[PriorityClass] = field(default_factory=list)
     runtime_classes: list[RuntimeClass] = field(default_factory=list)
     workloads: list[Workload] = field(default_factory=list)
+    claims: list[PersistentVolumeClaim] = field(default_factory=list)
+    volumes: list[PersistentVolume] = field(default_factory=list)
+    storage_classes: list[StorageClass] = field(default_factory=list)
+    csi_nodes: list[CSINode] = field(default_factory=list)
 
     skipped: dict[str, int] = field(default_factory=dict)
     """Objects of kinds the scheduler does not read (ConfigMap, Secret, Event, …), counted by kind."""

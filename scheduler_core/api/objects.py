@@ -362,6 +362,21 @@ class Volume(K8sModel):
     iscsi: dict[str, Any] | None = None
     rbd: dict[str, Any] | None = None
     persistent_volume_claim: dict[str, Any] | None = None
+    # Generic ephemeral volumes (a claim named `<pod>-<volume>`) and the in-tree sources that
+    # csi-translation-lib can migrate inline (NodeVolumeLimits counts them).
+    ephemeral: dict[str, Any] | None = None
+    azure_disk: dict[str, Any] | None = None
+    azure_file: dict[str, Any] | None = None
+    cinder: dict[str, Any] | None = None
+    vsphere_volume: dict[str, Any] | None = None
+    portworx_volume: dict[str, Any] | None = None
+
+    @property
+    def claim_name(self) -> str | None:
+        """The claim a `persistentVolumeClaim` volume names (None for other volumes)."""
+        if self.persistent_volume_claim is None:
+            return None
+        return str(self.persistent_volume_claim.get("claimName") or "")
 
 
 class TopologySpreadConstraint(K8sModel):

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .storage import ANN_BIND_COMPLETED, ANN_SELECTED_NODE, BETA_STORAGE_CLASS_ANNOTATION
+
 __all__ = [
     "DROPPED_CONTAINER_FIELDS",
     "DROPPED_METADATA_FIELDS",
@@ -20,8 +22,8 @@ __all__ = [
 
 #: metadata fields no plugin reads.
 DROPPED_METADATA_FIELDS = ("managedFields", "finalizers", "generation", "selfLink")
-#: Annotations kept (the scheduler reads none today; a plugin that reads one lists it here).
-KEPT_ANNOTATIONS: frozenset[str] = frozenset()
+#: Annotations kept: those a plugin reads (the volume plugins' binding and storage-class keys).
+KEPT_ANNOTATIONS: frozenset[str] = frozenset({ANN_BIND_COMPLETED, ANN_SELECTED_NODE, BETA_STORAGE_CLASS_ANNOTATION})
 #: Container fields no plugin reads (resources, ports, image, name and restartPolicy are read).
 DROPPED_CONTAINER_FIELDS = (
     "args",

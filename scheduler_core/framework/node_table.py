@@ -16,6 +16,7 @@ import numpy as np
 from ..api.objects import Namespace, Node, Taint
 from .pod_info import PodInfo, is_scalar_resource, resource_value
 from .selectors import LabelRequirement, NodeTermCompiled, Selector, parse_int64
+from .volume_index import VolumeIndex
 
 __all__ = ["BASE_RESOURCES", "LabelColumn", "NodeTable"]
 
@@ -94,6 +95,8 @@ class NodeTable:
     # → their selector (a map for ReplicationControllers, a LabelSelector dict otherwise).
     services: list[tuple[str, dict[str, str]]] = field(default_factory=list)
     controllers: dict[tuple[str, str, str, str], dict[str, object]] = field(default_factory=dict)
+    # PersistentVolumeClaims, PersistentVolumes, StorageClasses and CSINodes (the volume plugins' listers).
+    volumes: VolumeIndex = field(default_factory=VolumeIndex)
 
     def __post_init__(self) -> None:
         nodes = self.nodes
@@ -149,6 +152,8 @@ class NodeTable:
         self._has_labels: np.ndarray | None = None
         self.nominated: dict[int, list[PodInfo]] = {}  # node index → pods nominated there by preemption
         self.volume_pods: list[tuple[int, PodInfo]] = []
+        # `namespace/claim` → pods on the nodes using it (NodeInfo.PVCRefCounts, summed over nodes).
+        self.pvc_refs: dict[str, int] = {}
 
     # --- construction -----------------------------------------------------------------------
 
@@ -229,6 +234,10 @@ class NodeTable:
                 affinity_group = self.affinity_groups[signature] = AffinityGroup(info, np.zeros(self.n, dtype=np.int64))
             affinity_group.counts[i] += sign
         if info.pod.spec.volumes:
+            for volume in info.pod.spec.volumes:
+                if volume.persistent_volume_claim is not None:
+                    key = f"{info.namespace}/{volume.claim_name}"
+                    self.pvc_refs[key] = self.pvc_refs.get(key, 0) + sign
             if sign > 0:
                 self.volume_pods.append((i, info))
             else:
