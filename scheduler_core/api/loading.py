@@ -23,6 +23,7 @@ from .limits import (
     MAX_YAML_NODES,
 )
 from .objects import Namespace, Node, Pod, PriorityClass, RuntimeClass, Workload
+from .policy import PodDisruptionBudget
 from .text import quote
 
 __all__ = [
@@ -56,6 +57,10 @@ KINDS: dict[str, type[BaseModel]] = {
     "StatefulSet": Workload,
     "ReplicationController": Workload,
     "Deployment": Workload,
+    # preemption: budgets; workload kinds seen through their pods (owners, grouping)
+    "PodDisruptionBudget": PodDisruptionBudget,
+    "DaemonSet": Workload,
+    "Job": Workload,
 }
 
 
@@ -424,6 +429,7 @@ class ClusterObjects:
     priority_classes: list[PriorityClass] = field(default_factory=list)
     runtime_classes: list[RuntimeClass] = field(default_factory=list)
     workloads: list[Workload] = field(default_factory=list)
+    pdbs: list[PodDisruptionBudget] = field(default_factory=list)
 
     def add(self, obj: BaseModel) -> None:
         bucket = {
@@ -433,6 +439,7 @@ class ClusterObjects:
             PriorityClass: self.priority_classes,
             RuntimeClass: self.runtime_classes,
             Workload: self.workloads,
+            PodDisruptionBudget: self.pdbs,
         }[type(obj)]
         bucket.append(obj)  # type: ignore[arg-type]
 
