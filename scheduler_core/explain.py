@@ -40,6 +40,7 @@ def build_table(cluster: ClusterObjects) -> NodeTable:
     """The scheduler's snapshot of a loaded cluster: nodes with their bound pods."""
     table = NodeTable.build(cluster.nodes, (PodInfo.of(p) for p in cluster.pods), cluster.namespaces)
     add_workloads(table, cluster.workloads)
+    table.pdbs = list(cluster.pdbs)
     return table
 
 

@@ -33,7 +33,7 @@ def _int_or_percent(value: object) -> object:
         return value
     if isinstance(value, str):
         if not _PERCENT.match(value):
-            raise ValueError('a valid percent string must be a numeric string followed by an ending \'%\' (e.g. "1%")')
+            raise ValueError("a valid percent string must be a numeric string followed by an ending '%' (e.g. \"1%\")")
         if int(value[:-1]) > 100:
             raise ValueError("must be less than or equal to 100%")
         return value

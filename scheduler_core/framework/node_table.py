@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..api.objects import Namespace, Node, Taint
+from ..api.policy import PodDisruptionBudget
 from .pod_info import PodInfo, is_scalar_resource, resource_value
 from .selectors import LabelRequirement, NodeTermCompiled, Selector, parse_int64
 
@@ -94,6 +95,8 @@ class NodeTable:
     # → their selector (a map for ReplicationControllers, a LabelSelector dict otherwise).
     services: list[tuple[str, dict[str, str]]] = field(default_factory=list)
     controllers: dict[tuple[str, str, str, str], dict[str, object]] = field(default_factory=dict)
+    # PodDisruptionBudgets (policy/v1), which preemption reads (filterPodsWithPDBViolation).
+    pdbs: list[PodDisruptionBudget] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         nodes = self.nodes

@@ -9,6 +9,7 @@ failure) records for each node.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -91,6 +92,9 @@ class Framework:
     def __init__(self, profile: Profile, registry: dict[str, PluginFactory]) -> None:
         self.profile = profile
         self.emitter = EventEmitter()
+        # The cycle's random source (the Scheduler hands its seeded one over): tie-breaks and
+        # preemption's random offset (`GetOffsetAndNumCandidates`).
+        self.rng = random.Random(0)
         implements: dict[str, set[str]] = {}
         self._instances: dict[str, Any] = {}
         names = [ref.name for ref in profile.multi_point.enabled]
@@ -178,25 +182,70 @@ class Framework:
         """Every filter plugin on every node; `first_fail` is what upstream records."""
         emit = self.emitter.emit if not quiet else _no_emit
         emit(PHASE_STARTED, point="Filter")
-        skip: set[str] = state.get(SKIP_FILTER_PLUGINS, set())
-        first_fail = np.full(table.n, -1, dtype=np.int16)
-        verdicts: list[NodeVerdicts | None] = []
-        for k, plugin in enumerate(self.filter_plugins):
-            if plugin.name in skip:
-                verdicts.append(None)
+        first_fail, verdicts = self.filter_columns(state, pod, table)
+        for plugin, result in zip(self.filter_plugins, verdicts, strict=True):
+            if result is None:
                 emit(PLUGIN_EVALUATED, point="Filter", plugin=plugin.name, status=Status(Code.SKIP, (), plugin.name))
-                continue
-            result = plugin.filter(state, pod, table)
-            failed = result.codes != 0
-            if failed.any():
-                first_fail[failed & (first_fail < 0)] = k
-            verdicts.append(result)
         if table.nominated:
             self._with_nominated_pods(pod, table, verdicts, first_fail)
         for plugin, result in zip(self.filter_plugins, verdicts, strict=True):
             if result is not None:
                 emit(PLUGIN_EVALUATED, point="Filter", plugin=plugin.name, verdicts=result)
         return FilterOutcome(self.filter_plugin_names, verdicts, first_fail)
+
+    def filter_columns(
+        self, state: CycleState, pod: PodInfo, table: NodeTable
+    ) -> tuple[np.ndarray, list[NodeVerdicts | None]]:
+        """Every filter plugin (None where skipped at PreFilter) on every node, and per node the
+        index of the first plugin that rejects it (-1: none). Quiet; no nominated pods."""
+        skip: set[str] = state.get(SKIP_FILTER_PLUGINS, set())
+        first_fail = np.full(table.n, -1, dtype=np.int16)
+        verdicts: list[NodeVerdicts | None] = []
+        for k, plugin in enumerate(self.filter_plugins):
+            if plugin.name in skip:
+                verdicts.append(None)
+                continue
+            result = plugin.filter(state, pod, table)
+            failed = result.codes != 0
+            if failed.any():
+                first_fail[failed & (first_fail < 0)] = k
+            verdicts.append(result)
+        return first_fail, verdicts
+
+    def status_at(self, first_fail: np.ndarray, verdicts: list[NodeVerdicts | None], i: int) -> Status:
+        """Upstream `RunFilterPlugins`' answer for node i: the first rejecting plugin's status."""
+        k = int(first_fail[i])
+        if k < 0:
+            return Status()
+        result = verdicts[k]
+        assert result is not None
+        return result.status_of(i, self.filter_plugins[k].name)
+
+    # --- PreFilterExtensions (AddPod / RemovePod) ----------------------------------------------
+
+    def pre_filter_extensions_active(self, state: CycleState) -> bool:
+        """Whether any PreFilter plugin that ran (not skipped) keeps pod counts in its state, so
+        adding or removing a pod must update it (upstream: a non-nil `PreFilterExtensions()`)."""
+        skip: set[str] = state.get(SKIP_FILTER_PLUGINS, set())
+        return any(hasattr(p, "add_pod") and p.name not in skip for p in self.pre_filter_plugins)
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: PodInfo, added: PodInfo, table: NodeTable, i: int
+    ) -> None:
+        """`RunPreFilterExtensionAddPod`: `added` now runs on node i."""
+        skip: set[str] = state.get(SKIP_FILTER_PLUGINS, set())
+        for plugin in self.pre_filter_plugins:
+            if plugin.name not in skip and hasattr(plugin, "add_pod"):
+                plugin.add_pod(state, pod, added, table, i)
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: PodInfo, removed: PodInfo, table: NodeTable, i: int
+    ) -> None:
+        """`RunPreFilterExtensionRemovePod`: `removed` no longer runs on node i."""
+        skip: set[str] = state.get(SKIP_FILTER_PLUGINS, set())
+        for plugin in self.pre_filter_plugins:
+            if plugin.name not in skip and hasattr(plugin, "remove_pod"):
+                plugin.remove_pod(state, pod, removed, table, i)
 
     def _with_nominated_pods(
         self, pod: PodInfo, table: NodeTable, verdicts: list[NodeVerdicts | None], first_fail: np.ndarray

@@ -7,7 +7,7 @@ matched once per cycle and the per-node counts are summed as arrays.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -129,6 +129,55 @@ class InterPodAffinity:
             if mask.any()
         ]
         return NodeVerdicts(codes_out, reasons)
+
+    # --- PreFilterExtensions (filtering.go AddPod / RemovePod → preFilterState.updateWithPod) --
+
+    def add_pod(self, state: CycleState, pod: PodInfo, added: PodInfo, table: NodeTable, i: int) -> None:
+        self._update(state, pod, added, table, i, +1)
+
+    def remove_pod(self, state: CycleState, pod: PodInfo, removed: PodInfo, table: NodeTable, i: int) -> None:
+        self._update(state, pod, removed, table, i, -1)
+
+    def _update(self, state: CycleState, pod: PodInfo, other: PodInfo, table: NodeTable, i: int, delta: int) -> None:
+        """The counts with `other` added on (delta +1) or removed from (-1) node i; copy on write,
+        so a cloned CycleState never changes the state it was cloned from."""
+        s: _FilterState | None = state.get(PRE_FILTER_STATE_KEY)
+        if s is None:
+            return
+
+        def bumped(counts: np.ndarray, key: str) -> np.ndarray | None:
+            column = table.label_column(key)
+            code = int(column.codes[i])
+            if code < 0:
+                return None
+            out = np.zeros(len(column.values), dtype=np.int64)
+            out[: len(counts)] = counts
+            out[code] += delta
+            return out
+
+        existing = dict(s.existing_anti)
+        incoming_ns_labels = table.namespace_labels.get(pod.namespace)
+        for term in other.required_anti_affinity:
+            if term.matches(pod, incoming_ns_labels):
+                current = existing.get(term.topology_key, np.zeros(0, np.int64))
+                updated = bumped(current, term.topology_key)
+                if updated is not None:
+                    existing[term.topology_key] = updated
+        affinity = list(s.affinity_counts)
+        if s.affinity_terms and all(t.matches(other, None) for t in s.affinity_terms):
+            for k, term in enumerate(s.affinity_terms):
+                updated = bumped(affinity[k], term.topology_key)
+                if updated is not None:
+                    affinity[k] = updated
+        anti = list(s.anti_affinity_counts)
+        for k, term in enumerate(s.anti_affinity_terms):
+            if term.matches(other, None):
+                updated = bumped(anti[k], term.topology_key)
+                if updated is not None:
+                    anti[k] = updated
+        state[PRE_FILTER_STATE_KEY] = replace(
+            s, affinity_counts=affinity, anti_affinity_counts=anti, existing_anti=existing
+        )
 
     # --- Score --------------------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ constraint, count·ln(domains + 2) + (maxSkew − 1), rounded, then reversed by 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -43,6 +43,8 @@ class _FilterState:
     constraints: list[Constraint]
     domain_counts: list[np.ndarray]  # per constraint: matching pods per value code (eligible nodes only)
     min_match: list[int]
+    present: list[np.ndarray]  # per constraint: value codes that are domains (bool per code)
+    has_all: np.ndarray  # nodes carrying every constraint's topology key
 
 
 @dataclass
@@ -52,6 +54,13 @@ class _ScoreState:
     weights: list[float]
     domain_counts: list[np.ndarray | None]  # None for hostname (counted per node)
     codes: list[np.ndarray]
+
+
+def _global_min(c: Constraint, counts: np.ndarray, present: np.ndarray) -> int:
+    """The global minimum of matching pods over the domains; 0 when fewer domains than minDomains."""
+    if int(present.sum()) < c.min_domains or not present.any():
+        return 0
+    return int(counts[present].min())
 
 
 class PodTopologySpread:
@@ -77,6 +86,7 @@ class PodTopologySpread:
             has_all &= table.key_mask(c.topology_key)
         domain_counts: list[np.ndarray] = []
         min_match: list[int] = []
+        domains_present: list[np.ndarray] = []
         for c in constraints:
             column = table.label_column(c.topology_key)
             eligible = has_all & inclusion_mask(pod, table, c)
@@ -85,14 +95,40 @@ class PodTopologySpread:
             counts = np.bincount(codes, weights=per_node[eligible], minlength=len(column.values)).astype(np.int64)
             present = np.zeros(len(column.values), dtype=bool)
             present[codes] = True
-            domains = int(present.sum())
             domain_counts.append(counts)
-            if domains < c.min_domains:
-                min_match.append(0)
-            else:
-                min_match.append(int(counts[present].min()))
-        state[PRE_FILTER_STATE_KEY] = _FilterState(constraints, domain_counts, min_match)
+            domains_present.append(present)
+            min_match.append(_global_min(c, counts, present))
+        state[PRE_FILTER_STATE_KEY] = _FilterState(constraints, domain_counts, min_match, domains_present, has_all)
         return None, Status()
+
+    # --- PreFilterExtensions (filtering.go AddPod / RemovePod → preFilterState.updateWithPod) --
+
+    def add_pod(self, state: CycleState, pod: PodInfo, added: PodInfo, table: NodeTable, i: int) -> None:
+        self._update(state, pod, added, table, i, +1)
+
+    def remove_pod(self, state: CycleState, pod: PodInfo, removed: PodInfo, table: NodeTable, i: int) -> None:
+        self._update(state, pod, removed, table, i, -1)
+
+    def _update(self, state: CycleState, pod: PodInfo, other: PodInfo, table: NodeTable, i: int, delta: int) -> None:
+        """Upstream checks the namespace and that node i carries every constraint's key, then
+        counts `other` in node i's domain for each constraint whose selector matches it (no
+        inclusion-policy or terminating check there). Copy on write: clones stay independent."""
+        s: _FilterState | None = state.get(PRE_FILTER_STATE_KEY)
+        if s is None or other.namespace != pod.namespace or not s.has_all[i]:
+            return
+        counts_list = list(s.domain_counts)
+        minimums = list(s.min_match)
+        for k, c in enumerate(s.constraints):
+            if not c.selector.matches(other.labels):
+                continue
+            code = int(table.label_column(c.topology_key).codes[i])
+            counts = counts_list[k].copy()
+            counts[code] += delta
+            counts_list[k] = counts
+            # Only node i's domain changes, so the minimum over the domains is exact (upstream's
+            # two critical paths give the same minimum when a single domain moves).
+            minimums[k] = _global_min(c, counts, s.present[k])
+        state[PRE_FILTER_STATE_KEY] = replace(s, domain_counts=counts_list, min_match=minimums)
 
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> NodeVerdicts:
         s: _FilterState = state[PRE_FILTER_STATE_KEY]
