@@ -127,7 +127,9 @@ def result_to_json(explanation: Explanation) -> dict[str, Any]:
             "evaluated": not (result.not_evaluated is not None and result.not_evaluated[i]),
         }
     post = result.post_filter_status
-    victims = result.post_filter_result.detail.get("victims", []) if result.post_filter_result else []
+    detail = result.post_filter_result.detail if result.post_filter_result else {}
+    victims = detail.get("victims", [])
+    evaluation = detail.get("preemption")
     return {
         "pod": pod.key,
         "cycle": result.cycle,
@@ -139,6 +141,7 @@ def result_to_json(explanation: Explanation) -> dict[str, Any]:
         "postFilter": _status_json(post),
         "nominatedNode": result.nominated_node or None,
         "victims": [v.key for v in victims],
+        "preemption": evaluation.wire(names) if evaluation is not None else None,
         "skippedScorePlugins": list(result.skipped_score_plugins),
         "tiedTop": [names[i] for i in result.tied_top],
         "nodes": nodes,
@@ -148,6 +151,31 @@ def result_to_json(explanation: Explanation) -> dict[str, Any]:
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     widths = [max(len(row[c]) for row in [header, *rows]) for c in range(len(header))]
     return ["  ".join(cell.ljust(widths[c]) for c, cell in enumerate(row)).rstrip() for row in [header, *rows]]
+
+
+def _preemption_lines(preemption: dict[str, Any]) -> list[str]:
+    """Every candidate with its victims, and why the others were not chosen."""
+    candidates = preemption["candidates"]
+    lines = [f"Preemption: {len(candidates)} candidate node(s)"]
+    for candidate in candidates:
+        victims = ", ".join(
+            f"{v['pod']} (priority {v['priority']}{', violates a PodDisruptionBudget' if v['pdbViolating'] else ''})"
+            for v in candidate["victims"]
+        )
+        verdict = "CHOSEN" if candidate["chosen"] else f"not chosen: {candidate['eliminatedBy']}"
+        lines.append(f"  {candidate['node']}: {verdict}; victims: {victims}")
+    for name, status in preemption["statuses"].items():
+        lines.append(
+            f"  {name}: no candidate: {status['plugin'] or 'DefaultPreemption'}: {', '.join(status['reasons'])}"
+        )
+    if preemption["notHelpful"]:
+        lines.append(f"  not tried (preemption cannot help): {', '.join(preemption['notHelpful'])}")
+    if preemption["notEvaluated"]:
+        lines.append(
+            f"  not dry-run ({preemption['numCandidates']} candidates found first): "
+            f"{len(preemption['notEvaluated'])} node(s)"
+        )
+    return lines
 
 
 def format_text(explanation: Explanation) -> str:
@@ -185,6 +213,8 @@ def format_text(explanation: Explanation) -> str:
         for name, status in rejected:
             plugin = status["plugin"] or "PreFilter"
             lines.append(f"  {name}: {plugin} {status['code']}: {', '.join(status['reasons'])}")
+    if data.get("preemption"):
+        lines += ["", *_preemption_lines(data["preemption"])]
     if data["skippedScorePlugins"]:
         lines += ["", "Skipped at PreScore: " + ", ".join(data["skippedScorePlugins"])]
     return "\n".join(lines) + "\n"

@@ -60,7 +60,7 @@ def cycle(nodes: list[Node], incoming: Pod, pods: list[Pod]) -> tuple[ScheduleRe
     events: list[Event] = []
     scheduler.subscribe(events.append)
     result = scheduler.schedule_pod(table(nodes, pods), PodInfo.of(incoming))
-    evaluated = [e.data for e in events if e.type == PREEMPTION_EVALUATED]
+    evaluated = [e.to_dict(result.table.names) for e in events if e.type == PREEMPTION_EVALUATED]
     return result, evaluated[0] if evaluated else None
 
 

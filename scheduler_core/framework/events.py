@@ -25,6 +25,7 @@ __all__ = [
     "PLUGIN_EVALUATED",
     "PREEMPTION_EVALUATED",
     "SCORES_NORMALIZED",
+    "Deferred",
     "Event",
     "EventEmitter",
     "EventSink",
@@ -76,7 +77,16 @@ class NodeNames:
         return [names[i] for i in self.idx.tolist()]
 
 
+@dataclass(frozen=True, slots=True)
+class Deferred:
+    """A field built only when the event is serialized: `build(node names)`."""
+
+    build: Callable[[list[str]], Any]
+
+
 def _jsonable(value: Any, names: list[str]) -> Any:
+    if isinstance(value, Deferred):
+        return _jsonable(value.build(names), names)
     if isinstance(value, NodeNames):
         return value.to_list(names)
     if isinstance(value, PerNode):

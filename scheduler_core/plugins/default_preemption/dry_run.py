@@ -21,8 +21,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from ...framework.cycle_state import CycleState
-from ...framework.node_table import NodeTable
+from ...framework.node_table import NodeTable, PodColumns
 from ...framework.pod_info import PodInfo
 from ...framework.status import Code, Status
 from .pdb import Budgets, split_by_pdb_violation
@@ -65,73 +67,87 @@ class NodeVictims:
 
 
 class _Run:
-    """One dry run over a batch of nodes that share `state` (see the module docstring)."""
+    """One dry run over a batch of nodes that share `state` (see the module docstring).
 
-    def __init__(self, handle: Framework, state: CycleState, pod: PodInfo, table: NodeTable, incremental: bool):
+    The potential victims (and the nominated pods) are held as columns, so each step adds or
+    removes one pod per node on every node of the batch in one pass over the table's columns.
+    """
+
+    def __init__(
+        self,
+        handle: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        table: NodeTable,
+        nodes: list[int],
+        potential: dict[int, list[PodInfo]],
+        nominated: dict[int, list[PodInfo]],
+        incremental: bool,
+    ) -> None:
         self.handle = handle
         self.state = state
         self.pod = pod
         self.table = table
+        self.nodes = nodes
         self.incremental = incremental  # plugins keep pod counts: tell them about every change
+        self.victims = PodColumns.of([(victim, i) for i in nodes for victim in potential[i]])
+        self.column_of = {id(victim): k for k, victim in enumerate(self.victims.pods)}
+        self.nominated = PodColumns.of([(other, i) for i in nodes for other in nominated.get(i, ())])
+        self.with_nominated = {int(i) for i in self.nominated.nodes.tolist()}
 
-    def add(self, state: CycleState, other: PodInfo, i: int) -> None:
-        self.table.add_pod(other, i)
+    def shift(self, state: CycleState, columns: PodColumns, which: np.ndarray, sign: int) -> None:
+        self.table.shift(columns, which, sign)
         if self.incremental:
-            self.handle.run_pre_filter_extension_add_pod(state, self.pod, other, self.table, i)
+            extension = (
+                self.handle.run_pre_filter_extension_add_pod
+                if sign > 0
+                else self.handle.run_pre_filter_extension_remove_pod
+            )
+            for k in which.tolist():
+                extension(state, self.pod, columns.pods[k], self.table, int(columns.nodes[k]))
 
-    def remove(self, state: CycleState, other: PodInfo, i: int) -> None:
-        self.table.remove_pod(other, i)
-        if self.incremental:
-            self.handle.run_pre_filter_extension_remove_pod(state, self.pod, other, self.table, i)
-
-    def fits(self, nodes: list[int], nominated: dict[int, list[PodInfo]]) -> dict[int, Status]:
+    def fits(self, nodes: list[int], statuses: bool = True) -> dict[int, Status | None]:
         """`RunFilterPluginsWithNominatedPods` for each of `nodes`: first with the nominated pods
-        of equal or higher priority added, then (if that passed) without them."""
+        of equal or higher priority added, then (if that passed) without them. Returns the
+        nodes where the pod does not fit, with their status (None unless `statuses`)."""
         handle = self.handle
-        with_nominated = [i for i in nodes if nominated.get(i)]
-        out: dict[int, Status] = {}
+        failed: dict[int, Status | None] = {}
+        with_nominated = [i for i in nodes if i in self.with_nominated]
         if with_nominated:
             state = self.state.clone() if self.incremental else self.state
-            for i in with_nominated:
-                for other in nominated[i]:
-                    self.add(state, other, i)
+            which = np.flatnonzero(np.isin(self.nominated.nodes, with_nominated))
+            self.shift(state, self.nominated, which, +1)
             try:
                 first_fail, verdicts = handle.filter_columns(state, self.pod, self.table)
             finally:
-                for i in with_nominated:
-                    for other in nominated[i]:
-                        self.table.remove_pod(other, i)
+                self.table.shift(self.nominated, which, -1)
             for i in with_nominated:
-                out[i] = handle.status_at(first_fail, verdicts, i)
-        second = [i for i in nodes if i not in out or out[i].is_success()]
-        if second:
-            first_fail, verdicts = handle.filter_columns(self.state, self.pod, self.table)
-            for i in second:
-                out[i] = handle.status_at(first_fail, verdicts, i)
-        return out
+                if first_fail[i] >= 0:
+                    failed[i] = handle.status_at(first_fail, verdicts, i) if statuses else None
+        first_fail, verdicts = handle.filter_columns(self.state, self.pod, self.table)
+        where = np.asarray(nodes, dtype=np.int64)
+        for i in where[first_fail[where] >= 0].tolist():
+            if i not in failed:
+                failed[i] = handle.status_at(first_fail, verdicts, i) if statuses else None
+        return failed
 
-    def select(
-        self,
-        nodes: list[int],
-        potential: dict[int, list[PodInfo]],
-        budgets: Budgets,
-        nominated: dict[int, list[PodInfo]],
-    ) -> tuple[dict[int, NodeVictims], dict[int, Status]]:
+    def select(self, budgets: Budgets) -> tuple[dict[int, NodeVictims], dict[int, Status]]:
         """`SelectVictimsOnNode` for every node of the batch, one reprieve step at a time."""
-        originals = {i: list(self.table.pods[i]) for i in nodes}
-        for i in nodes:
-            for victim in potential[i]:
-                self.remove(self.state, victim, i)
+        victims = self.victims
+        out = np.ones(len(victims.pods), dtype=bool)  # removed from their node right now
+        self.shift(self.state, victims, np.arange(len(victims.pods)), -1)
         results: dict[int, NodeVictims] = {}
-        statuses: dict[int, Status] = {}
-        order: dict[int, list[PodInfo]] = {}
-        violating: dict[int, int] = {}
         try:
-            for i, status in self.fits(nodes, nominated).items():
-                if not status.is_success():
-                    statuses[i] = status
+            statuses: dict[int, Status] = {i: s for i, s in self.fits(self.nodes).items() if s is not None}
+            by_node: dict[int, list[PodInfo]] = {}
+            for victim, i in zip(victims.pods, victims.nodes.tolist(), strict=True):
+                by_node.setdefault(i, []).append(victim)
+            order: dict[int, list[PodInfo]] = {}
+            violating: dict[int, int] = {}
+            for i in self.nodes:
+                if i in statuses:
                     continue
-                bad, good = split_by_pdb_violation(more_important_first(potential[i]), budgets)
+                bad, good = split_by_pdb_violation(more_important_first(by_node[i]), budgets)
                 order[i] = bad + good
                 violating[i] = len(bad)
                 results[i] = NodeVictims(i)
@@ -140,13 +156,16 @@ class _Run:
                 batch = [i for i in order if len(order[i]) > step]
                 if not batch:
                     break
-                for i in batch:
-                    self.add(self.state, order[i][step], i)
-                for i, status in self.fits(batch, nominated).items():
-                    if status.is_success():
-                        continue
+                which = np.array([self.column_of[id(order[i][step])] for i in batch], dtype=np.int64)
+                self.shift(self.state, victims, which, +1)
+                out[which] = False
+                rejected = list(self.fits(batch, statuses=False))
+                if rejected:
+                    again = np.array([self.column_of[id(order[i][step])] for i in rejected], dtype=np.int64)
+                    self.shift(self.state, victims, again, -1)
+                    out[again] = True
+                for i in rejected:
                     victim = order[i][step]
-                    self.remove(self.state, victim, i)
                     results[i].victims.append(victim)
                     if step < violating[i]:
                         results[i].violating.add(victim.key)
@@ -156,12 +175,7 @@ class _Run:
                     # Violating victims were tried first: sort back to most important first.
                     found.victims = more_important_first(found.victims)
         finally:
-            for i in nodes:
-                present = {id(p) for p in self.table.pods[i]}
-                for other in originals[i]:
-                    if id(other) not in present:
-                        self.table.add_pod(other, i)
-                self.table.pods[i][:] = originals[i]
+            self.table.shift(victims, np.flatnonzero(out), +1)
         return results, statuses
 
 
@@ -181,13 +195,13 @@ def select_victims(
     results: dict[int, NodeVictims] = {}
     if handle.pre_filter_extensions_active(state):
         for i in with_victims:
-            run = _Run(handle, state.clone(), pod, table, incremental=True)
-            found, failed = run.select([i], potential, budgets, nominated)
+            run = _Run(handle, state.clone(), pod, table, [i], potential, nominated, incremental=True)
+            found, failed = run.select(budgets)
             results.update(found)
             statuses.update(failed)
     elif with_victims:
-        run = _Run(handle, state, pod, table, incremental=False)
-        found, failed = run.select(with_victims, potential, budgets, nominated)
+        run = _Run(handle, state, pod, table, with_victims, potential, nominated, incremental=False)
+        found, failed = run.select(budgets)
         results.update(found)
         statuses.update(failed)
     return results, statuses

@@ -20,7 +20,7 @@ import numpy as np
 from ...api.loading import InputError
 from ...framework.cycle_state import CycleState
 from ...framework.diagnosis import Diagnosis, fit_error_message
-from ...framework.events import PREEMPTION_EVALUATED
+from ...framework.events import PREEMPTION_EVALUATED, Deferred
 from ...framework.interface import PostFilterResult
 from ...framework.node_table import NodeTable
 from ...framework.pod_info import PodInfo
@@ -64,6 +64,16 @@ CRITERIA: tuple[tuple[str, Callable[[NodeVictims], float]], ...] = (
     ("fewest victims", lambda c: -len(c.victims)),
     ("latest start of the highest-priority victims", _earliest_top_start),
 )
+WIRE_KEYS = (
+    "candidates",
+    "statuses",
+    "notHelpful",
+    "notEvaluated",
+    "offset",
+    "numCandidates",
+    "nominatedNode",
+    "victims",
+)
 TIE = "tie after every criterion: the first candidate wins"
 
 
@@ -101,10 +111,15 @@ class Evaluation:
     not_evaluated: list[int] = field(default_factory=list)  # enough candidates were found first
     offset: int = 0
     wanted: int = 0
+    _wire: dict[str, Any] | None = field(default=None, repr=False)
 
-    def to_dict(self, table: NodeTable) -> dict[str, Any]:
-        names = table.names
+    def wire(self, names: list[str]) -> dict[str, Any]:
+        """The `preemption.evaluated` payload (also `explain`'s `preemption`), built once."""
+        if self._wire is None:
+            self._wire = self._build(names)
+        return self._wire
 
+    def _build(self, names: list[str]) -> dict[str, Any]:
         def victim(v: PodInfo, found: NodeVictims) -> dict[str, Any]:
             return {"pod": v.key, "priority": v.priority, "pdbViolating": v.key in found.violating}
 
@@ -158,8 +173,11 @@ class DefaultPreemption:
         potential = np.flatnonzero(codes == Code.UNSCHEDULABLE).tolist()
         evaluation = self._dry_run(state, pod, table, potential)
         evaluation.not_helpful = np.flatnonzero(codes != Code.UNSCHEDULABLE).tolist()
-        detail = evaluation.to_dict(table)
-        self.handle.emitter.emit(PREEMPTION_EVALUATED, **detail)
+        self.handle.emitter.emit(
+            PREEMPTION_EVALUATED,
+            **{key: Deferred(lambda names, key=key: evaluation.wire(names)[key]) for key in WIRE_KEYS},
+        )
+        detail = evaluation
         chosen, statuses = evaluation.chosen, evaluation.statuses
         if chosen is None:
             errors = [s.message() for s in statuses.values() if s.code == Code.ERROR]
