@@ -175,6 +175,8 @@ def _preemption_lines(preemption: dict[str, Any]) -> list[str]:
             f"  not dry-run ({preemption['numCandidates']} candidates found first): "
             f"{len(preemption['notEvaluated'])} node(s)"
         )
+    if preemption["dropped"]:
+        lines.append(f"  dropped (the candidate list was full): {', '.join(preemption['dropped'])}")
     return lines
 
 

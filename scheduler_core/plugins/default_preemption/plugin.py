@@ -69,6 +69,7 @@ WIRE_KEYS = (
     "statuses",
     "notHelpful",
     "notEvaluated",
+    "dropped",
     "offset",
     "numCandidates",
     "nominatedNode",
@@ -109,6 +110,7 @@ class Evaluation:
     statuses: dict[int, Status]  # potential nodes the dry run rejected
     not_helpful: list[int]  # nodes whose status was not Unschedulable: never tried
     not_evaluated: list[int] = field(default_factory=list)  # enough candidates were found first
+    dropped: list[int] = field(default_factory=list)  # candidates past a full candidate list
     offset: int = 0
     wanted: int = 0
     _wire: dict[str, Any] | None = field(default=None, repr=False)
@@ -137,6 +139,7 @@ class Evaluation:
             "statuses": {names[i]: s.to_dict() for i, s in sorted(self.statuses.items())},
             "notHelpful": [names[i] for i in self.not_helpful],
             "notEvaluated": [names[i] for i in self.not_evaluated],
+            "dropped": [names[i] for i in self.dropped],
             "offset": self.offset,
             "numCandidates": self.wanted,
             "nominatedNode": names[self.chosen.node] if self.chosen else None,
@@ -224,7 +227,12 @@ class DefaultPreemption:
                     message = f'expected at least one victim pod on node "{table.names[i]}"'
                     evaluation.statuses[i] = Status(Code.ERROR, (message,))
                 else:
-                    (violating if result.num_pdb_violations else non_violating).append(result)
+                    # candidateList.add: each list holds at most `wanted`; later ones are dropped.
+                    kept = violating if result.num_pdb_violations else non_violating
+                    if len(kept) < wanted:
+                        kept.append(result)
+                    else:
+                        evaluation.dropped.append(i)
                     if non_violating and len(non_violating) + len(violating) >= wanted:
                         evaluation.not_evaluated = chunk[k + 1 :] + order[pos + len(chunk) :]
                         done = True
