@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -40,8 +41,12 @@ ERR_NO_VICTIMS = "No preemption victims found for incoming pod"
 def start_time(pod: PodInfo) -> float:
     """`GetPodStartTime` as seconds; a pod that has not started counts as starting now (latest)."""
     raw = pod.pod.status.start_time
-    if not raw:
-        return math.inf
+    return _parse_time(raw) if raw else math.inf
+
+
+@lru_cache(maxsize=1 << 16)
+def _parse_time(raw: str) -> float:
+    """An RFC 3339 time as seconds since the epoch (inf if unreadable); each string parsed once."""
     try:
         return datetime.fromisoformat(raw.replace("Z", "+00:00")).timestamp()
     except ValueError:
