@@ -91,7 +91,7 @@ def run(
     snapshot.pdbs = list(pdbs)
     result = scheduler.schedule_pod(snapshot, PodInfo.of(incoming))
     evaluated = [e.to_dict(snapshot.names) for e in events if e.type == PREEMPTION_EVALUATED]
-    return result, evaluated[0]
+    return result, evaluated[0] if evaluated else {}
 
 
 def candidates_of(evaluated: dict[str, Any]) -> dict[str, tuple[set[str], int]]:
@@ -403,3 +403,34 @@ def test_preemption_bench_reports_its_figures() -> None:
     report = run_preemption(30, repeats=1)
     assert report["victims"] == 3 and report["nominatedNode"].startswith("node-")
     assert report["cycleMs"] >= report["postFilterMs"] > 0
+
+
+# --- nominated pods in Filter: AddPod on a clone of the cycle state ----------------------------
+
+
+def _anti(app: str) -> dict[str, Any]:
+    term = {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": "hostname"}
+    return {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+
+
+def test_nominated_pod_counts_for_the_incoming_pods_anti_affinity() -> None:
+    """addGENominatedPods → InterPodAffinity.AddPod: the nominated app=x pod makes node1 violate the
+    incoming pod's anti-affinity, so node1 fails and node2 is chosen."""
+    pods = [nominated_pod("n", HIGH, {"cpu": "10m"}, "node1")]
+    pods[0].metadata.labels = {"app": "x"}
+    result, _ = run(["node1", "node2"], pod("p", priority=HIGH, affinity=_anti("x")), pods)
+    assert result.selected_node == "node2"
+    status = result.diagnosis.status_of(result.table.index["node1"])
+    assert (status.plugin, status.reasons) == ("InterPodAffinity", ("node(s) didn't match pod anti-affinity rules",))
+
+
+def test_plugins_skipped_at_pre_filter_stay_skipped_with_nominated_pods() -> None:
+    """RunFilterPluginsWithNominatedPods reuses the cycle state: InterPodAffinity skipped at PreFilter
+    (no pod with anti-affinity is bound) does not see a nominated pod's anti-affinity."""
+    pods = [nominated_pod("n", HIGH, {"cpu": "10m"}, "node1")]
+    pods[0].spec.affinity = pod("tmp", affinity=_anti("y")).spec.affinity
+    scheduler = Scheduler(new_framework(), seed=0)
+    snapshot = table([node(n, labels={"hostname": n}) for n in ("node1", "node2")], pods)
+    snapshot.nominated = {0: [PodInfo.of(pods[0])]}
+    result = scheduler.schedule_pod(snapshot, PodInfo.of(pod("p", labels={"app": "y"}, priority=HIGH)))
+    assert result.diagnosis.status_of(0) is None and result.diagnosis.status_of(1) is None

@@ -187,7 +187,7 @@ class Framework:
             if result is None:
                 emit(PLUGIN_EVALUATED, point="Filter", plugin=plugin.name, status=Status(Code.SKIP, (), plugin.name))
         if table.nominated:
-            self._with_nominated_pods(pod, table, verdicts, first_fail)
+            self._with_nominated_pods(state, pod, table, verdicts, first_fail)
         for plugin, result in zip(self.filter_plugins, verdicts, strict=True):
             if result is not None:
                 emit(PLUGIN_EVALUATED, point="Filter", plugin=plugin.name, verdicts=result)
@@ -248,35 +248,47 @@ class Framework:
                 plugin.remove_pod(state, pod, removed, table, i)
 
     def _with_nominated_pods(
-        self, pod: PodInfo, table: NodeTable, verdicts: list[NodeVerdicts | None], first_fail: np.ndarray
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        table: NodeTable,
+        verdicts: list[NodeVerdicts | None],
+        first_fail: np.ndarray,
     ) -> None:
         """`RunFilterPluginsWithNominatedPods`: on a node with nominated pods of equal or higher
-        priority, the pod must also fit with those pods added; if it does not, that verdict counts."""
-        for i, nominated in table.nominated.items():
-            extra = [p for p in nominated if p.priority >= pod.priority and p.key != pod.key]
-            if not extra:
-                continue
-            for other in extra:
+        priority, the pod must also fit with those pods added (`addGENominatedPods`: on a clone of
+        the cycle state, through AddPod; PreFilter is not re-run); if it does not, that verdict counts.
+
+        When no active PreFilter plugin keeps pod counts, every such node is checked in one pass."""
+        extras = {
+            i: extra
+            for i, nominated in table.nominated.items()
+            if (extra := [p for p in nominated if p.priority >= pod.priority and p.key != pod.key])
+        }
+        if not extras:
+            return
+        batches = [list(extras)] if not self.pre_filter_extensions_active(state) else [[i] for i in extras]
+        for batch in batches:
+            cloned = state.clone()
+            added = [(other, i) for i in batch for other in extras[i]]
+            for other, i in added:
                 table.add_pod(other, i)
+                self.run_pre_filter_extension_add_pod(cloned, pod, other, table, i)
             try:
-                state = CycleState()
-                self.run_pre_filter_plugins(state, pod, table, quiet=True)
-                skip: set[str] = state.get(SKIP_FILTER_PLUGINS, set())
-                with_nominated = [
-                    None if plugin.name in skip else plugin.filter(state, pod, table) for plugin in self.filter_plugins
-                ]
+                theirs_first, theirs = self.filter_columns(cloned, pod, table)
             finally:
-                for other in extra:
+                for other, i in added:
                     table.remove_pod(other, i)
-            if not any(v is not None and v.codes[i] != 0 for v in with_nominated):
-                continue
-            first_fail[i] = -1
-            for k, (mine, theirs) in enumerate(zip(verdicts, with_nominated, strict=True)):
-                if mine is None or theirs is None:
+            for i in batch:
+                if theirs_first[i] < 0:
                     continue
-                verdicts[k] = mine = _replace_node(mine, theirs, i)
-                if mine.codes[i] != 0 and first_fail[i] < 0:
-                    first_fail[i] = k
+                first_fail[i] = -1
+                for k, (mine, other_verdicts) in enumerate(zip(verdicts, theirs, strict=True)):
+                    if mine is None or other_verdicts is None:
+                        continue
+                    verdicts[k] = mine = _replace_node(mine, other_verdicts, i)
+                    if mine.codes[i] != 0 and first_fail[i] < 0:
+                        first_fail[i] = k
 
     def run_filter_plugins_on_node(self, state: CycleState, pod: PodInfo, table: NodeTable, i: int) -> Status:
         """Upstream `RunFilterPlugins` for one node: the first non-success status (quiet)."""
