@@ -434,3 +434,136 @@ def test_plugins_skipped_at_pre_filter_stay_skipped_with_nominated_pods() -> Non
     snapshot.nominated = {0: [PodInfo.of(pods[0])]}
     result = scheduler.schedule_pod(snapshot, PodInfo.of(pod("p", labels={"app": "y"}, priority=HIGH)))
     assert result.diagnosis.status_of(0) is None and result.diagnosis.status_of(1) is None
+
+
+# --- the lockstep dry run equals a per-node dry run that re-runs PreFilter -----------------------
+
+
+def _reference_select(framework: Any, incoming: PodInfo, snapshot: Any, i: int) -> tuple[list[str], Code]:
+    """SelectVictimsOnNode the slow way: node i alone, PreFilter re-run on the changed table for
+    every check (no PDBs, no nominated pods). Returns (victims, code of the failure or Success)."""
+
+    def fits() -> Status:
+        state = CycleState()
+        status = framework.run_pre_filter_plugins(state, incoming, snapshot, quiet=True)[1]
+        if not status.is_success():
+            return status
+        first_fail, verdicts = framework.filter_columns(state, incoming, snapshot)
+        return framework.status_at(first_fail, verdicts, i)
+
+    potential = [p for p in snapshot.pods[i] if p.priority < incoming.priority]
+    if not potential:
+        return [], Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    for victim in potential:
+        snapshot.remove_pod(victim, i)
+    victims: list[str] = []
+    try:
+        status = fits()
+        if not status.is_success():
+            return [], status.code
+        from scheduler_core.plugins.default_preemption.dry_run import more_important_first
+
+        for candidate in more_important_first(potential):
+            snapshot.add_pod(candidate, i)
+            if not fits().is_success():
+                snapshot.remove_pod(candidate, i)
+                victims.append(candidate.name)
+    finally:
+        present = {id(p) for p in snapshot.pods[i]}
+        for victim in potential:
+            if id(victim) not in present:
+                snapshot.add_pod(victim, i)
+    return sorted(victims), Code.SUCCESS
+
+
+def _random_case(rng: Any) -> tuple[list[Any], list[Any], Any]:
+    zones = ["z1", "z2", "z3"]
+    nodes = [
+        node(f"n{k}", labels={"hostname": f"n{k}", "zone": zones[k % 3]}, allocatable={"cpu": "1", "pods": "10"})
+        for k in range(6)
+    ]
+    pods = []
+    for k in range(14):
+        spec: dict[str, Any] = {}
+        if rng.random() < 0.2:
+            spec["affinity"] = _anti(rng.choice(["a", "b"]))
+        pods.append(
+            pod(
+                f"p{k}",
+                labels={"app": rng.choice(["a", "b"])},
+                requests={"cpu": rng.choice(["100m", "200m", "300m"])},
+                node_name=f"n{rng.randrange(6)}",
+                priority=rng.choice([0, 50, 200]),
+                **spec,
+            )
+        )
+    kind = rng.choice(["spread", "anti", "affinity", "mixed"])
+    spec = {}
+    if kind in ("spread", "mixed"):
+        spec["topologySpreadConstraints"] = [
+            {
+                "maxSkew": rng.choice([1, 2]),
+                "topologyKey": rng.choice(["zone", "hostname"]),
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"app": "a"}},
+            }
+        ]
+    if kind in ("anti", "mixed"):
+        spec["affinity"] = _anti("b")
+    if kind == "affinity":
+        term = {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": "zone"}
+        spec["affinity"] = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+    incoming = pod("in", labels={"app": "a"}, requests={"cpu": rng.choice(["300m", "600m"])}, priority=100, **spec)
+    return nodes, pods, incoming
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_lockstep_dry_run_matches_the_per_node_reference(seed: int) -> None:
+    import random
+
+    from scheduler_core.plugins.default_preemption.dry_run import select_victims
+
+    nodes, pods, incoming_pod = _random_case(random.Random(seed))
+    snapshot = table(nodes, pods)
+    framework = new_framework()
+    incoming = PodInfo.of(incoming_pod)
+    state = CycleState()
+    _, status, _ = framework.run_pre_filter_plugins(state, incoming, snapshot, quiet=True)
+    if not status.is_success():
+        pytest.skip("PreFilter rejected the pod")
+    first_fail, _ = framework.filter_columns(state, incoming, snapshot)
+    potential = [i for i in range(snapshot.n) if first_fail[i] >= 0]
+    found, statuses = select_victims(framework, state, incoming, snapshot, potential, Budgets.of([]))
+    for i in potential:
+        victims, code = _reference_select(framework, incoming, snapshot, i)
+        if i in found:
+            assert (sorted(v.name for v in found[i].victims), Code.SUCCESS) == (victims, code), i
+        else:
+            assert statuses[i].code == code and victims == [], i
+
+
+def test_nominated_pod_in_the_smallest_domain_raises_that_nodes_minimum() -> None:
+    """Derived from PodTopologySpread AddPod (updateWithPod + criticalPaths.update): zones z1=1, z2=2
+    matching pods; a nominated app=a pod on n0 (z1) makes z1=2, so n0's copy of the state has
+    minimum 2 and skew 2+1-2 = 1 passes (the minimum before the AddPod, 1, would give 2)."""
+    spread = [
+        {
+            "maxSkew": 1,
+            "topologyKey": "zone",
+            "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {"app": "a"}},
+        }
+    ]
+    nodes = [node("n0", labels={"zone": "z1"}), node("n1", labels={"zone": "z2"})]
+    pods = [
+        pod("e0", labels={"app": "a"}, node_name="n0"),
+        pod("e1", labels={"app": "a"}, node_name="n1"),
+        pod("e2", labels={"app": "a"}, node_name="n1"),
+        nominated_pod("n", HIGH, {"cpu": "10m"}, "n0"),
+    ]
+    pods[-1].metadata.labels = {"app": "a"}
+    result = Scheduler(new_framework(), seed=0).schedule_pod(
+        table(nodes, pods), PodInfo.of(pod("p", labels={"app": "a"}, priority=HIGH, topologySpreadConstraints=spread))
+    )
+    assert result.selected_node == "n0"
+    assert result.diagnosis.status_of(1).plugin == "PodTopologySpread"

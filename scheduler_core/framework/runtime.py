@@ -229,6 +229,17 @@ class Framework:
         skip: set[str] = state.get(SKIP_FILTER_PLUGINS, set())
         return any(hasattr(p, "add_pod") and p.name not in skip for p in self.pre_filter_plugins)
 
+    def extensions_per_node(self, state: CycleState) -> bool:
+        """Whether every active plugin with PreFilterExtensions keeps per-node changes apart
+        (`per_node_extensions`): then AddPod/RemovePod on several nodes of one state leave each
+        node's verdict as its own copy of the state would give it, and nodes can be checked together."""
+        skip: set[str] = state.get(SKIP_FILTER_PLUGINS, set())
+        return all(
+            getattr(p, "per_node_extensions", False)
+            for p in self.pre_filter_plugins
+            if hasattr(p, "add_pod") and p.name not in skip
+        )
+
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod: PodInfo, added: PodInfo, table: NodeTable, i: int
     ) -> None:
@@ -259,7 +270,8 @@ class Framework:
         priority, the pod must also fit with those pods added (`addGENominatedPods`: on a clone of
         the cycle state, through AddPod; PreFilter is not re-run); if it does not, that verdict counts.
 
-        When no active PreFilter plugin keeps pod counts, every such node is checked in one pass."""
+        When the active PreFilter extensions keep per-node changes apart, every such node is checked
+        in one pass."""
         extras = {
             i: extra
             for i, nominated in table.nominated.items()
@@ -267,7 +279,7 @@ class Framework:
         }
         if not extras:
             return
-        batches = [list(extras)] if not self.pre_filter_extensions_active(state) else [[i] for i in extras]
+        batches = [list(extras)] if self.extensions_per_node(state) else [[i] for i in extras]
         for batch in batches:
             cloned = state.clone()
             added = [(other, i) for i in batch for other in extras[i]]

@@ -6,12 +6,13 @@ PreFilter state through `PreFilterExtensions`), check the pod fits
 (`RunFilterPluginsWithNominatedPods`), then reprieve the PDB-violating victims and then the others,
 most important first, each kept only if the pod still fits.
 
-PreFilter is never re-run: the cycle's state is reused and updated incrementally. When no plugin
-that ran keeps pod counts in its state (no active `add_pod`/`remove_pod`), a Filter verdict on a
-node depends only on that node's own pods, so every potential node's dry run advances in lockstep:
-one columnar Filter pass per reprieve step serves all nodes at once, with the same outcome as
-upstream's per-node runs. Otherwise (PodTopologySpread / InterPodAffinity active) each node runs
-on its own clone of the state, with AddPod/RemovePod keeping the counts exact.
+PreFilter is never re-run: the cycle's state is reused and updated through AddPod/RemovePod.
+A Filter verdict on node i depends only on node i's own pods and, for PodTopologySpread and
+InterPodAffinity, on their state, which records each node's changes apart (`per_node_extensions`).
+So every potential node's dry run advances in lockstep: the victims are held as columns, each
+reprieve step adds one pod per node on all nodes at once and runs one columnar Filter pass, with
+the same outcome as upstream's per-node runs. A plugin with extensions that cannot keep nodes
+apart makes each node run on its own clone of the state instead.
 """
 
 from __future__ import annotations
@@ -198,14 +199,17 @@ def select_victims(
     statuses = {i: Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_NO_VICTIMS,)) for i in nodes if not potential[i]}
     with_victims = [i for i in nodes if potential[i]]
     results: dict[int, NodeVictims] = {}
-    if handle.pre_filter_extensions_active(state):
-        for i in with_victims:
+    incremental = handle.pre_filter_extensions_active(state)
+    if incremental and not handle.extensions_per_node(state):
+        for i in with_victims:  # a plugin whose state cannot hold several nodes' changes apart
             run = _Run(handle, state.clone(), pod, table, [i], potential, nominated, incremental=True)
             found, failed = run.select(budgets)
             results.update(found)
             statuses.update(failed)
     elif with_victims:
-        run = _Run(handle, state, pod, table, with_victims, potential, nominated, incremental=False)
+        run = _Run(
+            handle, state.clone() if incremental else state, pod, table, with_victims, potential, nominated, incremental
+        )
         found, failed = run.select(budgets)
         results.update(found)
         statuses.update(failed)

@@ -40,11 +40,35 @@ ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing 
 
 @dataclass
 class _FilterState:
+    """PreFilter's counts, plus per node the matching pods added to or removed from that node since
+    (AddPod / RemovePod). Upstream keeps one state copy per node; a change on node i moves only
+    node i's domain, so `delta[k][i]` stands for node i's copy and all nodes' copies fit in one."""
+
     constraints: list[Constraint]
     domain_counts: list[np.ndarray]  # per constraint: matching pods per value code (eligible nodes only)
     min_match: list[int]
     present: list[np.ndarray]  # per constraint: value codes that are domains (bool per code)
     has_all: np.ndarray  # nodes carrying every constraint's topology key
+    delta: list[np.ndarray] | None = None  # per constraint, per node
+
+    def clone(self) -> _FilterState:
+        return replace(self, delta=None if self.delta is None else [d.copy() for d in self.delta])
+
+    def node_minimum(self, k: int, c: Constraint, codes: np.ndarray) -> np.ndarray | int:
+        """The global minimum each node's copy of the state sees (scalar while nothing changed)."""
+        if self.delta is None or int(self.present[k].sum()) < c.min_domains:
+            return self.min_match[k]
+        counts, present = self.domain_counts[k], self.present[k]
+        domains = np.flatnonzero(present)
+        if not len(domains):
+            return 0
+        first = int(domains[np.argmin(counts[domains])])
+        rest = domains[domains != first]
+        others = np.where(
+            codes == first, int(counts[rest].min()) if len(rest) else np.iinfo(np.int64).max, counts[first]
+        )
+        own = present[codes] & (codes >= 0)
+        return np.where(own, np.minimum(others, counts[np.maximum(codes, 0)] + self.delta[k]), counts[first])
 
 
 @dataclass
@@ -65,6 +89,7 @@ def _global_min(c: Constraint, counts: np.ndarray, present: np.ndarray) -> int:
 
 class PodTopologySpread:
     name = NAME
+    per_node_extensions = True  # AddPod/RemovePod on node i change only node i's verdict
 
     def __init__(self, system_defaulted: bool, defaults: list[tuple[str, int, str]] | None) -> None:
         self.system_defaulted = system_defaulted
@@ -112,23 +137,15 @@ class PodTopologySpread:
     def _update(self, state: CycleState, pod: PodInfo, other: PodInfo, table: NodeTable, i: int, delta: int) -> None:
         """Upstream checks the namespace and that node i carries every constraint's key, then
         counts `other` in node i's domain for each constraint whose selector matches it (no
-        inclusion-policy or terminating check there). Copy on write: clones stay independent."""
+        inclusion-policy or terminating check there). Recorded as node i's delta (see _FilterState)."""
         s: _FilterState | None = state.get(PRE_FILTER_STATE_KEY)
         if s is None or other.namespace != pod.namespace or not s.has_all[i]:
             return
-        counts_list = list(s.domain_counts)
-        minimums = list(s.min_match)
         for k, c in enumerate(s.constraints):
-            if not c.selector.matches(other.labels):
-                continue
-            code = int(table.label_column(c.topology_key).codes[i])
-            counts = counts_list[k].copy()
-            counts[code] += delta
-            counts_list[k] = counts
-            # Only node i's domain changes, so the minimum over the domains is exact (upstream's
-            # two critical paths give the same minimum when a single domain moves).
-            minimums[k] = _global_min(c, counts, s.present[k])
-        state[PRE_FILTER_STATE_KEY] = replace(s, domain_counts=counts_list, min_match=minimums)
+            if c.selector.matches(other.labels):
+                if s.delta is None:
+                    s.delta = [np.zeros(table.n, dtype=np.int64) for _ in s.constraints]
+                s.delta[k][i] += delta
 
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> NodeVerdicts:
         s: _FilterState = state[PRE_FILTER_STATE_KEY]
@@ -136,13 +153,16 @@ class PodTopologySpread:
         decided = np.zeros(n, dtype=bool)
         missing = np.zeros(n, dtype=bool)
         skewed = np.zeros(n, dtype=bool)
-        for c, counts, minimum in zip(s.constraints, s.domain_counts, s.min_match, strict=True):
+        for k, (c, counts) in enumerate(zip(s.constraints, s.domain_counts, strict=True)):
             codes = table.label_column(c.topology_key).codes
             lacks = (codes < 0) & ~decided
             missing |= lacks
             decided |= lacks
             self_match = 1 if c.selector.matches(pod.labels) else 0
             match_num = np.where(codes >= 0, counts[codes], 0) if len(counts) else np.zeros(n, dtype=np.int64)
+            if s.delta is not None:
+                match_num = match_num + np.where(codes >= 0, s.delta[k], 0)
+            minimum = s.node_minimum(k, c, codes)
             too_skewed = (match_num + self_match - minimum > c.max_skew) & ~decided
             skewed |= too_skewed
             decided |= too_skewed
