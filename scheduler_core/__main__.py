@@ -48,8 +48,18 @@ def _explain(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from .bench import format_report, load_workload, run_workload
+    from .bench import format_preemption_report, format_report, load_workload, run_preemption, run_workload
 
+    if args.preemption:
+        for num_nodes in args.nodes:
+            report = run_preemption(num_nodes, repeats=args.repeats, seed=args.seed)
+            if args.output == "json":
+                sys.stdout.write(json.dumps(report) + "\n")
+            else:
+                sys.stdout.write(format_preemption_report(report))
+        return 0
+    if not args.workload:
+        raise InputError("bench: --workload is required (or --preemption)")
     workload = load_workload(_read(args.workload), args.workload)
     report = run_workload(workload, seed=args.seed)
     if args.output == "json":
@@ -103,7 +113,10 @@ def main(argv: list[str] | None = None) -> int:
     ex.add_argument("-o", "--output", choices=("text", "json"), default="text")
     ex.set_defaults(run=_explain)
     be = sub.add_parser("bench", help="run a scheduler_perf-style workload and print pods per second")
-    be.add_argument("--workload", required=True)
+    be.add_argument("--workload")
+    be.add_argument("--preemption", action="store_true", help="time one preempting pod's cycle instead")
+    be.add_argument("--nodes", type=int, nargs="+", default=[400, 1000, 5000], help="cluster sizes for --preemption")
+    be.add_argument("--repeats", type=int, default=5, help="cycles timed per size for --preemption (median)")
     be.add_argument("--seed", type=int, default=0)
     be.add_argument("-o", "--output", choices=("text", "json"), default="text")
     be.set_defaults(run=_bench)

@@ -89,6 +89,7 @@ class Scheduler:
     def __init__(self, framework: Framework | None = None, seed: int | None = None) -> None:
         self.framework = framework or new_framework()
         self.rng = random.Random(seed)
+        self.framework.rng = self.rng
         self.next_start_node_index = 0
         self.cycle = 0
 

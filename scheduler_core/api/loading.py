@@ -32,6 +32,7 @@ from .limits import (
     MAX_YAML_NODES,
 )
 from .objects import Namespace, Node, Pod, PriorityClass, RuntimeClass, Workload
+from .policy import PodDisruptionBudget
 from .pruning import DROPPED_CONTAINER_FIELDS, DROPPED_METADATA_FIELDS, DROPPED_POD_SPEC_FIELDS, prune
 from .storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from .text import quote
@@ -98,6 +99,10 @@ KINDS: dict[str, Kind] = {
     "PersistentVolume": Kind(PersistentVolume, "volumes"),
     "StorageClass": Kind(StorageClass, "storage_classes"),
     "CSINode": Kind(CSINode, "csi_nodes"),
+    # preemption: budgets (their status is read); workload kinds seen through their pods
+    "PodDisruptionBudget": Kind(PodDisruptionBudget, "pdbs"),
+    "DaemonSet": Kind(Workload, "workloads", status=()),
+    "Job": Kind(Workload, "workloads", status=()),
 }
 
 
@@ -147,6 +152,7 @@ class ClusterObjects:
     volumes: list[PersistentVolume] = field(default_factory=list)
     storage_classes: list[StorageClass] = field(default_factory=list)
     csi_nodes: list[CSINode] = field(default_factory=list)
+    pdbs: list[PodDisruptionBudget] = field(default_factory=list)
 
     skipped: dict[str, int] = field(default_factory=dict)
     """Objects of kinds the scheduler does not read (ConfigMap, Secret, Event, …), counted by kind."""

@@ -617,10 +617,11 @@ class RuntimeClass(K8sModel):
 
 
 class Workload(K8sModel):
-    """A Service or workload controller, kept for the selectors that spreading reads."""
+    """A Service or workload controller, kept for the selectors that spreading reads and for
+    grouping pods by owner."""
 
     api_version: str = "v1"
-    kind: Literal["Service", "ReplicaSet", "StatefulSet", "ReplicationController", "Deployment"]
+    kind: Literal["Service", "ReplicaSet", "StatefulSet", "ReplicationController", "Deployment", "DaemonSet", "Job"]
     metadata: ObjectMeta
     spec: dict[str, Any] = Field(default_factory=dict)
 

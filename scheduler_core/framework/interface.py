@@ -67,6 +67,18 @@ class PreFilterPlugin(Protocol):
 
 
 @runtime_checkable
+class PreFilterExtensions(Protocol):
+    """`PreFilterExtensions`: a PreFilter plugin whose state counts other pods implements both, so
+    preemption's dry run and nominated pods update that state instead of re-running PreFilter.
+    Its Filter must then read only its state and node i's own data for node i. Updates are copy on
+    write (`state[key] = new`), so a cloned CycleState stays independent."""
+
+    def add_pod(self, state: CycleState, pod: PodInfo, added: PodInfo, table: NodeTable, i: int) -> None: ...
+
+    def remove_pod(self, state: CycleState, pod: PodInfo, removed: PodInfo, table: NodeTable, i: int) -> None: ...
+
+
+@runtime_checkable
 class FilterPlugin(Protocol):
     name: str
 

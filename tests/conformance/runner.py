@@ -18,7 +18,7 @@ def write_inputs(case: dict[str, Any], folder: Path) -> tuple[Path, Path]:
         *(case.get("priorityClasses") or []),
         *case["nodes"],
         *(case.get("pods") or []),
-        *(case.get("objects") or []),
+        *(case.get("objects") or []),  # e.g. PodDisruptionBudgets, passed through unchanged
     ]
     cluster = folder / "cluster.yaml"
     pod = folder / "pod.yaml"
@@ -94,6 +94,10 @@ def mismatches(case: dict[str, Any], got: dict[str, Any]) -> list[str]:
         problems.append(f"selected: want {expect['selected']}, got {got['selectedNode']}")
     if "tied_top" in expect and sorted(expect["tied_top"]) != sorted(got["tiedTop"]):
         problems.append(f"tiedTop: want {expect['tied_top']}, got {got['tiedTop']}")
+    if "nominated_node" in expect and got["nominatedNode"] != expect["nominated_node"]:
+        problems.append(f"nominatedNode: want {expect['nominated_node']}, got {got['nominatedNode']}")
+    if "victims" in expect and got["victims"] != expect["victims"]:
+        problems.append(f"victims: want {expect['victims']}, got {got['victims']}")
     if "message" in expect and got["message"] != expect["message"]:
         problems.append(f"message:\n  want {expect['message']!r}\n  got  {got['message']!r}")
     return problems
