@@ -61,17 +61,27 @@ def test_the_issues_100_node_dump_loads(issue_dump: dict[str, str], output: str)
     assert (len(cluster.nodes), len(cluster.pods)) == (100, 500)
     assert {ns.metadata.name for ns in cluster.namespaces} >= {"default", "kube-system"}
     assert {pc.metadata.name for pc in cluster.priority_classes} >= {"default-priority", "batch-low"}
-    assert {w.kind for w in cluster.workloads} == {"ReplicaSet", "Deployment", "Service", "StatefulSet"}
-    # kinds the scheduler does not read yet are counted in one notice, never an error
-    assert cluster.skipped["CSINode"] == 100 and cluster.skipped["ConfigMap"] > 0
+    assert {w.kind for w in cluster.workloads} == {
+        "ReplicaSet",
+        "Deployment",
+        "Service",
+        "StatefulSet",
+        "DaemonSet",
+        "Job",
+    }
+    assert len(cluster.csi_nodes) == 100 and cluster.claims and cluster.volumes and cluster.storage_classes
+    assert cluster.pdbs
+    # kinds the scheduler does not read are counted in one notice, never an error
+    assert set(cluster.skipped) == {"ConfigMap"} and cluster.skipped["ConfigMap"] > 0
     notice = cluster.skipped_notice()
-    assert notice and notice.startswith("skipped ") and "CSINode (100)" in notice
+    assert notice and notice.startswith("skipped ") and f"ConfigMap ({cluster.skipped['ConfigMap']})" in notice
 
 
 def test_json_and_yaml_give_the_same_objects(issue_dump: dict[str, str]) -> None:
     from_json = load_cluster(issue_dump["json"], "c.json")
     from_yaml = load_cluster(issue_dump["yaml"], "c.yaml")
-    for bucket in ("nodes", "pods", "namespaces", "priority_classes", "workloads"):
+    buckets = ("nodes", "pods", "namespaces", "priority_classes", "workloads", "claims", "volumes", "csi_nodes", "pdbs")
+    for bucket in buckets:
         left = [o.to_dict() for o in getattr(from_json, bucket)]
         right = [o.to_dict() for o in getattr(from_yaml, bucket)]
         assert left == right, bucket

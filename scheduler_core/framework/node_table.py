@@ -269,6 +269,10 @@ class NodeTable:
 
     def _account_ports_and_volumes(self, info: PodInfo, i: int, sign: int) -> None:
         if info.pod.spec.volumes:
+            for volume in info.pod.spec.volumes:
+                if volume.persistent_volume_claim is not None:
+                    claim = f"{info.namespace}/{volume.claim_name}"
+                    self.pvc_refs[claim] = self.pvc_refs.get(claim, 0) + sign
             if sign > 0:
                 self.volume_pods.append((i, info))
             else:
@@ -302,15 +306,6 @@ class NodeTable:
             if affinity_group is None:
                 affinity_group = self.affinity_groups[signature] = AffinityGroup(info, np.zeros(self.n, dtype=np.int64))
             affinity_group.counts[i] += sign
-        if info.pod.spec.volumes:
-            for volume in info.pod.spec.volumes:
-                if volume.persistent_volume_claim is not None:
-                    key = f"{info.namespace}/{volume.claim_name}"
-                    self.pvc_refs[key] = self.pvc_refs.get(key, 0) + sign
-            if sign > 0:
-                self.volume_pods.append((i, info))
-            else:
-                self.volume_pods = [(j, p) for j, p in self.volume_pods if p is not info]
 
     # --- queries ----------------------------------------------------------------------------
 

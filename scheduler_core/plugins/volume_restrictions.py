@@ -7,6 +7,7 @@ on any node; Filter rejects disk conflicts on the node, then (when such a claim 
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -61,6 +62,22 @@ def is_volume_conflict(volume: Volume, other: Volume) -> bool:
     return False
 
 
+@dataclass
+class _PreFilterState:
+    """`preFilterState`: the pod's ReadWriteOncePod claims and how many scheduled pods' volumes name them."""
+
+    rwop_claims: frozenset[str]
+    conflicting_refs: int
+
+    def clone(self) -> _PreFilterState:
+        return replace(self)
+
+    def update_with_pod(self, other: PodInfo, multiplier: int) -> None:
+        """`updateWithPod`: upstream matches claim names only (no namespace check)."""
+        refs = sum(1 for v in other.pod.spec.volumes if v.claim_name is not None and v.claim_name in self.rwop_claims)
+        self.conflicting_refs += multiplier * refs
+
+
 class VolumeRestrictions:
     name = NAME
 
@@ -81,8 +98,16 @@ class VolumeRestrictions:
         conflicting = sum(1 for name in rwop if table.pvc_refs.get(f"{pod.namespace}/{name}", 0) > 0)
         if not needs_check and conflicting == 0:
             return None, Status(Code.SKIP)
-        state[PRE_FILTER_STATE_KEY] = conflicting
+        state[PRE_FILTER_STATE_KEY] = _PreFilterState(frozenset(rwop), conflicting)
         return None, Status()
+
+    # --- PreFilterExtensions (volume_restrictions.go AddPod / RemovePod → updateWithPod) -------
+
+    def add_pod(self, state: CycleState, pod: PodInfo, added: PodInfo, table: NodeTable, i: int) -> None:
+        state[PRE_FILTER_STATE_KEY].update_with_pod(added, +1)
+
+    def remove_pod(self, state: CycleState, pod: PodInfo, removed: PodInfo, table: NodeTable, i: int) -> None:
+        state[PRE_FILTER_STATE_KEY].update_with_pod(removed, -1)
 
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> NodeVerdicts:
         conflict = np.zeros(table.n, dtype=bool)
@@ -94,7 +119,8 @@ class VolumeRestrictions:
                 if any(is_volume_conflict(v, o) for v in wanted for o in other.pod.spec.volumes):
                     conflict[i] = True
         verdicts = NodeVerdicts.reject_where(conflict, Code.UNSCHEDULABLE, ERR_REASON_DISK_CONFLICT)
-        if state.get(PRE_FILTER_STATE_KEY, 0) > 0:
+        prefiltered = state.get(PRE_FILTER_STATE_KEY)
+        if prefiltered is not None and prefiltered.conflicting_refs > 0:
             # Every node the disk check let through fails on the claim in use elsewhere.
             rwop = ~conflict
             verdicts.codes[rwop] = np.int8(Code.UNSCHEDULABLE)
