@@ -96,21 +96,19 @@ class _Run:
         self.table = table
         self.nodes = nodes
         self.incremental = incremental  # plugins keep pod counts: tell them about every change
+        self.extensions = handle.pre_filter_extensions(state) if incremental else []
         self.victims = PodColumns.of([(victim, i) for i in nodes for victim in potential[i]])
         self.column_of = {id(victim): k for k, victim in enumerate(self.victims.pods)}
         self.nominated = PodColumns.of([(other, i) for i in nodes for other in nominated.get(i, ())])
         self.with_nominated = {int(i) for i in self.nominated.nodes.tolist()}
 
     def shift(self, state: CycleState, columns: PodColumns, which: np.ndarray, sign: int) -> None:
+        """Add (+1) or remove (-1) the selected pods, on the table and through AddPod / RemovePod."""
         self.table.shift(columns, which, sign)
-        if self.incremental:
-            extension = (
-                self.handle.run_pre_filter_extension_add_pod
-                if sign > 0
-                else self.handle.run_pre_filter_extension_remove_pod
-            )
-            for k in which.tolist():
-                extension(state, self.pod, columns.pods[k], self.table, int(columns.nodes[k]))
+        for plugin in self.extensions:
+            extension = plugin.add_pod if sign > 0 else plugin.remove_pod
+            for k, i in zip(which.tolist(), columns.nodes[which].tolist(), strict=True):
+                extension(state, self.pod, columns.pods[k], self.table, i)
 
     def fits(self, nodes: list[int], statuses: bool = True) -> dict[int, Status | None]:
         """`RunFilterPluginsWithNominatedPods` for each of `nodes`: first with the nominated pods
