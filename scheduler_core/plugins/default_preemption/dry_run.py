@@ -138,6 +138,7 @@ class _Run:
     def select(self, budgets: Budgets) -> tuple[dict[int, NodeVictims], dict[int, Status]]:
         """`SelectVictimsOnNode` for every node of the batch, one reprieve step at a time."""
         victims = self.victims
+        originals = {i: list(self.table.pods[i]) for i in self.nodes}
         out = np.ones(len(victims.pods), dtype=bool)  # removed from their node right now
         self.shift(self.state, victims, np.arange(len(victims.pods)), -1)
         results: dict[int, NodeVictims] = {}
@@ -180,6 +181,8 @@ class _Run:
                     found.victims = more_important_first(found.victims)
         finally:
             self.table.shift(victims, np.flatnonzero(out), +1)
+            for i, pods in originals.items():
+                self.table.pods[i][:] = pods
         return results, statuses
 
 
