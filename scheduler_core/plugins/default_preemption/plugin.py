@@ -180,7 +180,6 @@ class DefaultPreemption:
             PREEMPTION_EVALUATED,
             **{key: Deferred(lambda names, key=key: evaluation.wire(names)[key]) for key in WIRE_KEYS},
         )
-        detail = evaluation
         chosen, statuses = evaluation.chosen, evaluation.statuses
         if chosen is None:
             errors = [s.message() for s in statuses.values() if s.code == Code.ERROR]
@@ -192,8 +191,10 @@ class DefaultPreemption:
                 counts.update(status.reasons)
             counts[ERR_NOT_HELPFUL] += table.n - len(statuses)
             message = fit_error_message(table.n, counts.items())
-            return PostFilterResult("", {"preemption": detail}), Status(Code.UNSCHEDULABLE, (PREFIX + message,))
-        return PostFilterResult(table.names[chosen.node], {"victims": chosen.victims, "preemption": detail}), Status()
+            outcome = PostFilterResult("", {"preemption": evaluation})
+            return outcome, Status(Code.UNSCHEDULABLE, (PREFIX + message,))
+        outcome = PostFilterResult(table.names[chosen.node], {"victims": chosen.victims, "preemption": evaluation})
+        return outcome, Status()
 
     def num_candidates(self, num_nodes: int) -> int:
         """`calculateNumCandidates`: max(percentage of the nodes, the absolute minimum), at most all."""
