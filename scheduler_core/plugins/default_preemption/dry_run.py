@@ -66,6 +66,8 @@ class NodeVictims:
     node: int
     victims: list[PodInfo] = field(default_factory=list)
     violating: set[str] = field(default_factory=set)  # keys of victims that violate a PDB
+    reprieved: list[PodInfo] = field(default_factory=list)  # lower-priority pods that may stay
+    protected: set[str] = field(default_factory=set)  # keys of reprieved pods a PDB covers (tried first)
 
     @property
     def num_pdb_violations(self) -> int:
@@ -164,16 +166,17 @@ class _Run:
                 which = np.array([self.column_of[id(order[i][step])] for i in batch], dtype=np.int64)
                 self.shift(self.state, victims, which, +1)
                 out[which] = False
-                rejected = list(self.fits(batch, statuses=False))
+                rejected = set(self.fits(batch, statuses=False))
                 if rejected:
                     again = np.array([self.column_of[id(order[i][step])] for i in rejected], dtype=np.int64)
                     self.shift(self.state, victims, again, -1)
                     out[again] = True
-                for i in rejected:
-                    victim = order[i][step]
-                    results[i].victims.append(victim)
+                for i in batch:
+                    tried, found = order[i][step], results[i]
+                    kept = i not in rejected
+                    (found.reprieved if kept else found.victims).append(tried)
                     if step < violating[i]:
-                        results[i].violating.add(victim.key)
+                        (found.protected if kept else found.violating).add(tried.key)
                 step += 1
             for i, found in results.items():
                 if violating[i] and violating[i] < len(order[i]):

@@ -130,6 +130,10 @@ class Evaluation:
                 {
                     "node": names[c.node],
                     "victims": [victim(v, c) for v in c.victims],
+                    "reprieved": [
+                        {"pod": v.key, "priority": v.priority, "pdbProtected": v.key in c.protected}
+                        for v in c.reprieved
+                    ],
                     "pdbViolations": c.num_pdb_violations,
                     "chosen": self.chosen is not None and c.node == self.chosen.node,
                     "eliminatedBy": self.eliminated.get(c.node),
