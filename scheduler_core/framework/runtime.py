@@ -297,17 +297,6 @@ class Framework:
                     if mine.codes[i] != 0 and first_fail[i] < 0:
                         first_fail[i] = k
 
-    def run_filter_plugins_on_node(self, state: CycleState, pod: PodInfo, table: NodeTable, i: int) -> Status:
-        """Upstream `RunFilterPlugins` for one node: the first non-success status (quiet)."""
-        skip: set[str] = state.get(SKIP_FILTER_PLUGINS, set())
-        for plugin in self.filter_plugins:
-            if plugin.name in skip:
-                continue
-            result = plugin.filter(state, pod, table)
-            if result.codes[i] != 0:
-                return result.status_of(i, plugin.name)
-        return Status()
-
     # --- PostFilter ---------------------------------------------------------------------------
 
     def run_post_filter_plugins(
