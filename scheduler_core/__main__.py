@@ -51,12 +51,13 @@ def _bench(args: argparse.Namespace) -> int:
     from .bench import format_preemption_report, format_report, load_workload, run_preemption, run_workload
 
     if args.preemption:
-        for num_nodes in args.nodes:
-            report = run_preemption(num_nodes, repeats=args.repeats, seed=args.seed)
-            if args.output == "json":
-                sys.stdout.write(json.dumps(report) + "\n")
-            else:
-                sys.stdout.write(format_preemption_report(report))
+        for spread in (False, True):
+            for num_nodes in args.nodes:
+                report = run_preemption(num_nodes, repeats=args.repeats, seed=args.seed, spread=spread)
+                if args.output == "json":
+                    sys.stdout.write(json.dumps(report) + "\n")
+                else:
+                    sys.stdout.write(format_preemption_report(report))
         return 0
     if not args.workload:
         raise InputError("bench: --workload is required (or --preemption)")

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from .api.loading import InputError, format_validation_error, load_yaml_documents
-from .api.objects import Node, Pod
+from .api.objects import Node, Pod, TopologySpreadConstraint
 from .framework.events import Event
 from .framework.node_table import NodeTable
 from .framework.pod_info import PodInfo
@@ -186,8 +186,19 @@ BENCH_EPOCH = datetime(2025, 1, 1, tzinfo=UTC)
 RFC3339 = "%Y-%m-%dT%H:%M:%SZ"
 
 
-def preemption_cluster(num_nodes: int) -> tuple[NodeTable, PodInfo]:
-    """A table of `num_nodes` full nodes and the high-priority pod that must preempt."""
+# The preemptor's own DoNotSchedule spread over hostnames (its selector matches only itself), so
+# PodTopologySpread's Filter and its AddPod/RemovePod take part in the dry run.
+SPREAD = {
+    "maxSkew": 1,
+    "topologyKey": HOSTNAME_LABEL,
+    "whenUnsatisfiable": "DoNotSchedule",
+    "labelSelector": {"matchLabels": {"app": "high"}},
+}
+
+
+def preemption_cluster(num_nodes: int, spread: bool = False) -> tuple[NodeTable, PodInfo]:
+    """A table of `num_nodes` full nodes and the high-priority pod that must preempt (with a
+    topology spread constraint when `spread`)."""
     nodes = [
         Node.model_validate(
             {
@@ -205,8 +216,11 @@ def preemption_cluster(num_nodes: int) -> tuple[NodeTable, PodInfo]:
             # every pod its own start time, as in a real cluster
             pod.status.start_time = (BENCH_EPOCH + timedelta(seconds=i * LOW_PODS_PER_NODE + k)).strftime(RFC3339)
             low.append(PodInfo.of(pod))
-    high = PodInfo.of(_bench_pod("high", {"cpu": "3", "memory": "500Mi"}, priority=10))
-    return NodeTable.build(nodes, low), high
+    high = _bench_pod("high", {"cpu": "3", "memory": "500Mi"}, priority=10)
+    if spread:
+        high.metadata.labels = {"app": "high"}
+        high.spec.topology_spread_constraints = [TopologySpreadConstraint.model_validate(SPREAD)]
+    return NodeTable.build(nodes, low), PodInfo.of(high)
 
 
 def _bench_pod(name: str, requests: dict[str, str], priority: int) -> Pod:
@@ -225,9 +239,9 @@ def _bench_pod(name: str, requests: dict[str, str], priority: int) -> Pod:
     return pod
 
 
-def run_preemption(num_nodes: int, repeats: int = 5, seed: int = 0) -> dict[str, Any]:
+def run_preemption(num_nodes: int, repeats: int = 5, seed: int = 0, spread: bool = False) -> dict[str, Any]:
     """Time whole cycles of the preempting pod (Filter finds no node, PostFilter preempts)."""
-    table, high = preemption_cluster(num_nodes)
+    table, high = preemption_cluster(num_nodes, spread)
     scheduler = Scheduler(seed=seed)
     gc.collect()
     gc.freeze()
@@ -253,7 +267,7 @@ def run_preemption(num_nodes: int, repeats: int = 5, seed: int = 0) -> dict[str,
     assert result is not None
     victims = result.post_filter_result.detail.get("victims", []) if result.post_filter_result else []
     return {
-        "workload": "Preemption",
+        "workload": "PreemptionWithSpread" if spread else "Preemption",
         "nodes": num_nodes,
         "pods": len(table.pods) * LOW_PODS_PER_NODE,
         "nominatedNode": result.nominated_node,

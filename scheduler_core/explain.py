@@ -184,6 +184,12 @@ def _preemption_lines(preemption: dict[str, Any]) -> list[str]:
         )
         verdict = "CHOSEN" if candidate["chosen"] else f"not chosen: {candidate['eliminatedBy']}"
         lines.append(f"  {candidate['node']}: {verdict}; victims: {victims}")
+        if candidate["reprieved"]:
+            kept = ", ".join(
+                f"{v['pod']}{' (PodDisruptionBudget: tried first)' if v['pdbProtected'] else ''}"
+                for v in candidate["reprieved"]
+            )
+            lines.append(f"    reprieved (the pod fits with them): {kept}")
     for name, status in preemption["statuses"].items():
         lines.append(
             f"  {name}: no candidate: {status['plugin'] or 'DefaultPreemption'}: {', '.join(status['reasons'])}"

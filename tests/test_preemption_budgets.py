@@ -156,6 +156,7 @@ def test_violating_victims_are_reprieved_first_and_reported_most_important_first
     result, evaluated = run(["node1"], pod("p", priority=MID, requests={"cpu": "250m"}), pods, [pdb(0)])
     assert [v.name for v in result.post_filter_result.detail["victims"]] == ["plain"]
     assert evaluated["candidates"][0]["pdbViolations"] == 0
+    assert evaluated["candidates"][0]["reprieved"] == [{"pod": "default/guarded", "priority": 0, "pdbProtected": True}]
     two_victims = [*pods, bound("filler", "node1", 10, {"cpu": "250m"}, FOO)]
     result, evaluated = run(["node1"], pod("p", priority=MID, requests={"cpu": "250m"}), two_victims, [pdb(0)])
     # filler (10) and guarded (0) both violate (allowed 0); filler, the more important violating pod,
@@ -370,6 +371,7 @@ def test_explain_names_every_candidate_with_its_victims(tmp_path: Path, capsys: 
         {
             "node": "n1",
             "victims": [{"pod": "default/a", "priority": 0, "pdbViolating": True}],
+            "reprieved": [],
             "pdbViolations": 1,
             "chosen": False,
             "eliminatedBy": "fewest PDB violations",
@@ -377,6 +379,7 @@ def test_explain_names_every_candidate_with_its_victims(tmp_path: Path, capsys: 
         {
             "node": "n2",
             "victims": [{"pod": "default/b", "priority": 0, "pdbViolating": False}],
+            "reprieved": [{"pod": "default/c", "priority": 0, "pdbProtected": False}],
             "pdbViolations": 0,
             "chosen": True,
             "eliminatedBy": None,
@@ -391,6 +394,7 @@ def test_explain_names_every_candidate_with_its_victims(tmp_path: Path, capsys: 
         "n1: not chosen: fewest PDB violations; victims: default/a (priority 0, violates a PodDisruptionBudget)" in text
     )
     assert "not tried (preemption cannot help): n3" in text
+    assert "    reprieved (the pod fits with them): default/c" in text
 
 
 def test_tie_after_every_criterion_is_named() -> None:

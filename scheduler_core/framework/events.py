@@ -39,9 +39,10 @@ PLUGIN_EVALUATED = "plugin.evaluated"
 NODE_SKIPPED = "node.skipped"
 SCORES_NORMALIZED = "scores.normalized"
 HOST_SELECTED = "host.selected"
-# preemption.evaluated: candidates [{node, victims [{pod, priority, pdbViolating}], pdbViolations, chosen,
-# eliminatedBy}], statuses {node: status}, notHelpful [node], notEvaluated [node], dropped [node],
-# offset, numCandidates, nominatedNode, victims [pod]. Built lazily (Deferred) when serialized.
+# preemption.evaluated: candidates [{node, victims [{pod, priority, pdbViolating}], reprieved [{pod,
+# priority, pdbProtected}], pdbViolations, chosen, eliminatedBy}], statuses {node: status},
+# notHelpful [node], notEvaluated [node], dropped [node], offset, numCandidates, nominatedNode,
+# victims [pod]. Built lazily (Deferred) when serialized.
 PREEMPTION_EVALUATED = "preemption.evaluated"
 CYCLE_FINISHED = "cycle.finished"
 EVENT_TYPES = (

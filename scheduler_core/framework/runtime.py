@@ -33,6 +33,7 @@ from .interface import (
     FilterPlugin,
     PostFilterPlugin,
     PostFilterResult,
+    PreFilterExtensions,
     PreFilterPlugin,
     PreScorePlugin,
     ScorePlugin,
@@ -223,40 +224,34 @@ class Framework:
 
     # --- PreFilterExtensions (AddPod / RemovePod) ----------------------------------------------
 
-    def pre_filter_extensions_active(self, state: CycleState) -> bool:
-        """Whether any PreFilter plugin that ran (not skipped) keeps pod counts in its state, so
-        adding or removing a pod must update it (upstream: a non-nil `PreFilterExtensions()`)."""
+    def pre_filter_extensions(self, state: CycleState) -> list[PreFilterExtensions]:
+        """The PreFilter plugins that ran (not skipped) and keep pod counts in their state, so adding
+        or removing a pod must update it (upstream: a non-nil `PreFilterExtensions()`)."""
         skip: set[str] = state.get(SKIP_FILTER_PLUGINS, set())
-        return any(hasattr(p, "add_pod") and p.name not in skip for p in self.pre_filter_plugins)
+        return [p for p in self.pre_filter_plugins if hasattr(p, "add_pod") and p.name not in skip]
+
+    def pre_filter_extensions_active(self, state: CycleState) -> bool:
+        return bool(self.pre_filter_extensions(state))
 
     def extensions_per_node(self, state: CycleState) -> bool:
         """Whether every active plugin with PreFilterExtensions keeps per-node changes apart
         (`per_node_extensions`): then AddPod/RemovePod on several nodes of one state leave each
         node's verdict as its own copy of the state would give it, and nodes can be checked together."""
-        skip: set[str] = state.get(SKIP_FILTER_PLUGINS, set())
-        return all(
-            getattr(p, "per_node_extensions", False)
-            for p in self.pre_filter_plugins
-            if hasattr(p, "add_pod") and p.name not in skip
-        )
+        return all(getattr(p, "per_node_extensions", False) for p in self.pre_filter_extensions(state))
 
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod: PodInfo, added: PodInfo, table: NodeTable, i: int
     ) -> None:
         """`RunPreFilterExtensionAddPod`: `added` now runs on node i."""
-        skip: set[str] = state.get(SKIP_FILTER_PLUGINS, set())
-        for plugin in self.pre_filter_plugins:
-            if plugin.name not in skip and hasattr(plugin, "add_pod"):
-                plugin.add_pod(state, pod, added, table, i)
+        for plugin in self.pre_filter_extensions(state):
+            plugin.add_pod(state, pod, added, table, i)
 
     def run_pre_filter_extension_remove_pod(
         self, state: CycleState, pod: PodInfo, removed: PodInfo, table: NodeTable, i: int
     ) -> None:
         """`RunPreFilterExtensionRemovePod`: `removed` no longer runs on node i."""
-        skip: set[str] = state.get(SKIP_FILTER_PLUGINS, set())
-        for plugin in self.pre_filter_plugins:
-            if plugin.name not in skip and hasattr(plugin, "remove_pod"):
-                plugin.remove_pod(state, pod, removed, table, i)
+        for plugin in self.pre_filter_extensions(state):
+            plugin.remove_pod(state, pod, removed, table, i)
 
     def _with_nominated_pods(
         self,
@@ -301,17 +296,6 @@ class Framework:
                     verdicts[k] = mine = _replace_node(mine, other_verdicts, i)
                     if mine.codes[i] != 0 and first_fail[i] < 0:
                         first_fail[i] = k
-
-    def run_filter_plugins_on_node(self, state: CycleState, pod: PodInfo, table: NodeTable, i: int) -> Status:
-        """Upstream `RunFilterPlugins` for one node: the first non-success status (quiet)."""
-        skip: set[str] = state.get(SKIP_FILTER_PLUGINS, set())
-        for plugin in self.filter_plugins:
-            if plugin.name in skip:
-                continue
-            result = plugin.filter(state, pod, table)
-            if result.codes[i] != 0:
-                return result.status_of(i, plugin.name)
-        return Status()
 
     # --- PostFilter ---------------------------------------------------------------------------
 

@@ -66,6 +66,8 @@ class NodeVictims:
     node: int
     victims: list[PodInfo] = field(default_factory=list)
     violating: set[str] = field(default_factory=set)  # keys of victims that violate a PDB
+    reprieved: list[PodInfo] = field(default_factory=list)  # lower-priority pods that may stay
+    protected: set[str] = field(default_factory=set)  # keys of reprieved pods a PDB covers (tried first)
 
     @property
     def num_pdb_violations(self) -> int:
@@ -96,21 +98,19 @@ class _Run:
         self.table = table
         self.nodes = nodes
         self.incremental = incremental  # plugins keep pod counts: tell them about every change
+        self.extensions = handle.pre_filter_extensions(state) if incremental else []
         self.victims = PodColumns.of([(victim, i) for i in nodes for victim in potential[i]])
         self.column_of = {id(victim): k for k, victim in enumerate(self.victims.pods)}
         self.nominated = PodColumns.of([(other, i) for i in nodes for other in nominated.get(i, ())])
         self.with_nominated = {int(i) for i in self.nominated.nodes.tolist()}
 
     def shift(self, state: CycleState, columns: PodColumns, which: np.ndarray, sign: int) -> None:
+        """Add (+1) or remove (-1) the selected pods, on the table and through AddPod / RemovePod."""
         self.table.shift(columns, which, sign)
-        if self.incremental:
-            extension = (
-                self.handle.run_pre_filter_extension_add_pod
-                if sign > 0
-                else self.handle.run_pre_filter_extension_remove_pod
-            )
-            for k in which.tolist():
-                extension(state, self.pod, columns.pods[k], self.table, int(columns.nodes[k]))
+        for plugin in self.extensions:
+            extension = plugin.add_pod if sign > 0 else plugin.remove_pod
+            for k, i in zip(which.tolist(), columns.nodes[which].tolist(), strict=True):
+                extension(state, self.pod, columns.pods[k], self.table, i)
 
     def fits(self, nodes: list[int], statuses: bool = True) -> dict[int, Status | None]:
         """`RunFilterPluginsWithNominatedPods` for each of `nodes`: first with the nominated pods
@@ -140,6 +140,7 @@ class _Run:
     def select(self, budgets: Budgets) -> tuple[dict[int, NodeVictims], dict[int, Status]]:
         """`SelectVictimsOnNode` for every node of the batch, one reprieve step at a time."""
         victims = self.victims
+        originals = {i: list(self.table.pods[i]) for i in self.nodes}
         out = np.ones(len(victims.pods), dtype=bool)  # removed from their node right now
         self.shift(self.state, victims, np.arange(len(victims.pods)), -1)
         results: dict[int, NodeVictims] = {}
@@ -165,16 +166,17 @@ class _Run:
                 which = np.array([self.column_of[id(order[i][step])] for i in batch], dtype=np.int64)
                 self.shift(self.state, victims, which, +1)
                 out[which] = False
-                rejected = list(self.fits(batch, statuses=False))
+                rejected = set(self.fits(batch, statuses=False))
                 if rejected:
                     again = np.array([self.column_of[id(order[i][step])] for i in rejected], dtype=np.int64)
                     self.shift(self.state, victims, again, -1)
                     out[again] = True
-                for i in rejected:
-                    victim = order[i][step]
-                    results[i].victims.append(victim)
+                for i in batch:
+                    tried, found = order[i][step], results[i]
+                    kept = i not in rejected
+                    (found.reprieved if kept else found.victims).append(tried)
                     if step < violating[i]:
-                        results[i].violating.add(victim.key)
+                        (found.protected if kept else found.violating).add(tried.key)
                 step += 1
             for i, found in results.items():
                 if violating[i] and violating[i] < len(order[i]):
@@ -182,6 +184,8 @@ class _Run:
                     found.victims = more_important_first(found.victims)
         finally:
             self.table.shift(victims, np.flatnonzero(out), +1)
+            for i, pods in originals.items():
+                self.table.pods[i][:] = pods
         return results, statuses
 
 

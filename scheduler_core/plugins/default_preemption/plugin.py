@@ -130,6 +130,10 @@ class Evaluation:
                 {
                     "node": names[c.node],
                     "victims": [victim(v, c) for v in c.victims],
+                    "reprieved": [
+                        {"pod": v.key, "priority": v.priority, "pdbProtected": v.key in c.protected}
+                        for v in c.reprieved
+                    ],
                     "pdbViolations": c.num_pdb_violations,
                     "chosen": self.chosen is not None and c.node == self.chosen.node,
                     "eliminatedBy": self.eliminated.get(c.node),
@@ -180,7 +184,6 @@ class DefaultPreemption:
             PREEMPTION_EVALUATED,
             **{key: Deferred(lambda names, key=key: evaluation.wire(names)[key]) for key in WIRE_KEYS},
         )
-        detail = evaluation
         chosen, statuses = evaluation.chosen, evaluation.statuses
         if chosen is None:
             errors = [s.message() for s in statuses.values() if s.code == Code.ERROR]
@@ -192,8 +195,10 @@ class DefaultPreemption:
                 counts.update(status.reasons)
             counts[ERR_NOT_HELPFUL] += table.n - len(statuses)
             message = fit_error_message(table.n, counts.items())
-            return PostFilterResult("", {"preemption": detail}), Status(Code.UNSCHEDULABLE, (PREFIX + message,))
-        return PostFilterResult(table.names[chosen.node], {"victims": chosen.victims, "preemption": detail}), Status()
+            outcome = PostFilterResult("", {"preemption": evaluation})
+            return outcome, Status(Code.UNSCHEDULABLE, (PREFIX + message,))
+        outcome = PostFilterResult(table.names[chosen.node], {"victims": chosen.victims, "preemption": evaluation})
+        return outcome, Status()
 
     def num_candidates(self, num_nodes: int) -> int:
         """`calculateNumCandidates`: max(percentage of the nodes, the absolute minimum), at most all."""
