@@ -33,7 +33,13 @@ from .limits import (
 )
 from .objects import Namespace, Node, Pod, PriorityClass, RuntimeClass, Workload
 from .policy import PodDisruptionBudget
-from .pruning import DROPPED_CONTAINER_FIELDS, DROPPED_METADATA_FIELDS, DROPPED_POD_SPEC_FIELDS, prune
+from .pruning import (
+    DROPPED_CONTAINER_FIELDS,
+    DROPPED_METADATA_FIELDS,
+    DROPPED_POD_SPEC_FIELDS,
+    drop_unread_annotations,
+    prune,
+)
 from .storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from .text import quote
 from .yaml_reading import (
@@ -349,6 +355,7 @@ def _load_objects(objects: Callable[[], Iterator[RawObject]], source: str) -> Cl
         if not isinstance(kind, str):
             raise _kind_error(kind, tuple(KINDS), source, lines, prefix)
         obj = _validate(prune(data, KINDS[kind].status), source, lines, prefix)
+        drop_unread_annotations(obj)
         cluster.add(obj)
         if kind == "Pod":
             ordinals[id(obj)] = (ordinal, prefix)

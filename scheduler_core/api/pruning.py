@@ -17,6 +17,7 @@ __all__ = [
     "DROPPED_METADATA_FIELDS",
     "DROPPED_POD_SPEC_FIELDS",
     "KEPT_ANNOTATIONS",
+    "drop_unread_annotations",
     "prune",
 ]
 
@@ -64,15 +65,13 @@ DROPPED_POD_SPEC_FIELDS = (
 
 def prune(data: dict[str, Any], status: tuple[str, ...] | None) -> dict[str, Any]:
     """Drop, in place, what the scheduler never reads from `data` (one object of a known kind):
-    metadata.managedFields and annotations (but `KEPT_ANNOTATIONS`), the status fields not in
+    metadata.managedFields (annotations go after validation: `drop_unread_annotations`), the status fields not in
     `status` (None keeps the whole status) and, for pods, container and spec details."""
     metadata = data.get("metadata")
     if isinstance(metadata, dict):
         for name in DROPPED_METADATA_FIELDS:
             metadata.pop(name, None)
-        annotations = metadata.get("annotations")
-        if isinstance(annotations, dict) and annotations:
-            metadata["annotations"] = {k: v for k, v in annotations.items() if k in KEPT_ANNOTATIONS}
+
     current = data.get("status")
     if status is not None and isinstance(current, dict):
         data["status"] = {name: current[name] for name in status if name in current}
@@ -89,3 +88,11 @@ def prune(data: dict[str, Any], status: tuple[str, ...] | None) -> dict[str, Any
                             for name in DROPPED_CONTAINER_FIELDS:
                                 container.pop(name, None)
     return data
+
+
+def drop_unread_annotations(obj: Any) -> None:
+    """After validation (which checks every annotation as the API server does): keep only
+    `KEPT_ANNOTATIONS`, so memory stays bounded."""
+    metadata = getattr(obj, "metadata", None)
+    if metadata is not None and metadata.annotations:
+        metadata.annotations = {k: v for k, v in metadata.annotations.items() if k in KEPT_ANNOTATIONS}
