@@ -25,6 +25,7 @@ __all__ = [
     "PLUGIN_EVALUATED",
     "PREEMPTION_EVALUATED",
     "SCORES_NORMALIZED",
+    "Deferred",
     "Event",
     "EventEmitter",
     "EventSink",
@@ -38,6 +39,10 @@ PLUGIN_EVALUATED = "plugin.evaluated"
 NODE_SKIPPED = "node.skipped"
 SCORES_NORMALIZED = "scores.normalized"
 HOST_SELECTED = "host.selected"
+# preemption.evaluated: candidates [{node, victims [{pod, priority, pdbViolating}], reprieved [{pod,
+# priority, pdbProtected}], pdbViolations, chosen, eliminatedBy}], statuses {node: status},
+# notHelpful [node], notEvaluated [node], dropped [node], offset, numCandidates, nominatedNode,
+# victims [pod]. Built lazily (Deferred) when serialized.
 PREEMPTION_EVALUATED = "preemption.evaluated"
 CYCLE_FINISHED = "cycle.finished"
 EVENT_TYPES = (
@@ -76,7 +81,16 @@ class NodeNames:
         return [names[i] for i in self.idx.tolist()]
 
 
+@dataclass(frozen=True, slots=True)
+class Deferred:
+    """A field built only when the event is serialized: `build(node names)`."""
+
+    build: Callable[[list[str]], Any]
+
+
 def _jsonable(value: Any, names: list[str]) -> Any:
+    if isinstance(value, Deferred):
+        return _jsonable(value.build(names), names)
     if isinstance(value, NodeNames):
         return value.to_list(names)
     if isinstance(value, PerNode):
