@@ -158,3 +158,22 @@ async def test_a_change_too_large_for_the_stream_makes_the_client_refetch(make_c
     again = await ws_connect("c1", query=f"resourceVersion={snapshot['resourceVersion']}")
     assert (await again.recv())["type"] == "resumed"
     assert (await again.recv())["reason"] == "TooLarge"
+
+
+@pytest.mark.django_db
+def test_a_kept_cycle_is_served_compact_gzipped_and_revalidated(client: Client, make_cluster: Any) -> None:
+    from clusterviz.controllers.scheduler import schedule_next
+
+    cluster = make_cluster("c1", "---\n".join(node_yaml(f"n{i}") for i in range(3)) + "---\n" + pod_yaml("p"), "paused")
+    assert schedule_next(cluster)
+    response = client.get("/api/clusters/c1/cycles/1", headers={"accept-encoding": "gzip"})
+    assert response.status_code == 200
+    assert response["Content-Encoding"] == "gzip"
+    cycle = state_of(response)
+    assert (cycle["cycle"], cycle["pod"], cycle["scheduled"]) == (1, "default/p", True)
+    assert cycle["events"][0]["nodeNames"] == ["n0", "n1", "n2"]
+    again = client.get(
+        "/api/clusters/c1/cycles/1", headers={"accept-encoding": "gzip", "if-none-match": response["ETag"]}
+    )
+    assert again.status_code == 304
+    assert client.get("/api/clusters/c1/cycles/2").status_code == 404
