@@ -32,7 +32,13 @@ from .limits import (
     MAX_YAML_NODES,
 )
 from .objects import Namespace, Node, Pod, PriorityClass, RuntimeClass, Workload
-from .pruning import DROPPED_CONTAINER_FIELDS, DROPPED_METADATA_FIELDS, DROPPED_POD_SPEC_FIELDS, prune
+from .pruning import (
+    DROPPED_CONTAINER_FIELDS,
+    DROPPED_METADATA_FIELDS,
+    DROPPED_POD_SPEC_FIELDS,
+    DROPPED_VOLUME_SOURCES,
+    prune,
+)
 from .text import quote
 from .yaml_reading import (
     Document,
@@ -176,6 +182,7 @@ _POD_PLAN = Plan(
     children={
         "containers": Plan(skip=frozenset(DROPPED_CONTAINER_FIELDS)),
         "initContainers": Plan(skip=frozenset(DROPPED_CONTAINER_FIELDS)),
+        "volumes": Plan(skip=frozenset(DROPPED_VOLUME_SOURCES)),
     },
 )
 _METADATA_PLAN = Plan(skip=frozenset(DROPPED_METADATA_FIELDS))
