@@ -250,3 +250,55 @@ def test_the_size_limit_is_the_callers() -> None:
 def test_missing_cluster_file(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=rf"^{tmp_path}/nope\.json: no such file$"):
         load_cluster_file(str(tmp_path / "nope.json"))
+
+
+TRICKY_YAML = """\
+kind: List
+items:
+- kind: Node
+  metadata:
+    managedFields:
+    - manager: &who kubelet
+      fieldsV1: &fields {f:metadata: {f:labels: {}}}
+    name: n1
+    labels: &labels {a: "1", who: *who}
+  extra: {flag: yes, count: 0x10, none: ~, when: 2024-01-01T00:00:00Z, seen: *fields, text: !!str 5}
+  status:
+    allocatable: {cpu: !!str 4, pods: 110}
+    conditions: [{type: Ready, status: "True"}]
+- kind: Node
+  metadata:
+    <<: [{name: ignored, labels: {z: q}}, {name: n2, annotations: {k: v}}]
+    labels:
+      <<: *labels
+      a: "2"
+- apiVersion: v1
+  kind: Secret
+  data: {password: c2VjcmV0}
+- kind: Pod
+  metadata: {name: p, namespace: team}
+  spec:
+    nodeName: n1
+    containers:
+    - name: c
+      env: [{name: A, value: b}]
+      resources: {requests: {cpu: 100m}}
+"""
+
+
+def test_streamed_yaml_equals_the_documents_path() -> None:
+    """Item by item, without nodes where it can: the same objects as the whole-document reading."""
+    streamed = load_cluster(TRICKY_YAML, "c.yaml")
+    whole = load_cluster(load_yaml_documents(TRICKY_YAML, "c.yaml"), "c.yaml")
+    for bucket in ("nodes", "pods"):
+        assert [o.to_dict() for o in getattr(streamed, bucket)] == [o.to_dict() for o in getattr(whole, bucket)]
+    n1, n2 = streamed.nodes
+    assert n1.metadata.labels == {"a": "1", "who": "kubelet"}
+    assert n1.model_extra == {
+        "extra": {"flag": True, "count": 16, "none": None, "when": "2024-01-01T00:00:00Z",
+                  "seen": {"f:metadata": {"f:labels": {}}}, "text": "5"}
+    }  # fmt: skip
+    assert n1.status.allocatable["cpu"].text == "4" and streamed.pods[0].spec.containers[0].model_extra == {}
+    assert n2.metadata.name == "n2" and n2.metadata.annotations == {"k": "v"}
+    assert n2.metadata.labels["a"] == "2" and n2.metadata.labels["who"] == "kubelet"
+    assert streamed.skipped == {"Secret": 1} == whole.skipped
