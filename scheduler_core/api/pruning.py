@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .limits import MAX_ANNOTATIONS_BYTES
+
 __all__ = [
     "DROPPED_CONTAINER_FIELDS",
     "DROPPED_METADATA_FIELDS",
@@ -84,7 +86,7 @@ def prune(data: dict[str, Any], status: tuple[str, ...] | None) -> dict[str, Any
         for name in DROPPED_METADATA_FIELDS:
             metadata.pop(name, None)
         annotations = metadata.get("annotations")
-        if isinstance(annotations, dict) and annotations:
+        if isinstance(annotations, dict) and annotations and _within_size(annotations):
             metadata["annotations"] = {k: v for k, v in annotations.items() if _kept_annotation(k, v)}
     current = data.get("status")
     if status is not None and isinstance(current, dict):
@@ -99,6 +101,18 @@ def prune(data: dict[str, Any], status: tuple[str, ...] | None) -> dict[str, Any
         if isinstance(spec, dict):
             _prune_pod_spec(spec)
     return data
+
+
+def _within_size(annotations: dict[Any, Any]) -> bool:
+    """Annotations within upstream's total size (larger ones are kept, for validation to refuse)."""
+    total = 0
+    for key, value in annotations.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            return False
+        total += len(key) + len(value)
+    return total <= MAX_ANNOTATIONS_BYTES // 4 or (
+        sum(len(k.encode()) + len(v.encode()) for k, v in annotations.items()) <= MAX_ANNOTATIONS_BYTES
+    )
 
 
 def _kept_annotation(key: object, value: object) -> bool:
