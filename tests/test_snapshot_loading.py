@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from scheduler_core.__main__ import main
-from scheduler_core.api.limits import MAX_YAML_NODES
+from scheduler_core.api.limits import MAX_OBJECT_BYTES, MAX_YAML_NODES
 from scheduler_core.api.loading import InputError, load_cluster, load_cluster_file, load_yaml_documents
 from scheduler_core.synthetic import SnapshotSpec, dump_json, dump_yaml, generate_objects, pending_pod
 
@@ -245,6 +245,24 @@ def test_the_size_limit_is_the_callers() -> None:
     assert load_cluster(text, "c.json", max_bytes=4000).nodes[0].name == "n"
     stream = io.BytesIO(text.encode())
     assert [n.name for n in load_cluster(stream, "c.json").nodes] == ["n"]
+
+
+def test_an_object_over_the_object_limit_is_refused_where_it_starts() -> None:
+    big = '{"kind": "Namespace", "metadata": {"name": "a"}, "x": "' + "a" * MAX_OBJECT_BYTES + '"}'
+    text = '{"kind": "List", "items": [\n  {"kind": "Namespace", "metadata": {"name": "b"}},\n  ' + big + "]}"
+    assert error_of(text, max_bytes=2 * MAX_OBJECT_BYTES) == "c.json:3:3: object larger than 8 MiB"
+
+
+def test_bench_snapshot_command_prints_figures(tmp_path: Path) -> None:
+    args = ["bench-snapshot", "--nodes", "3", "--pods-per-node", "2", "--formats", "json", "--dir", str(tmp_path)]
+    proc = subprocess.run(
+        [sys.executable, "-m", "scheduler_core", *args], cwd=REPO, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr
+    header, row = proc.stdout.splitlines()
+    assert header.split()[:3] == ["NODES", "PODS", "FORMAT"] and "PEAK" in header
+    assert row.split()[:3] == ["3", "6", "json"]
+    assert (tmp_path / "snapshot-3n-6p.json").exists()
 
 
 def test_missing_cluster_file(tmp_path: Path) -> None:

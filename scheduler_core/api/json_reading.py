@@ -134,6 +134,8 @@ class _Reader:
             if end == len(self.buf) and not self.eof:  # a number may go on in the next chunk
                 self.more()
                 continue
+            if end - start > MAX_OBJECT_BYTES:
+                raise self.error(start, f"object larger than {MAX_OBJECT_BYTES // 2**20} MiB")
             self.pos = end
             return value, start, end
 
