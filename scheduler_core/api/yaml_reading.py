@@ -365,6 +365,7 @@ class Plan:
 PlanOf = Callable[[str], "Plan | None"]
 
 _SKIP_ALL = Plan(keep=frozenset({"apiVersion", "kind"}))
+_SCALAR = yaml.ScalarEvent
 _SKIPPED: Any = object()  # a skipped value (removed from its mapping before it is returned)
 
 
@@ -485,6 +486,16 @@ class _ObjectReader:
         loader = self.loader
         event = loader.peek_event()
         cls = event.__class__
+        if cls is _SCALAR and event.anchor is None and event.tag is None:  # most nodes: a plain or quoted scalar
+            loader._nodes += 1
+            if loader._nodes > loader._node_limit or loader._depth >= MAX_DEPTH:
+                self._count(event)  # raises, with the composer's message
+            loader.get_event()
+            self._end = event.end_mark
+            if not event.implicit[0]:
+                return event.value
+            known = self._plain.get(event.value, _SKIPPED)
+            return self._scalar(event) if known is _SKIPPED else known
         if cls is yaml.AliasEvent or event.anchor is not None or event.tag not in (None, "!"):
             node = loader.compose_node(None, None)
             self._end = node.end_mark
@@ -530,7 +541,7 @@ class _ObjectReader:
             if root and key != "kind" and "kind" in result and plan is None:
                 kind = result["kind"]
                 plan = (self.plan_of(kind) or _SKIP_ALL) if isinstance(kind, str) else None
-            if plan is not None and plan.skips(key):
+            if plan is not None and (key in plan.skip or (plan.keep is not None and key not in plan.keep)):
                 self._skip_node()
                 result[key] = _SKIPPED
                 continue
