@@ -18,7 +18,7 @@ from typing import Any, BinaryIO
 import yaml
 
 from .errors import InputError, LineOf
-from .limits import MAX_DEPTH, MAX_OBJECT_BYTES, MAX_YAML_BYTES
+from .limits import MAX_OBJECT_BYTES, MAX_YAML_BYTES
 from .yaml_reading import RawObject, line_of, size_error
 
 __all__ = ["CHUNK_BYTES", "json_objects", "looks_like_json"]
@@ -129,8 +129,8 @@ class _Reader:
                 if self.at_end(exc.pos) or exc.msg.startswith("Unterminated string"):
                     raise self.truncated(exc.pos) from None
                 raise self.error(exc.pos, exc.msg) from None
-            except RecursionError:
-                raise self.error(start, f"nesting deeper than {MAX_DEPTH} levels") from None
+            except RecursionError:  # the C scanner's own guard (about 1,000 levels)
+                raise self.error(start, "nesting too deep") from None
             if end == len(self.buf) and not self.eof:  # a number may go on in the next chunk
                 self.more()
                 continue
