@@ -287,6 +287,8 @@ def load_cluster_file(path: str, max_bytes: int = MAX_FILE_BYTES) -> ClusterObje
     """`load_cluster` of a file named on the command line, read as it goes (the source is `path`)."""
     try:
         with open(path, "rb") as stream:
+            if not stream.seekable():  # a pipe (`--cluster /dev/stdin`): read it whole
+                return load_cluster(stream.read(max_bytes + 1), path, max_bytes)
             return load_cluster(stream, path, max_bytes)
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
