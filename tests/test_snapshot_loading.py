@@ -265,6 +265,22 @@ def test_bench_snapshot_command_prints_figures(tmp_path: Path) -> None:
     assert (tmp_path / "snapshot-3n-6p.json").exists()
 
 
+def test_cluster_from_a_pipe(tmp_path: Path) -> None:
+    (tmp_path / "pod.json").write_text(json.dumps(pending_pod()))
+    args = ["explain", "--cluster", "/dev/stdin", "--pod", str(tmp_path / "pod.json"), "-o", "json"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "scheduler_core", *args],
+        cwd=REPO,
+        input=dump(SnapshotSpec(nodes=4, pods=12), "yaml"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert len(json.loads(proc.stdout)["nodes"]) == 4
+    assert proc.stderr.startswith("note: /dev/stdin: skipped ")
+
+
 def test_missing_cluster_file(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=rf"^{tmp_path}/nope\.json: no such file$"):
         load_cluster_file(str(tmp_path / "nope.json"))
