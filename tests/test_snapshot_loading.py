@@ -160,6 +160,10 @@ def test_truncated_dumps(issue_dump: dict[str, str]) -> None:
     last_line = half.rstrip().count("\n") + 1
     expected = rf"c\.json:{last_line}:\d+: unexpected end of input \(a truncated or half-written file\?\)"
     assert re.fullmatch(expected, error_of(half))
+    cut = issue_dump["yaml"][: len(issue_dump["yaml"]) // 3].rsplit("\n", 1)[0] + "\n"  # at a line's end: valid YAML
+    assert error_of(cut, "c.yaml") == (
+        f"c.yaml:{cut.count(chr(10))}: kind: Required value (items without `kind: List`: a truncated file?)"
+    )
     yaml_half = issue_dump["yaml"][: len(issue_dump["yaml"]) // 2]
     message = error_of(yaml_half.rsplit("\n", 1)[0] + '\n    name: "unterminated', "c.yaml")
     assert re.match(rf"c\.yaml:{yaml_half.count(chr(10)) + 1}:\d+: ", message), message

@@ -210,6 +210,10 @@ class _Reader:
         kind = header.get("kind")
         if isinstance(kind, str) and kind and not kind.endswith("List"):
             raise InputError(f"{self.source}:{items_at}: items: a {kind} has no items (only a List has)")
+        if kind is None:
+            raise InputError(
+                f"{self.source}:{self.where(self.pos)[0]}: kind: Required value (items without a List's kind)"
+            )
         item_kind = kind[: -len("List")] if isinstance(kind, str) else ""
         for data, locate, index in waiting:
             if item_kind:

@@ -676,6 +676,9 @@ class _ObjectReader:
         if isinstance(kind, str) and kind and not kind.endswith("List"):
             line = items.start_mark.line + 1
             raise InputError(f"{source}:{line}: items: a {kind} has no items (only a List has)")
+        if kind is None:  # kubectl writes `kind: List` after the items: a YAML dump cut short still parses
+            line = header.end_mark.line + (1 if header.end_mark.column else 0)
+            raise InputError(f"{source}:{line}: kind: Required value (items without `kind: List`: a truncated file?)")
         item_kind = kind[: -len("List")] if isinstance(kind, str) else ""
         for item_data, lines, index in waiting:
             if item_kind:
