@@ -316,7 +316,8 @@ def django_script(env: dict[str, str], code: str, timeout: float = 60) -> str:
 def start_server(
     processes: Processes, kind: str, env: dict[str, str], port: int | None = None, workers: int = 1
 ) -> Process:
-    """`daphne` (manage.py runserver --noreload) or `uvicorn` (optionally with workers), ready to serve."""
+    """`daphne` (manage.py runserver --noreload), `daphne-cli` (the daphne command) or `uvicorn` (optionally
+    with workers), ready to serve."""
     server = spawn_server(processes, kind, env, port, workers)
     wait_ready(server)
     return server
@@ -334,11 +335,16 @@ def spawn_server(
     processes: Processes, kind: str, env: dict[str, str], port: int | None = None, workers: int = 1
 ) -> Process:
     port = port or free_port()
-    if kind == "daphne":
+    if kind == "daphne":  # what `./dev run` starts: Django's runserver, served by daphne
         argv = [PYTHON, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"]
+    elif kind == "daphne-cli":  # the production command README names
+        argv = [PYTHON, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "clusterviz.asgi:application"]
     elif kind == "uvicorn":
         argv = [PYTHON, "-m", "uvicorn", "clusterviz.asgi:application", "--host", "127.0.0.1", "--port", str(port)]
-        argv += ["--no-access-log"] + (["--workers", str(workers)] if workers > 1 else [])
+        # As README's production command: without a graceful-shutdown bound, one slow client that never
+        # finishes its request body keeps uvicorn from exiting on SIGTERM.
+        argv += ["--no-access-log", "--timeout-graceful-shutdown", "3"]
+        argv += ["--workers", str(workers)] if workers > 1 else []
     else:
         raise ValueError(kind)
     return processes.spawn(kind, argv, env, port)
