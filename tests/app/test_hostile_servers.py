@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import socket
 import time
 import urllib.parse
@@ -95,6 +96,14 @@ def target(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
         processes.stop_all()
 
 
+# uvicorn's own protocol layer logs a traceback when a text frame is not UTF-8 (then closes with 1007):
+# the server's noise, not the application's; it is left out of the log check.
+UVICORN_BAD_UTF8 = re.compile(
+    r"ERROR: +Invalid UTF-8 sequence received from client\.\nTraceback \(most recent call last\):\n"
+    r"(?:[ \^~].*\n)*UnicodeDecodeError: .*\n"
+)
+
+
 @contextlib.contextmanager
 def guarded(target: Target) -> Iterator[Target]:
     """Around a refused request: the rows unchanged, the log without a traceback, the server alive."""
@@ -102,7 +111,7 @@ def guarded(target: Target) -> Iterator[Target]:
     target.log.start()
     yield target
     target.alive()
-    assert_no_traceback(target.log.new(), f"the {target.server.name} log")
+    assert_no_traceback(UVICORN_BAD_UTF8.sub("", target.log.new()), f"the {target.server.name} log")
     assert target.rows.read() == before, "a refused request changed the cluster"
 
 
@@ -226,11 +235,13 @@ def test_slow_clients_do_not_hold_up_the_others(guard: Target) -> None:
         started = time.monotonic()
         assert raw_request(port, "GET", f"/api/clusters/{SLUG}/state", timeout=20).status == 200
         assert time.monotonic() - started < 10
-        # Half-closed: a complete request, then the client stops sending; the answer still comes.
+        # Half-closed: a complete request, then the client stops sending. Servers may answer or treat the
+        # end of input as the client gone (daphne and uvicorn close); either way no error and no harm.
         with socket.create_connection(("127.0.0.1", port), timeout=20) as sock:
             sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
             sock.shutdown(socket.SHUT_WR)
-            assert sock.recv(64).startswith(b"HTTP/1.1 200")
+            answer = sock.recv(64)
+            assert answer == b"" or answer.startswith(b"HTTP/1.1 200"), answer
         # Half-closed in the middle of a body: no action, no 5xx.
         with socket.create_connection(("127.0.0.1", port), timeout=20) as sock:
             sock.sendall(
