@@ -100,7 +100,13 @@ if os.environ.get("REDIS_URL"):
         }
     }
 else:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": 1000}}}
+    # One process: channels' in-memory layer, without its per-message sweeps (clusterviz/channel_layer.py).
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "clusterviz.channel_layer.SharedCopyInMemoryChannelLayer",
+            "CONFIG": {"capacity": 1000},
+        }
+    }
 
 # How long a server process's claim to drive a cluster's control loops lasts without renewal (it renews
 # every third of it): the longest a cluster stalls after its process is killed without a clean exit.
