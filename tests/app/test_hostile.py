@@ -601,10 +601,6 @@ HOSTILE_JSON = [
     pytest.param("[" * 100_000 + "]" * 100_000, id="deeply-nested-json"),
     pytest.param('{"action": "scale", "name": "web", "replicas": ' + "9" * 5000 + "}", id="5000-digit-json-integer"),
 ]
-VIEWS_BUG = (
-    "clusterviz/views.py api_action: json.loads raises RecursionError (deep nesting) or ValueError (an integer "
-    "over 4300 digits), which only the catch-all turns into a 500 InternalError instead of a 400 Status"
-)
 
 
 @pytest.mark.django_db
