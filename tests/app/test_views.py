@@ -420,7 +420,7 @@ def test_import_as_a_file_upload(client: Client, make_cluster: Any) -> None:
         (b"", "snapshot: no objects found"),
         (b"{{{", "snapshot:1:4: expected the node content"),
         (b"\xff\xfe\x00", "snapshot:1:1: not valid UTF-8"),
-        (b"- 1", "snapshot: expected a Kubernetes object (a mapping)"),
+        (b"- 1", "snapshot:1: expected a Kubernetes object (a mapping), got list"),
         (b"apiVersion: v1\nkind: List\nitems: 5\n", "items: must be a list"),
         (b"apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n", 'unsupported kind "Secret"'),
     ],
