@@ -22,8 +22,9 @@ from ..controllers.runner import ensure_runner
 from ..messages import MAX_YAML_CHARS
 from ..models import Cluster
 from . import discovery, openapi, writes
+from .fields import FieldValidation
 from .options import WriteOptions, dry_run_of, write_options
-from .patch import APPLY, PATCH_TYPES, parse_body
+from .patch import APPLY, PATCH_TYPES, parse_body_fields
 from .present import scale_of
 from .reads import get_object, list_objects, presenter
 from .resources import GROUPS
@@ -61,6 +62,7 @@ class Call:
     accept: str
     content_type: str
     body: bytes
+    duplicates: list[str] = field(default_factory=list)  # duplicate fields of the JSON body
 
     @cached_property
     def options(self) -> WriteOptions:
@@ -70,6 +72,11 @@ class Call:
     @property
     def dry_run(self) -> bool:
         return self.options.dry_run
+
+    @cached_property
+    def fields(self) -> FieldValidation:
+        """The fieldValidation directive of a create, update or patch (and the warnings it collects)."""
+        return FieldValidation.of(self.method, self.params)
 
 
 def _encode_one(call: Call, obj: Obj) -> Obj:
@@ -100,7 +107,8 @@ def _body(call: Call) -> Any:
             f'the body of the request was in an unknown format "{call.content_type}" - accepted media types '
             "include: application/json, application/yaml",
         )
-    return parse_body(call.body, content_type)
+    parsed, call.duplicates = parse_body_fields(call.body, content_type)
+    return parsed
 
 
 def _collection(call: Call) -> Reply:
@@ -129,7 +137,8 @@ def _collection(call: Call) -> Reply:
             raise method_not_allowed("create", res.qualified)
         if res.namespaced and target.namespace is None:
             raise method_not_allowed("create", f"{res.qualified} across all namespaces")
-        created = writes.create(cluster, res, target.namespace or "", _body(call), call.dry_run)
+        body = _body(call)
+        created = writes.create(cluster, res, target.namespace or "", body, call.dry_run, call.fields, call.duplicates)
         return Reply(201, presenter(cluster, res)([created])[0], wrote=not call.dry_run)
     raise method_not_allowed(call.method.lower(), res.qualified)
 
@@ -148,7 +157,9 @@ def _object(call: Call) -> Reply:
         return Reply(200, presenter(cluster, res)([deleted])[0], wrote=not call.dry_run)
     body = _body(call)
     if call.method == "PUT":
-        updated = writes.replace(cluster, res, namespace, name, body, target.subresource, call.dry_run)
+        updated = writes.replace(
+            cluster, res, namespace, name, body, target.subresource, call.dry_run, call.fields, call.duplicates
+        )
         return Reply(200, presenter(cluster, res)([updated])[0], wrote=not call.dry_run)
     if call.content_type not in PATCH_TYPES:
         raise ApiError(
@@ -158,7 +169,7 @@ def _object(call: Call) -> Reply:
             + ", ".join(PATCH_TYPES),
         )
     patched, created = writes.patch(
-        cluster, res, namespace, name, call.content_type, body, target.subresource, call.dry_run
+        cluster, res, namespace, name, call.content_type, body, target.subresource, call.dry_run, call.fields
     )
     return Reply(201 if created else 200, presenter(cluster, res)([patched])[0], wrote=not call.dry_run)
 
@@ -215,13 +226,19 @@ def handle(call: Call) -> Reply:
         return _evict(call)
     if call.method in ("POST", "PUT", "PATCH", "DELETE"):
         call.options  # noqa: B018 - a bad dryRun (or DeleteOptions) is refused before anything else
+    if call.method in ("POST", "PUT", "PATCH"):
+        call.fields  # noqa: B018 - and so is a bad fieldValidation
     if target.name is None:
-        return _collection(call)
-    if sub == "scale":
-        return _scale(call)
-    if sub == "status" and call.method == "GET":
-        return Reply(200, get_object(call.cluster, target.res, target.namespace, target.name))
-    return _object(call)
+        reply = _collection(call)
+    elif sub == "scale":
+        reply = _scale(call)
+    elif sub == "status" and call.method == "GET":
+        reply = Reply(200, get_object(call.cluster, target.res, target.namespace, target.name))
+    else:
+        reply = _object(call)
+    if call.method in ("POST", "PUT", "PATCH") and call.fields.warnings:
+        reply.headers["Warning"] = ", ".join(f"299 - {json.dumps(text)}" for text in call.fields.warnings)
+    return reply
 
 
 def _watch(call: Call) -> StreamingHttpResponse:

@@ -10,7 +10,7 @@ InputError; the caller turns those into Status responses.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from scheduler_core.api.loading import InputError
@@ -19,6 +19,7 @@ from .. import services, store
 from ..admission import admission_context
 from ..models import Cluster
 from ..validation import admit
+from .fields import FieldValidation, check_apply
 from .patch import APPLY, MERGE, STRATEGIC, apply_patch
 from .present import scale_of
 from .resources import Resource
@@ -92,9 +93,20 @@ def _place(res: Resource, meta: Obj, namespace: str) -> None:
     meta["namespace"] = namespace
 
 
-def create(cluster: Cluster, res: Resource, namespace: str, body: Any, dry_run: bool = False) -> Obj:
+def create(
+    cluster: Cluster,
+    res: Resource,
+    namespace: str,
+    body: Any,
+    dry_run: bool = False,
+    fields: FieldValidation | None = None,
+    duplicates: Sequence[str] = (),
+) -> Obj:
     """POST: a new object, admitted like the browser's; 201 with what was stored."""
-    obj = _object_of(res, copy.deepcopy(body))
+    body = copy.deepcopy(body)
+    if fields is not None:
+        fields.decoded(res, body, list(duplicates))
+    obj = _object_of(res, body)
     meta = obj["metadata"]
     _place(res, meta, namespace)
     for key in SERVER_METADATA:
@@ -244,8 +256,11 @@ def patch(
     doc: Any,
     subresource: str | None = None,
     dry_run: bool = False,
+    fields: FieldValidation | None = None,
 ) -> tuple[Obj, bool]:
     """PATCH: returns (the stored object, whether it was created — server-side apply of a new object)."""
+    if content_type == APPLY:
+        check_apply(res, namespace, name, doc)
     try:
         store.get(cluster, res.kind, namespace, name)
     except store.NotFound:
@@ -260,6 +275,8 @@ def patch(
 
     def change(current: Obj) -> Obj:
         patched = apply_patch(content_type, {**current, "kind": res.kind, "apiVersion": res.api_version}, doc)
+        if fields is not None and content_type != APPLY and isinstance(patched, dict):
+            fields.patched(res, content_type, doc, current, patched)
         return _updated(cluster, res, current, patched, subresource)
 
     expected = _expected_version(doc) if content_type != APPLY else None
@@ -274,8 +291,13 @@ def replace(
     body: Any,
     subresource: str | None = None,
     dry_run: bool = False,
+    fields: FieldValidation | None = None,
+    duplicates: Sequence[str] = (),
 ) -> Obj:
     """PUT: the whole object; its metadata.resourceVersion, when given, must be current."""
+    body = copy.deepcopy(body)
+    if fields is not None:
+        fields.decoded(res, body, list(duplicates))
     obj = _object_of(res, body)
     expected = obj["metadata"].get("resourceVersion") or None
 
