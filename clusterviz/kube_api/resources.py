@@ -48,7 +48,7 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("pods", "pod", "Pod", "", "v1", True, ("po",), ("all",), subresources=("eviction", "status")),
     Resource("nodes", "node", "Node", "", "v1", False, ("no",), subresources=("status",)),
     Resource("events", "event", "Event", "", "v1", True, ("ev",), verbs=(*READ_VERBS, "delete")),
-    Resource("namespaces", "namespace", "Namespace", "", "v1", False, ("ns",), verbs=("create", "delete", *READ_VERBS)),
+    Resource("namespaces", "namespace", "Namespace", "", "v1", False, ("ns",), subresources=("status",)),
     Resource(
         "deployments",
         "deployment",
