@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["default_pod", "default_pod_spec", "default_workload", "image_pull_policy"]
+__all__ = ["default_namespace", "default_pod", "default_pod_spec", "default_workload", "image_pull_policy"]
 
 Obj = dict[str, Any]
 NOT_READY = "node.kubernetes.io/not-ready"
@@ -113,3 +113,12 @@ def default_workload(obj: Obj) -> None:
     template = spec.get("template")
     if isinstance(template, dict):
         default_pod_spec(template.setdefault("spec", {}))
+
+
+def default_namespace(namespace: Obj) -> None:
+    """Every namespace carries its name as the `kubernetes.io/metadata.name` label, the `kubernetes`
+    finalizer and a phase."""
+    meta = namespace.setdefault("metadata", {})
+    meta.setdefault("labels", {})["kubernetes.io/metadata.name"] = meta.get("name", "")
+    namespace.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
+    namespace.setdefault("status", {}).setdefault("phase", "Active")

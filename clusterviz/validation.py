@@ -35,7 +35,7 @@ from scheduler_core.api.validation import (
 )
 from scheduler_core.framework.selectors import compile_label_selector
 
-from .defaults import default_pod, default_workload
+from .defaults import default_namespace, default_pod, default_workload
 from .kube_api.schema import fields_of, kind_type
 
 __all__ = ["SUPPORTED_KINDS", "admit", "prune", "prune_as"]
@@ -300,7 +300,9 @@ def admit(
             out.setdefault("status", {})
             return out
         if kind == "Namespace":
-            return prune_as("Namespace", Namespace.model_validate(body).to_dict())
+            out = prune_as("Namespace", Namespace.model_validate(body).to_dict())
+            default_namespace(out)
+            return out
         if kind == "PriorityClass":
             out = prune_as("PriorityClass", PriorityClass.model_validate(body).to_dict())
             _check_priority_class(out, source, node, prefix)

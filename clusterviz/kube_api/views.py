@@ -26,8 +26,9 @@ from .fields import FieldValidation
 from .options import WriteOptions, dry_run_of, write_options
 from .patch import APPLY, PATCH_TYPES, parse_body_fields
 from .present import scale_of
+from .protobuf import access_review_spec
 from .reads import get_object, list_objects, presenter
-from .resources import GROUPS
+from .resources import GROUPS, REVIEW_KINDS
 from .routing import Target, method_not_allowed, not_served, route
 from .selectors import FieldSelector, LabelSelector
 from .status import ApiError, from_exception
@@ -63,6 +64,7 @@ class Call:
     content_type: str
     body: bytes
     duplicates: list[str] = field(default_factory=list)  # duplicate fields of the JSON body
+    owner: bool = False  # the request carries the cluster's owner token
 
     @cached_property
     def options(self) -> WriteOptions:
@@ -228,6 +230,10 @@ def handle(call: Call) -> Reply:
         call.options  # noqa: B018 - a bad dryRun (or DeleteOptions) is refused before anything else
     if call.method in ("POST", "PUT", "PATCH"):
         call.fields  # noqa: B018 - and so is a bad fieldValidation
+    if target.res.kind in REVIEW_KINDS:
+        if call.method != "POST" or target.name is not None:
+            raise method_not_allowed(call.method.lower(), target.res.qualified)
+        return _review(call)
     if target.name is None:
         reply = _collection(call)
     elif sub == "scale":
@@ -350,20 +356,62 @@ def _meta(what: str, details: Any, request: HttpRequest, prefix: str) -> Reply:
     raise not_served(request.path)
 
 
-def _check_write_access(cluster: Cluster, request: HttpRequest, key: str | None) -> None:
-    """Reads are open (a follower's kubectl may watch); writes need the owner token — in the server
-    path of the kubeconfig (`/k8s/<slug>/key/<token>/`) or as a bearer token — 401 without one, 403
-    with a wrong one, as a real API server answers."""
-    token = key or access.token_from_headers(request.META)
+OWNER_USER = ("clusterviz:owner", ["system:authenticated"])
+ANONYMOUS_USER = ("system:anonymous", ["system:unauthenticated"])
+VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
+
+
+def _authenticate(cluster: Cluster, request: HttpRequest, key: str | None) -> bool | None:
+    """True for the owner token (in the kubeconfig's server path `/k8s/<slug>/key/<token>/` or as a
+    bearer token), None without a token (the anonymous user); a wrong token is 401, as upstream."""
+    token = key if key is not None else access.token_from_headers(request.META)
     if token is None:
-        raise ApiError(
-            401,
-            "Unauthorized",
-            "Unauthorized: this cluster only accepts changes with its owner token "
-            "(python manage.py kubeconfig SLUG writes a kubeconfig that carries it)",
-        )
+        return None
     if not access.holds_token(cluster, token):
-        raise ApiError(403, "Forbidden", f'the token is not allowed to change cluster "{cluster.slug}"')
+        raise ApiError(401, "Unauthorized", "Unauthorized")
+    return True
+
+
+def _forbidden(method: str, target: Target) -> ApiError:
+    """The authorizer's 403 for a writer without the owner token (reads are open: a follower's
+    kubectl may watch): `pods is forbidden: User "system:anonymous" cannot create resource ...`."""
+    res = target.res
+    verb = VERBS.get(method, method.lower())
+    if verb == "delete" and target.name is None:
+        verb = "deletecollection"
+    resource = f"{res.plural}/{target.subresource}" if target.subresource else res.plural
+    scope = f"in the namespace {json.dumps(target.namespace)}" if target.namespace else "at the cluster scope"
+    reason = f'User "{ANONYMOUS_USER[0]}" cannot {verb} resource "{resource}" in API group "{res.group}" {scope}'
+    subject = f'{res.qualified} "{target.name}"' if target.name else res.qualified
+    details: dict[str, Any] = {"kind": res.plural}
+    if target.name:
+        details["name"] = target.name
+    if res.group:
+        details["group"] = res.group
+    return ApiError(403, "Forbidden", f"{subject} is forbidden: {reason}", details)
+
+
+def _review(call: Call) -> Reply:
+    """SelfSubjectAccessReview (`kubectl auth can-i`: the owner may do anything, anyone may read) and
+    SelfSubjectReview (`kubectl auth whoami`), answered for the requester and never stored."""
+    res = call.target.res
+    if call.content_type == PROTOBUF:  # kubectl's typed client sends these as protobuf
+        spec: Any = access_review_spec(call.body) if res.kind == "SelfSubjectAccessReview" else {}
+    else:
+        body = _body(call) if call.body.strip() else {}
+        spec = (body.get("spec") if isinstance(body, dict) else None) or {}
+    if not isinstance(spec, dict):
+        raise ApiError(400, "BadRequest", f"{res.kind}.spec: must be an object")
+    if res.kind == "SelfSubjectReview":
+        username, groups = OWNER_USER if call.owner else ANONYMOUS_USER
+        status: Obj = {"userInfo": {"username": username, "groups": groups}}
+    else:
+        attributes = spec.get("resourceAttributes") or spec.get("nonResourceAttributes") or {}
+        verb = attributes.get("verb", "") if isinstance(attributes, dict) else ""
+        allowed = bool(call.owner) or verb in ("get", "list", "watch")
+        status = {"allowed": allowed}
+    review = {"kind": res.kind, "apiVersion": res.api_version, "metadata": {"creationTimestamp": None}, "spec": spec}
+    return Reply(201, {**review, "status": status})
 
 
 def _too_large() -> ApiError:
@@ -415,8 +463,10 @@ async def endpoint(request: HttpRequest, slug: str, path: str = "", key: str | N
             (request.content_type or "").split(";")[0].strip().lower(),
             _request_body(request),
         )
-        if call.method not in ("GET", "HEAD"):
-            _check_write_access(cluster, request, key)
+        call.owner = _authenticate(cluster, request, key) is True
+        review = target.res.kind in REVIEW_KINDS
+        if call.method not in ("GET", "HEAD") and not call.owner and not review:
+            raise _forbidden(call.method, target)
         watching = call.method == "GET" and (target.watch_path or call.params.get("watch") in ("true", "1"))
         if watching:
             ensure_runner(cluster.pk)  # a watcher expects things to happen: make sure the controllers run

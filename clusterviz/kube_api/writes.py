@@ -17,11 +17,13 @@ from scheduler_core.api.loading import InputError
 
 from .. import services, store
 from ..admission import admission_context
+from ..defaults import default_pod_spec
 from ..models import Cluster
 from ..validation import admit
 from .fields import FieldValidation, check_apply
 from .patch import APPLY, MERGE, STRATEGIC, apply_patch
 from .present import scale_of
+from .reads import namespace_exists
 from .resources import Resource
 from .status import ADMIT_SOURCE, ApiError, already_exists, invalid
 
@@ -116,11 +118,44 @@ def create(
     name = meta.get("name") or meta.get("generateName") or ""
     if not name:
         raise invalid(res, "", "metadata.name: Required value: name or generateName is required")
+    if res.namespaced:
+        _check_namespace(cluster, res, namespace, name)
     admitted = _admit(cluster, res, obj, name)
     try:
         return store.create(cluster, admitted, COMPONENT, dry_run)
     except store.AlreadyExists:
         raise already_exists(res, admitted["metadata"].get("name", name)) from None
+
+
+def _check_namespace(cluster: Cluster, res: Resource, namespace: str, name: str) -> None:
+    """NamespaceLifecycle admission: no new object in a namespace that does not exist, or that is
+    being terminated."""
+    if not namespace_exists(cluster, namespace):
+        raise ApiError(
+            404, "NotFound", f'namespaces "{namespace}" not found', {"name": namespace, "kind": "namespaces"}
+        )
+    try:
+        ns = store.get(cluster, "Namespace", "", namespace)
+    except store.NotFound:
+        return
+    if ns["metadata"].get("deletionTimestamp"):
+        details: dict[str, Any] = {"name": name, "kind": res.plural}
+        if res.group:
+            details["group"] = res.group
+        details["causes"] = [
+            {
+                "reason": "NamespaceTerminating",
+                "message": f"namespace {namespace} is being terminated",
+                "field": "metadata.namespace",
+            }
+        ]
+        raise ApiError(
+            403,
+            "Forbidden",
+            f'{res.qualified} "{name}" is forbidden: unable to create new content in namespace {namespace} '
+            "because it is being terminated",
+            details,
+        )
 
 
 # --- updates --------------------------------------------------------------------------------
@@ -132,6 +167,7 @@ def _check_pod_update(res: Resource, name: str, old: Obj, new: Obj) -> None:
 
     def masked(spec: Obj) -> Obj:
         spec = copy.deepcopy(spec)
+        default_pod_spec(spec)  # a pod stored before the defaults existed compares as if it had them
         for field in ("containers", "initContainers"):
             for container in spec.get(field, []):
                 container.pop("image", None)
@@ -261,6 +297,8 @@ def patch(
     """PATCH: returns (the stored object, whether it was created — server-side apply of a new object)."""
     if content_type == APPLY:
         check_apply(res, namespace, name, doc)
+    if not dry_run:
+        _materialize(cluster, res, name, False)
     try:
         store.get(cluster, res.kind, namespace, name)
     except store.NotFound:
@@ -298,6 +336,8 @@ def replace(
     body = copy.deepcopy(body)
     if fields is not None:
         fields.decoded(res, body, list(duplicates))
+    if not dry_run:
+        _materialize(cluster, res, name, False)
     obj = _object_of(res, body)
     expected = obj["metadata"].get("resourceVersion") or None
 
@@ -307,9 +347,32 @@ def replace(
     return _write(cluster, res, namespace, name, change, str(expected) if expected else None, dry_run)
 
 
+def _materialize(cluster: Cluster, res: Resource, name: str, dry_run: bool) -> Obj | None:
+    """A namespace that exists without a stored object (built-in, or holding imported objects) is
+    stored before it is changed; a dry run works on it as it would be stored."""
+    if res.kind != "Namespace" or store_has(cluster, "Namespace", name) or not namespace_exists(cluster, name):
+        return None
+    if dry_run:
+        return services.namespace_body(name)
+    services.ensure_namespace(cluster, name, COMPONENT)
+    return None
+
+
+def store_has(cluster: Cluster, kind: str, name: str) -> bool:
+    try:
+        store.get(cluster, kind, "", name)
+    except store.NotFound:
+        return False
+    return True
+
+
 def delete(cluster: Cluster, res: Resource, namespace: str, name: str, options: Obj, dry_run: bool = False) -> Obj:
     """DELETE: as the browser's delete (a bound pod first turns Terminating; owners take their
-    dependents along); `gracePeriodSeconds: 0` (`--force --grace-period=0`) removes a pod at once."""
+    dependents along; a namespace turns Terminating); `gracePeriodSeconds: 0` (`--force
+    --grace-period=0`) removes a pod at once."""
+    would_be = _materialize(cluster, res, name, dry_run)
+    if would_be is not None:
+        return would_be
     current = store.get(cluster, res.kind, namespace, name)
     if dry_run:
         return _deleted_dry(res, current, options)
