@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from clusterviz.kube_api.patch import PATCH_REJECTED, json_patch
+from clusterviz.kube_api.protobuf import MAGIC, access_review_spec
 from clusterviz.kube_api.status import ApiError
 from clusterviz.validation import admit
 from scheduler_core.api.loading import InputError
@@ -142,3 +143,35 @@ def test_json_patch_refusals_are_upstreams(patch: object, code: int, message: st
     with pytest.raises(ApiError) as refused:
         json_patch({"c": 1}, patch)
     assert (refused.value.code, refused.value.message) == (code, message)
+
+
+# --- the protobuf SelfSubjectAccessReview kubectl auth can-i sends
+
+
+def _field(number: int, payload: bytes) -> bytes:
+    key, length = (number << 3) | 2, len(payload)
+    out = bytes([key])
+    while length >= 0x80:
+        out += bytes([(length & 0x7F) | 0x80])
+        length >>= 7
+    return out + bytes([length]) + payload
+
+
+def test_a_protobuf_access_review_is_read() -> None:
+    attributes = _field(1, b"default") + _field(2, b"create") + _field(5, b"pods")
+    review = _field(2, _field(1, attributes))  # SelfSubjectAccessReview.spec.resourceAttributes
+    body = MAGIC + _field(1, b"") + _field(2, review)  # runtime.Unknown{typeMeta, raw}
+    assert access_review_spec(body) == {
+        "resourceAttributes": {"namespace": "default", "verb": "create", "resource": "pods"}
+    }
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=64))
+def test_any_protobuf_body_is_read_or_refused_with_a_400(tail: bytes) -> None:
+    try:
+        spec = access_review_spec(MAGIC + tail)
+    except ApiError as exc:
+        assert exc.code == 400
+        return
+    assert isinstance(spec, dict)
