@@ -454,6 +454,9 @@ async def endpoint(request: HttpRequest, slug: str, path: str = "", key: str | N
                 prefix = request.path[: -len("/openapi/v3")] if request.path.endswith("/openapi/v3") else prefix
             return _respond(_meta(what, details, request, prefix))
         target = details
+        owner = _authenticate(cluster, request, key) is True  # before the body is read, as upstream
+        if request.method not in ("GET", "HEAD") and not owner and target.res.kind not in REVIEW_KINDS:
+            raise _forbidden(str(request.method), target)
         call = Call(
             cluster,
             str(request.method),
@@ -462,11 +465,8 @@ async def endpoint(request: HttpRequest, slug: str, path: str = "", key: str | N
             request.headers.get("Accept", ""),
             (request.content_type or "").split(";")[0].strip().lower(),
             _request_body(request),
+            owner=owner,
         )
-        call.owner = _authenticate(cluster, request, key) is True
-        review = target.res.kind in REVIEW_KINDS
-        if call.method not in ("GET", "HEAD") and not call.owner and not review:
-            raise _forbidden(call.method, target)
         watching = call.method == "GET" and (target.watch_path or call.params.get("watch") in ("true", "1"))
         if watching:
             ensure_runner(cluster.pk)  # a watcher expects things to happen: make sure the controllers run
