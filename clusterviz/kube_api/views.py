@@ -171,7 +171,16 @@ def _object(call: Call) -> Reply:
             + ", ".join(PATCH_TYPES),
         )
     patched, created = writes.patch(
-        cluster, res, namespace, name, call.content_type, body, target.subresource, call.dry_run, call.fields
+        cluster,
+        res,
+        namespace,
+        name,
+        call.content_type,
+        body,
+        target.subresource,
+        call.dry_run,
+        call.fields,
+        call.params.get("fieldManager"),
     )
     return Reply(201 if created else 200, presenter(cluster, res)([patched])[0], wrote=not call.dry_run)
 

@@ -21,6 +21,7 @@ from ..defaults import default_pod_spec
 from ..models import Cluster
 from ..validation import admit
 from .fields import FieldValidation, check_apply
+from .managed import applied, check_manager
 from .patch import APPLY, MERGE, STRATEGIC, apply_patch
 from .present import scale_of
 from .reads import namespace_exists
@@ -103,8 +104,10 @@ def create(
     dry_run: bool = False,
     fields: FieldValidation | None = None,
     duplicates: Sequence[str] = (),
+    apply_manager: str | None = None,
 ) -> Obj:
-    """POST: a new object, admitted like the browser's; 201 with what was stored."""
+    """POST: a new object, admitted like the browser's; 201 with what was stored (`apply_manager`:
+    created by that field manager's server-side apply)."""
     body = copy.deepcopy(body)
     if fields is not None:
         fields.decoded(res, body, list(duplicates))
@@ -121,6 +124,8 @@ def create(
     if res.namespaced:
         _check_namespace(cluster, res, namespace, name)
     admitted = _admit(cluster, res, obj, name)
+    if apply_manager is not None:
+        admitted["metadata"]["managedFields"] = applied([], apply_manager, res.api_version, body, store.now_rfc3339())
     try:
         return store.create(cluster, admitted, COMPONENT, dry_run)
     except store.AlreadyExists:
@@ -229,6 +234,8 @@ def _updated(cluster: Cluster, res: Resource, current: Obj, wanted: Any, subreso
         admitted["status"] = copy.deepcopy(current["status"])  # admission must not touch it either
     if res.kind == "Pod":
         _check_pod_update(res, name, current, admitted)
+    if current["metadata"].get("managedFields"):  # kept as they are (set after admission, which prunes)
+        admitted["metadata"]["managedFields"] = copy.deepcopy(current["metadata"]["managedFields"])
     return admitted
 
 
@@ -293,9 +300,11 @@ def patch(
     subresource: str | None = None,
     dry_run: bool = False,
     fields: FieldValidation | None = None,
+    manager: str | None = None,
 ) -> tuple[Obj, bool]:
     """PATCH: returns (the stored object, whether it was created — server-side apply of a new object)."""
     if content_type == APPLY:
+        manager = check_manager(manager, doc)
         check_apply(res, namespace, name, doc)
     if not dry_run:
         _materialize(cluster, res, name, False)
@@ -305,7 +314,7 @@ def patch(
         if content_type == APPLY and subresource is None:
             if isinstance(doc, dict):
                 doc = {**doc, "metadata": {**(doc.get("metadata") or {}), "name": name}}
-            return create(cluster, res, namespace, doc, dry_run), True
+            return create(cluster, res, namespace, doc, dry_run, apply_manager=manager), True
         raise
     cordon = _cordon_request(res, content_type, doc)
     if cordon is not None and subresource is None and not dry_run:
@@ -315,7 +324,12 @@ def patch(
         patched = apply_patch(content_type, {**current, "kind": res.kind, "apiVersion": res.api_version}, doc)
         if fields is not None and content_type != APPLY and isinstance(patched, dict):
             fields.patched(res, content_type, doc, current, patched)
-        return _updated(cluster, res, current, patched, subresource)
+        updated = _updated(cluster, res, current, patched, subresource)
+        if content_type == APPLY and manager is not None and isinstance(doc, dict):
+            entries = current["metadata"].get("managedFields") or []
+            now = store.now_rfc3339()
+            updated["metadata"]["managedFields"] = applied(entries, manager, res.api_version, doc, now)
+        return updated
 
     expected = _expected_version(doc) if content_type != APPLY else None
     return _write(cluster, res, namespace, name, change, expected, dry_run), False

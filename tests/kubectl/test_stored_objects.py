@@ -99,3 +99,24 @@ def test_the_scheduler_sees_the_default_tolerations(cluster: Cluster) -> None:
     cluster.kubectl("apply", "-f", cluster.write("full.yaml", POD))
     pods = cluster.wait_running("full")
     assert pods["default/full"]["spec"]["nodeName"] in ("node01", "node02", "node03")
+
+
+def test_server_side_apply_records_managed_fields(cluster: Cluster) -> None:
+    cluster.kubectl("apply", "--server-side", "-f", cluster.write("full.yaml", POD))
+    shown = json.loads(cluster.kubectl("get", "pod", "full", "-o", "json", "--show-managed-fields").stdout)
+    (entry,) = shown["metadata"]["managedFields"]
+    assert (entry["manager"], entry["operation"], entry["fieldsType"]) == ("kubectl", "Apply", "FieldsV1")
+    web = entry["fieldsV1"]["f:spec"]["f:containers"]['k:{"name":"web"}']
+    assert (
+        web["."] == {}
+        and web["f:image"] == {}
+        and web["f:env"] == {'k:{"name":"MODE"}': {".": {}, "f:name": {}, "f:value": {}}}
+    )
+    assert entry["fieldsV1"]["f:spec"]["f:volumes"]['k:{"name":"cache"}']["f:emptyDir"] == {}
+    rv = shown["metadata"]["resourceVersion"]
+    again = cluster.kubectl("apply", "--server-side", "-f", "full.yaml")
+    assert again.stdout.strip() == "pod/full serverside-applied"
+    assert cluster.pods()["default/full"]["metadata"]["managedFields"] == shown["metadata"]["managedFields"]
+    hidden = json.loads(cluster.kubectl("get", "pod", "full", "-o", "json").stdout)
+    assert "managedFields" not in hidden["metadata"]
+    assert int(hidden["metadata"]["resourceVersion"]) >= int(rv)
