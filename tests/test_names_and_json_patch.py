@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from clusterviz.kube_api.managed import check_manager
 from clusterviz.kube_api.patch import PATCH_REJECTED, json_patch
 from clusterviz.kube_api.protobuf import MAGIC, access_review_spec
 from clusterviz.kube_api.status import ApiError
@@ -175,3 +176,23 @@ def test_any_protobuf_body_is_read_or_refused_with_a_400(tail: bytes) -> None:
         assert exc.code == 400
         return
     assert isinstance(spec, dict)
+
+
+@pytest.mark.parametrize(
+    ("manager", "message"),
+    [
+        ("", 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch'),
+        ("m" * 129, 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Too long: must have at most 128 bytes'),
+        (
+            "a\x00",
+            'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Invalid value: "a\\u0000": invalid character '
+            "U+0000 (at position 1)",
+        ),
+    ],
+)
+def test_an_apply_needs_a_sane_field_manager(manager: str, message: str) -> None:
+    with pytest.raises(ApiError) as refused:
+        check_manager(manager, {})
+    assert (refused.value.code, refused.value.message) == (422, message)
+    with pytest.raises(ApiError, match=r"^metadata\.managedFields must be nil$"):
+        check_manager("kubectl", {"metadata": {"managedFields": []}})

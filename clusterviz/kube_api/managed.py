@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .options import invalid_option
 from .patch import MERGE_KEYS, MERGE_PRIMITIVES
 from .status import ApiError
 
@@ -14,6 +15,7 @@ __all__ = ["applied", "check_manager", "fields_v1"]
 
 Obj = dict[str, Any]
 IDENTITY = {"apiVersion", "kind"}
+MAX_MANAGER_BYTES = 128  # apimachinery ValidateFieldManager
 IDENTITY_META = {"name", "namespace", "managedFields"}
 
 
@@ -68,6 +70,14 @@ def check_manager(manager: str | None, doc: Any) -> str:
                 ],
             },
         )
+    if len(manager.encode()) > MAX_MANAGER_BYTES:
+        raise invalid_option("PatchOptions", "fieldManager", f"Too long: must have at most {MAX_MANAGER_BYTES} bytes")
+    for position, char in enumerate(manager):
+        if not char.isprintable():
+            detail = (
+                f"Invalid value: {json.dumps(manager)}: invalid character U+{ord(char):04X} (at position {position})"
+            )
+            raise invalid_option("PatchOptions", "fieldManager", detail)
     meta = doc.get("metadata") if isinstance(doc, dict) else None
     if isinstance(meta, dict) and meta.get("managedFields") is not None:
         raise ApiError(400, "BadRequest", "metadata.managedFields must be nil")
