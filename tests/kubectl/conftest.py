@@ -31,7 +31,7 @@ import yaml
 from tests.live_server import LiveServer
 
 KUBECTL = os.environ.get("KUBECTL") or shutil.which("kubectl") or "/usr/bin/kubectl"
-POOL_SIZE = 48
+POOL_SIZE = 96
 BASE_NODES = """\
 apiVersion: v1
 kind: List
