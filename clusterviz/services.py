@@ -34,6 +34,7 @@ __all__ = [
     "create_cluster",
     "create_from_yaml",
     "delete_object",
+    "ensure_namespace",
     "explain_pod",
     "export_yaml",
     "import_snapshot",
@@ -119,8 +120,40 @@ def create_from_yaml(
         return [store.create(cluster, body, component) for body in objects]
 
 
+IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
+
+
+def namespace_body(name: str) -> dict[str, Any]:
+    """A Namespace as kube-apiserver stores a new one (with its automatic name label)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}},
+        "spec": {"finalizers": ["kubernetes"]},
+        "status": {"phase": "Active"},
+    }
+
+
+def ensure_namespace(cluster: Cluster, name: str, component: str) -> None:
+    """Store a namespace that exists without a stored object (a built-in one, or one an import's
+    objects live in), so that it can be labelled, annotated or deleted."""
+    if not KubeObject.objects.filter(cluster=cluster, kind="Namespace", name=name).exists():
+        store.create(cluster, namespace_body(name), component)
+
+
 def delete_object(cluster: Cluster, kind: str, namespace: str, name: str, component: str) -> dict[str, Any]:
-    """Delete an object; a running pod first becomes Terminating (the kubelet then removes it)."""
+    """Delete an object; a running pod first becomes Terminating (the kubelet then removes it), a
+    namespace turns Terminating (the namespace controller empties it, then removes it)."""
+    if kind == "Namespace":
+        if name in IMMORTAL_NAMESPACES:
+            raise store.Forbidden(f'namespaces "{name}" is forbidden: this namespace may not be deleted')
+
+        def terminate_namespace(obj: dict[str, Any]) -> None:
+            obj["metadata"].setdefault("deletionTimestamp", store.now_rfc3339())
+            obj.setdefault("spec", {})["finalizers"] = ["kubernetes"]
+            obj.setdefault("status", {})["phase"] = "Terminating"
+
+        return store.patch(cluster, "Namespace", "", name, terminate_namespace, component)
     if kind == "Pod":
         body = store.get(cluster, "Pod", namespace, name)
         if body["spec"].get("nodeName") and not body["metadata"].get("deletionTimestamp"):

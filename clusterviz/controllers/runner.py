@@ -27,7 +27,7 @@ from django.db.models import Q
 
 from ..models import PACE_INSTANT, PACE_PAUSED, Cluster
 from ..publish import group_name, publish
-from . import kubelet, replicaset, scheduler, taint_manager
+from . import kubelet, namespace, replicaset, scheduler, taint_manager
 
 __all__ = [
     "ClusterRunner",
@@ -58,6 +58,8 @@ def step_once(cluster: Cluster) -> tuple[str | None, float | None]:
         return "scheduler", None
     if kubelet.step(cluster):
         return "kubelet", None
+    if namespace.step(cluster):
+        return "namespace-controller", None
     acted, deadline = taint_manager.step(cluster)
     if acted:
         return "taint-eviction-controller", None
