@@ -69,13 +69,19 @@ DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 DEFAULT_MAX_OBJECTS = 250_000
 BATCH_SIZE = 1000  # objects per bulk write (and per progress update)
 HEARTBEAT_SECONDS = 2.0  # how often a running import proves it is alive
-STALE_SECONDS = 30.0  # a running import silent for this long belongs to a dead process
 COMPONENT = "kubectl"
 _SERVER_FIELDS = ("resourceVersion", "generation", "managedFields", "selfLink")
 
 
 def max_bytes() -> int:
     return int(getattr(settings, "CLUSTERVIZ_IMPORT_MAX_BYTES", DEFAULT_MAX_BYTES))
+
+
+def stale_seconds() -> float:
+    """How long a running import may be silent before it is taken for dead (its process was killed)."""
+    from .controllers.runner import lease_seconds
+
+    return max(3 * HEARTBEAT_SECONDS, 2 * lease_seconds())
 
 
 def max_objects() -> int:
@@ -354,11 +360,11 @@ def cancel(job: ImportJob) -> ImportJob:
 
 
 def recover_interrupted() -> int:
-    """Fail the imports whose process died (no heartbeat for STALE_SECONDS) and drop their staging.
+    """Fail the imports whose process died (no heartbeat for `stale_seconds()`) and drop their staging.
 
     Also drops staging clusters left without a job (a crash between the two writes of a cleanup).
     """
-    stale = time.time() - STALE_SECONDS
+    stale = time.time() - stale_seconds()
     count = 0
     for job in ImportJob.objects.filter(state=IMPORT_RUNNING, heartbeat__lt=stale):
         taken = ImportJob.objects.filter(pk=job.pk, state=IMPORT_RUNNING, heartbeat__lt=stale).update(

@@ -78,7 +78,7 @@ def _api(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
 
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
-    clusters = Cluster.objects.order_by("-created_at")[:50]
+    clusters = Cluster.objects.filter(staged_import__isnull=True).order_by("-created_at")[:50]
     return render(request, "clusterviz/home.html", {"clusters": clusters, "lessons": list(all_lessons().values())})
 
 
@@ -98,7 +98,7 @@ def create_cluster(request: HttpRequest) -> HttpResponse:
             if lesson:
                 load_lesson(cluster, lesson)
     except (InputError, store.StoreError) as exc:
-        clusters = Cluster.objects.order_by("-created_at")[:50]
+        clusters = Cluster.objects.filter(staged_import__isnull=True).order_by("-created_at")[:50]
         context = {"clusters": clusters, "lessons": list(all_lessons().values()), "error": str(exc)}
         return render(request, "clusterviz/home.html", context, status=400)
     access.grant(request.session, cluster)  # the creator holds the edit link

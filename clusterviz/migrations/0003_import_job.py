@@ -5,30 +5,38 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('clusterviz', '0002_cluster_owner'),
+        ("clusterviz", "0002_cluster_owner"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='ImportJob',
+            name="ImportJob",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.CharField(max_length=64)),
-                ('source', models.CharField(blank=True, max_length=256)),
-                ('state', models.CharField(default='running', max_length=16)),
-                ('phase', models.CharField(default='reading', max_length=16)),
-                ('total', models.IntegerField(default=0)),
-                ('read', models.IntegerField(default=0)),
-                ('stored', models.IntegerField(default=0)),
-                ('skipped', models.JSONField(default=dict)),
-                ('error', models.TextField(blank=True)),
-                ('cancel_requested', models.BooleanField(default=False)),
-                ('worker', models.CharField(blank=True, max_length=64)),
-                ('heartbeat', models.FloatField(default=0.0)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('staging', models.OneToOneField(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='staged_import', to='clusterviz.cluster')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("slug", models.CharField(max_length=64)),
+                ("source", models.CharField(blank=True, max_length=256)),
+                ("state", models.CharField(default="running", max_length=16)),
+                ("phase", models.CharField(default="reading", max_length=16)),
+                ("total", models.IntegerField(default=0)),
+                ("read", models.IntegerField(default=0)),
+                ("stored", models.IntegerField(default=0)),
+                ("skipped", models.JSONField(default=dict)),
+                ("error", models.TextField(blank=True)),
+                ("cancel_requested", models.BooleanField(default=False)),
+                ("worker", models.CharField(blank=True, max_length=64)),
+                ("heartbeat", models.FloatField(default=0.0)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "staging",
+                    models.OneToOneField(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="staged_import",
+                        to="clusterviz.cluster",
+                    ),
+                ),
             ],
         ),
     ]
