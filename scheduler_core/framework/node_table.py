@@ -234,6 +234,48 @@ class NodeTable:
             else:
                 self.volume_pods = [(j, p) for j, p in self.volume_pods if p is not info]
 
+    # --- incremental node changes (the scheduler cache's UpdateSnapshot) -----------------------
+
+    def update_node(self, i: int, node: Node) -> None:
+        """Replace node `i` by a new version of itself (`NodeInfo.SetNode`): labels, taints,
+        unschedulable, allocatable and images; its pods and their accounting stay."""
+        if node.metadata.name != self.names[i]:
+            raise ValueError(f"node {i} is {self.names[i]!r}, not {node.metadata.name!r}")
+        old = self.nodes[i]
+        self.nodes[i] = node
+        self.labels[i] = node.metadata.labels
+        self.unschedulable[i] = node.spec.unschedulable
+        allocatable = node.status.allocatable
+        for resource in set(allocatable) - set(self.alloc):
+            if resource in BASE_RESOURCES or resource == "pods" or is_scalar_resource(resource):
+                self.alloc[resource] = np.zeros(self.n, dtype=np.int64)
+                if resource != "pods":
+                    self.requested.setdefault(resource, np.zeros(self.n, dtype=np.int64))
+        for resource, column in self.alloc.items():
+            column[i] = resource_value(resource, allocatable[resource]) if resource in allocatable else 0
+        self.taints[i] = tuple(node.spec.taints)
+        self.taint_sig[i] = self._taint_code(self.taints[i])
+        for image in old.status.images:
+            for name in image.names:
+                holders = self.images.get(name)
+                if holders is not None:
+                    holders.pop(i, None)
+                    if not holders:
+                        del self.images[name]
+        for image in node.status.images:
+            for name in image.names:
+                self.images.setdefault(name, {})[i] = image.size_bytes
+        self._label_columns.clear()
+        self._has_labels = None
+
+    def _taint_code(self, taints: tuple[Taint, ...]) -> int:
+        key = tuple((t.key, t.value, t.effect) for t in taints)
+        for code, known in enumerate(self.taint_sets):
+            if tuple((t.key, t.value, t.effect) for t in known) == key:
+                return code
+        self.taint_sets.append(taints)
+        return len(self.taint_sets) - 1
+
     # --- queries ----------------------------------------------------------------------------
 
     def take(self, column: np.ndarray, idx: np.ndarray) -> np.ndarray:
