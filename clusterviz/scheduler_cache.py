@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import bisect
 import logging
+from collections import OrderedDict
 from typing import Any
 
 from scheduler_core.api.objects import Namespace, Node, PriorityClass, Workload
@@ -202,13 +203,15 @@ class SchedulerCache:
         self._table = None
 
 
-_caches: dict[int, SchedulerCache] = {}
+MAX_CACHES = 16  # clusters whose view one process keeps (the least recently used goes first)
+_caches: OrderedDict[int, SchedulerCache] = OrderedDict()
 
 
 def synced(cluster: Cluster, rebuild: bool = False) -> SchedulerCache:
     """This process's cache of `cluster`, brought up to the store's current resourceVersion."""
     cache = _caches.get(cluster.pk)
     if cache is not None and not rebuild and cache.created_at == cluster.created_at and cache.follow():
+        _caches.move_to_end(cluster.pk)
         return cache
     if cache is not None and not rebuild:
         log.info("cluster %s: the scheduler cache is rebuilt from the store (the watch log has a gap)", cluster.pk)
@@ -216,6 +219,9 @@ def synced(cluster: Cluster, rebuild: bool = False) -> SchedulerCache:
     cache.load()
     cache.follow()  # what was written while the rows were read (applied only where newer)
     _caches[cluster.pk] = cache
+    _caches.move_to_end(cluster.pk)
+    while len(_caches) > MAX_CACHES:
+        _caches.popitem(last=False)
     return cache
 
 

@@ -20,7 +20,7 @@ from .framework.status import Code, Status
 from .plugins.registry import new_framework
 from .schedule_one import Scheduler, ScheduleResult
 
-__all__ = ["Explanation", "build_table", "explain", "format_text", "result_to_json"]
+__all__ = ["Explanation", "build_table", "explain", "explain_on", "format_text", "result_to_json"]
 
 
 def add_workloads(table: NodeTable, workloads: Iterable[Workload]) -> None:
@@ -53,6 +53,11 @@ class Explanation:
 
 def explain(cluster: ClusterObjects, pod: Pod, profile: Profile | None = None, seed: int | None = None) -> Explanation:
     """Run one cycle for `pod` (a what-if: the cluster is not changed)."""
+    return explain_on(build_table(cluster), pod, profile, seed)
+
+
+def explain_on(table: NodeTable, pod: Pod, profile: Profile | None = None, seed: int | None = None) -> Explanation:
+    """`explain` against a table already built (a cycle changes it only temporarily)."""
     scheduler = Scheduler(new_framework(profile), seed=seed)
     info = PodInfo.of(pod)
     for plugin in scheduler.framework.pre_enqueue_plugins:
@@ -61,7 +66,7 @@ def explain(cluster: ClusterObjects, pod: Pod, profile: Profile | None = None, s
             return Explanation(None, [], status.with_plugin(plugin.name), info)
     events: list[Event] = []
     scheduler.subscribe(events.append)
-    result = scheduler.schedule_pod(build_table(cluster), info)
+    result = scheduler.schedule_pod(table, info)
     return Explanation(result, events, None, info)
 
 

@@ -271,3 +271,24 @@ def test_pods_keep_the_order_a_fresh_read_gives_them() -> None:
     cache = assert_consistent(cluster)
     assert [info.key for info in cache.table().pods[0]] == ["default/a", "default/c", "default/d", "team/b"]
     assert [info.key for info in cache.table().nominated[0]] == ["team/a", "team/e"]
+
+
+def test_a_what_if_on_the_cache_equals_one_on_a_fresh_read() -> None:
+    from scheduler_core.api.loading import load_pod
+    from scheduler_core.explain import explain, result_to_json
+
+    cluster = services.create_cluster("c1")
+    for k, name in enumerate(NODES):
+        apply(cluster, ("node", name, k % 2, 1 + k, k == 2))
+    apply(cluster, ("taint", "n2", True))
+    for k in range(8):
+        apply(cluster, ("pod", f"p{k}", NAMESPACES[k % 2], NODES[k % 4], k % 3, k == 1, k % 2 == 0))
+    scheduler_cache.synced(cluster)
+    apply(cluster, ("resize", "n3", 1, False))
+    apply(cluster, ("delete-pod", "p2", "default"))
+    text = yaml.safe_dump(pod_body("what-if", "default", None, 1, True, True))
+    fresh = snapshot(cluster)
+    expected = result_to_json(explain(fresh.objects, load_pod(text, "pod.yaml", {}, {}), seed=3))
+    got = services.explain_pod(cluster, text, seed=3)
+    got.pop("events")
+    assert got == expected
