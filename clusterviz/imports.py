@@ -14,7 +14,6 @@ in the caller's thread (the management command).
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import secrets
 import threading
@@ -22,18 +21,17 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
-import yaml
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
 from django.db.models import Q
 
-from scheduler_core.api.loading import InputError, load_yaml_documents, locate
+from scheduler_core.api.loading import InputError, locate
 from scheduler_core.api.objects import PriorityClass
 
 from . import services, store
+from .dump_reading import Dump, Item, read_dump
 from .models import (
     IMPORT_CANCELLED,
     IMPORT_DONE,
@@ -92,58 +90,6 @@ class ImportCancelled(Exception):
     """The job was cancelled (by its owner) while running."""
 
 
-# --- reading a dump ---------------------------------------------------------------------------------
-
-
-@dataclass
-class Item:
-    """One object of a dump, with what locates its errors (YAML node and path, or just the path)."""
-
-    data: Any
-    node: yaml.Node | None
-    prefix: tuple[int | str, ...]
-
-
-def _list_items(data: Any, node: yaml.Node | None, source: str) -> list[Item]:
-    """A `kind: List` (or `PodList`, …) → its items; any other document is one object."""
-    if isinstance(data, dict) and str(data.get("kind", "")).endswith("List") and "items" in data:
-        raw = data.get("items") or []
-        if not isinstance(raw, list):
-            raise InputError(f"{locate(source, node, ('items',))}: must be a list")
-        item_kind = str(data["kind"])[: -len("List")]
-        items = []
-        for k, item in enumerate(raw):
-            if item_kind and isinstance(item, dict) and "kind" not in item:
-                item["kind"] = item_kind  # typed lists (PodList) leave out their items' kind
-            items.append(Item(item, node, ("items", k)))
-        return items
-    return [Item(data, node, ())]
-
-
-def read_dump(data: bytes, source: str) -> list[Item]:
-    """Parse a JSON or YAML dump (a List, a multi-document stream or one object) into its objects."""
-    if len(data) > max_bytes():
-        raise InputError(f"{source}: larger than {max_bytes() // 2**20} MiB (CLUSTERVIZ_IMPORT_MAX_BYTES)")
-    head = data[:4096].lstrip()
-    if head[:1] in (b"{", b"["):
-        try:
-            parsed = json.loads(data)
-        except UnicodeDecodeError as exc:
-            raise InputError(f"{source}: not valid UTF-8 (byte {exc.start})") from None
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{source}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from None
-        except RecursionError:
-            raise InputError(f"{source}: nesting too deep") from None
-        del data
-        if isinstance(parsed, list):
-            return [Item(obj, None, (k,)) for k, obj in enumerate(parsed)]
-        return _list_items(parsed, None, source)
-    items: list[Item] = []
-    for document in load_yaml_documents(data, source):
-        items.extend(_list_items(document.data, document.node, source))
-    return items
-
-
 # --- the job ------------------------------------------------------------------------------------------
 
 
@@ -181,11 +127,14 @@ def _check_cancel(job: ImportJob) -> None:
         raise ImportCancelled
 
 
-def _validated(job: ImportJob, items: list[Item], source: str) -> Iterator[tuple[Item, dict[str, Any]]]:
-    """Admit every supported object (PriorityClasses first: pods take their priority from them)."""
+def _admission_pass(job: ImportJob, dump: Dump) -> dict[str, PriorityClass]:
+    """First reading: every object is an object, how many there are (within the limit), the
+    PriorityClasses pods take their priority from, and the kinds that are left out."""
+    source = dump.source
     classes: dict[str, PriorityClass] = {}
     skipped: Counter[str] = Counter()
-    for item in items:
+    total = 0
+    for item in dump.items():
         if not isinstance(item.data, dict) or not isinstance(item.data.get("kind"), str):
             where = locate(source, item.node, item.prefix)
             raise InputError(f"{where}: not a Kubernetes object (a mapping with kind, apiVersion and metadata)")
@@ -195,22 +144,29 @@ def _validated(job: ImportJob, items: list[Item], source: str) -> Iterator[tuple
             classes[body["metadata"]["name"]] = PriorityClass.model_validate(body)
         elif kind not in SUPPORTED_KINDS:
             skipped[kind] += 1
-    if skipped:
-        _progress(job, skipped=dict(skipped))
+        total += 1
+        if total > max_objects():
+            raise InputError(f"{source}: more than {max_objects()} objects (CLUSTERVIZ_IMPORT_MAX_OBJECTS)")
+    _progress(job, total=total, skipped=dict(skipped), phase="storing")
+    return classes
+
+
+def _validated(dump: Dump, classes: dict[str, PriorityClass]) -> Iterator[tuple[Item, dict[str, Any]]]:
+    """Second reading: every supported object admitted (validated and defaulted) as it comes."""
     runtimes: dict[str, Any] = {}
-    for item in sorted(items, key=lambda i: i.data["kind"] != "PriorityClass"):
+    for item in dump.items():
         if item.data["kind"] not in SUPPORTED_KINDS:
             continue
         meta = item.data.get("metadata")
         if isinstance(meta, dict):
             for field in _SERVER_FIELDS:
                 meta.pop(field, None)
-        body = admit(item.data, source, item.node, classes, runtimes, item.prefix)
-        item.data = {"kind": item.data["kind"]}  # the parsed dump is released as it is admitted
+        body = admit(item.data, dump.source, item.node, classes, runtimes, item.prefix)
+        item.data = {"kind": item.data["kind"]}  # the parsed object is released as it is admitted
         yield item, body
 
 
-def _rows(job: ImportJob, items: list[Item], source: str, first_rv: int) -> Iterator[list[KubeObject]]:
+def _rows(job: ImportJob, dump: Dump, classes: dict[str, PriorityClass], first_rv: int) -> Iterator[list[KubeObject]]:
     """Validated objects as rows of the staging cluster, in batches; duplicates refused with their place."""
     assert job.staging_id is not None
     seen: dict[tuple[str, str, str], tuple[int | str, ...]] = {}
@@ -218,7 +174,8 @@ def _rows(job: ImportJob, items: list[Item], source: str, first_rv: int) -> Iter
     batch: list[KubeObject] = []
     now = time.time()
     rv = first_rv
-    for item, body in _validated(job, items, source):
+    source = dump.source
+    for item, body in _validated(dump, classes):
         kind, meta = body["kind"], body["metadata"]
         namespace = "" if kind in store.CLUSTER_SCOPED else (meta.get("namespace") or "default")
         if kind not in store.CLUSTER_SCOPED:
@@ -248,8 +205,6 @@ def _rows(job: ImportJob, items: list[Item], source: str, first_rv: int) -> Iter
         store._index(row)
         batch.append(row)
         rv += 1
-        if len(seen) > max_objects():
-            raise InputError(f"{source}: more than {max_objects()} objects (CLUSTERVIZ_IMPORT_MAX_OBJECTS)")
         if len(batch) >= BATCH_SIZE:
             yield batch
             batch = []
@@ -267,17 +222,15 @@ def run(job: ImportJob, data: bytes, on_progress: Callable[[ImportJob], None] | 
     """Carry out an import (in this thread); the target cluster, or an error with nothing stored."""
     source = job.source or "snapshot"
     try:
-        items = read_dump(data, source)
+        if len(data) > max_bytes():
+            raise InputError(f"{source}: larger than {max_bytes() // 2**20} MiB (CLUSTERVIZ_IMPORT_MAX_BYTES)")
+        dump = read_dump(data, source)
         del data
-        if len(items) > max_objects():
-            raise InputError(
-                f"{source}: {len(items)} objects: more than {max_objects()} (CLUSTERVIZ_IMPORT_MAX_OBJECTS)"
-            )
-        _progress(job, total=len(items), phase="storing")
+        classes = _admission_pass(job, dump)  # syntax errors, too, are found before anything is stored
         target = Cluster.objects.filter(slug=job.slug).first()
         first_rv = (target.resource_version if target else 0) + 1
         read = stored = 0
-        for batch in _rows(job, items, source, first_rv):
+        for batch in _rows(job, dump, classes, first_rv):
             _check_cancel(job)
             read += len(batch)
             with transaction.atomic():
@@ -286,9 +239,9 @@ def run(job: ImportJob, data: bytes, on_progress: Callable[[ImportJob], None] | 
                 _progress(job, read=read, stored=stored)
             if on_progress is not None:
                 on_progress(job)
-            for row in batch:  # the parsed dump is released as it is stored
+            for row in batch:  # what is stored is released
                 row.body = None
-        del items
+        del dump
         _check_cancel(job)
         _progress(job, phase="swapping")
         cluster = _swap(job, first_rv + stored - 1)
