@@ -17,6 +17,7 @@ from django.test import Client
 from bench.cluster_dump import dump, dump_json
 from clusterviz import imports, store
 from clusterviz.models import IMPORT_CANCELLED, IMPORT_DONE, IMPORT_FAILED, Change, Cluster, ImportJob, KubeObject
+from scheduler_core.api.loading import InputError
 from tests.app.servers import wait_for
 
 from .conftest import node_yaml
@@ -266,3 +267,48 @@ def test_a_follower_cannot_cancel(client: Client, make_cluster: Any) -> None:
     assert response.status_code == 403
     job.refresh_from_db()
     assert not job.cancel_requested
+
+
+# ----------------------------------------------------------------- reading dumps item by item
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            b'{"apiVersion": "v1", "items": [{"kind": "Node"}, {"kind": "Pod"}], "kind": "List"}',
+            [("items", 0), ("items", 1)],
+        ),
+        (b'{"kind": "PodList", "items": [{"metadata": {}}]}', [("items", 0)]),
+        (b' [{"kind": "Node"}, {"kind": "Pod"}] ', [(0,), (1,)]),
+        (b'{"kind": "Node", "metadata": {"name": "n"}}', [()]),
+        (b'{"kind": "ConfigMap", "data": {"items": "x"}}', [()]),
+    ],
+    ids=["List", "typed-list", "array", "one-object", "object-with-items-field"],
+)
+def test_json_dumps_are_read_item_by_item(text: bytes, expected: list[tuple[Any, ...]]) -> None:
+    from clusterviz.dump_reading import read_dump
+
+    dump = read_dump(text, "d.json")
+    assert [item.prefix for item in dump.items()] == expected
+    assert [item.prefix for item in dump.items()] == expected  # read again
+    assert all(isinstance(item.data.get("kind"), str) for item in dump.items())
+    whole = json.loads(text)
+    objects = whole.get("items", [whole]) if isinstance(whole, dict) and "List" in whole.get("kind", "") else whole
+    objects = objects if isinstance(objects, list) else [objects]
+    assert [item.data.get("metadata") for item in dump.items()] == [o.get("metadata") for o in objects]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [b'{"items": [{"kind": "Node"} {"kind": "Pod"}]}', b'{"items": [1,]}', b'[{"a": 1}', b'{"a": 1} x', b'{"a" 1}'],
+)
+def test_json_syntax_errors_name_the_place_as_the_json_module_does(text: bytes) -> None:
+    from clusterviz.dump_reading import read_dump
+
+    with pytest.raises(json.JSONDecodeError) as expected:
+        json.loads(text)
+    with pytest.raises(InputError) as caught:
+        list(read_dump(text, "d.json").items())
+    error = expected.value
+    assert str(caught.value) == f"d.json:{error.lineno}:{error.colno}: invalid JSON: {error.msg}"
