@@ -17,6 +17,8 @@ import logging
 from collections import OrderedDict
 from typing import Any
 
+from django.db import connection
+
 from scheduler_core.api.objects import Namespace, Node, PriorityClass, Workload
 from scheduler_core.explain import add_workloads
 from scheduler_core.framework.node_table import NodeTable
@@ -25,7 +27,7 @@ from scheduler_core.framework.pod_info import PodInfo
 from .adapters import READ_KINDS, read_objects, scheduler_object
 from .models import Change, Cluster
 
-__all__ = ["SchedulerCache", "forget", "synced"]
+__all__ = ["SchedulerCache", "forget", "synced", "warm"]
 
 log = logging.getLogger(__name__)
 TERMINAL_PHASES = ("Succeeded", "Failed")  # not in the scheduler's cache (the informer's field selector)
@@ -223,6 +225,24 @@ def synced(cluster: Cluster, rebuild: bool = False) -> SchedulerCache:
     while len(_caches) > MAX_CACHES:
         _caches.popitem(last=False)
     return cache
+
+
+def warm(cluster: Cluster) -> None:
+    """Build the cache of `cluster` if this process has none — meant for a worker thread, so that
+    reading a big cluster does not hold up the thread every other request of the process shares.
+    Only a new cache is built and then published: one in use is never touched from here."""
+    try:
+        cached = _caches.get(cluster.pk)
+        if cached is not None and cached.created_at == cluster.created_at:
+            return
+        cache = SchedulerCache(cluster)
+        cache.load()
+        if cluster.pk not in _caches:
+            _caches[cluster.pk] = cache
+    except Exception:  # whoever needs it next builds it
+        log.exception("cluster %s: building the scheduler cache failed", cluster.pk)
+    finally:
+        connection.close()  # this worker thread's own connection
 
 
 def forget(cluster_id: int) -> None:

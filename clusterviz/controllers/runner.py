@@ -233,6 +233,8 @@ class ClusterRunner:
             self.holding = True
             scheduler_cache.forget(self.cluster_id)
         cluster = await Cluster.objects.aget(pk=self.cluster_id)
+        # A big cluster's first read happens in a worker thread, not in the one all requests share.
+        await sync_to_async(scheduler_cache.warm, thread_sensitive=False)(cluster)
         if cluster.pace == PACE_PAUSED:
             if self.steps_requested <= 0:
                 return None
