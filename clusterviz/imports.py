@@ -25,7 +25,6 @@ from typing import Any
 
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
-from django.db.models import Q
 
 from scheduler_core.api.loading import InputError, locate
 from scheduler_core.api.objects import PriorityClass
@@ -37,6 +36,7 @@ from .models import (
     IMPORT_DONE,
     IMPORT_FAILED,
     IMPORT_RUNNING,
+    STAGING_PREFIX,
     Change,
     Cluster,
     ImportJob,
@@ -104,8 +104,7 @@ def new_job(slug: str, source: str) -> ImportJob:
         target = Cluster.objects.filter(slug=slug).first()
         if target is not None and KubeObject.objects.filter(cluster=target).exists():
             raise InputError(f'cluster "{slug}" is not empty: import into a new cluster')
-        # Not addressable: "." is neither in a URL slug nor in a DNS label.
-        staging = Cluster.objects.create(slug=f"import.{secrets.token_hex(8)}", title=f"import into {slug}")
+        staging = Cluster.objects.create(slug=f"{STAGING_PREFIX}{secrets.token_hex(8)}", title=f"import into {slug}")
         return ImportJob.objects.create(
             slug=slug,
             staging=staging,
@@ -302,7 +301,7 @@ def _drop_staging(cluster_id: int) -> None:
         if not ids:
             break
         KubeObject.objects.filter(pk__in=ids).delete()
-    Cluster.objects.filter(pk=cluster_id, staged_import__isnull=True, slug__startswith="import.").delete()
+    Cluster.objects.filter(pk=cluster_id, staged_import__isnull=True, slug__startswith=STAGING_PREFIX).delete()
 
 
 def cancel(job: ImportJob) -> ImportJob:
@@ -328,7 +327,7 @@ def recover_interrupted() -> int:
             if job.staging_id is not None:
                 ImportJob.objects.filter(pk=job.pk).update(staging=None)
                 _drop_staging(job.staging_id)
-    for orphan in Cluster.objects.filter(Q(slug__startswith="import."), staged_import__isnull=True):
+    for orphan in Cluster.objects.filter(slug__startswith=STAGING_PREFIX, staged_import__isnull=True):
         _drop_staging(orphan.pk)
     return count
 

@@ -136,6 +136,9 @@ IMPORT_RUNNING = "running"
 IMPORT_DONE = "done"
 IMPORT_FAILED = "failed"
 IMPORT_CANCELLED = "cancelled"
+# The slug of an import's staging cluster starts so: "." is in no URL slug or DNS label, so it is never
+# addressable, and the lists of clusters leave it out.
+STAGING_PREFIX = "import."
 
 
 class ImportJob(models.Model):
