@@ -243,7 +243,7 @@ def run(job: ImportJob, data: bytes, on_progress: Callable[[ImportJob], None] | 
         del dump
         _check_cancel(job)
         _progress(job, phase="swapping")
-        cluster = _swap(job, first_rv + stored - 1)
+        cluster = _swap(job, first_rv, stored)
     except ImportCancelled:
         _finish(job, IMPORT_CANCELLED, "cancelled")
         raise
@@ -260,7 +260,7 @@ def run(job: ImportJob, data: bytes, on_progress: Callable[[ImportJob], None] | 
     return cluster
 
 
-def _swap(job: ImportJob, last_rv: int) -> Cluster:
+def _swap(job: ImportJob, first_rv: int, stored: int) -> Cluster:
     """Move the staged rows into the target in one transaction; the watch log restarts after them."""
     with transaction.atomic():
         target = Cluster.objects.select_for_update().filter(slug=job.slug).first()
@@ -268,12 +268,18 @@ def _swap(job: ImportJob, last_rv: int) -> Cluster:
             target = services.create_cluster(job.slug)
         elif KubeObject.objects.filter(cluster=target).exists():
             raise InputError(f'cluster "{job.slug}" is not empty: import into a new cluster')
-        if ImportJob.objects.filter(pk=job.pk, cancel_requested=True).exists():
+        current = ImportJob.objects.select_for_update().get(pk=job.pk)
+        if current.cancel_requested:
             raise ImportCancelled
-        KubeObject.objects.filter(cluster_id=job.staging_id).update(cluster=target)
+        if current.state != IMPORT_RUNNING or current.staging_id != job.staging_id:
+            # taken for dead by another process (no heartbeat for too long): its staging is gone
+            raise store.Conflict("the import was interrupted; nothing was stored")
+        moved = KubeObject.objects.filter(cluster_id=job.staging_id).update(cluster=target)
+        if moved != stored:
+            raise store.Conflict(f"the import lost staged objects ({moved} of {stored}); nothing was stored")
         # Changes before the import cannot be replayed on top of it: watchers relist (410 Gone upstream).
         Change.objects.filter(cluster=target).delete()
-        rv = max(target.resource_version, last_rv)
+        rv = max(target.resource_version, first_rv + stored - 1)
         Cluster.objects.filter(pk=target.pk).update(resource_version=rv)
         target.resource_version = rv
         staging_id = job.staging_id

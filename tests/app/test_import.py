@@ -312,3 +312,18 @@ def test_json_syntax_errors_name_the_place_as_the_json_module_does(text: bytes) 
         list(read_dump(text, "d.json").items())
     error = expected.value
     assert str(caught.value) == f"d.json:{error.lineno}:{error.colno}: invalid JSON: {error.msg}"
+
+
+def test_an_import_taken_for_dead_does_not_swap_in_what_is_left(make_cluster: Any) -> None:
+    make_cluster("c1")
+    job = imports.new_job("c1", "dump.json")
+
+    def taken_for_dead(current: ImportJob) -> None:
+        if current.stored >= 2000:  # another process found no heartbeat: it fails the job, drops the staging
+            ImportJob.objects.filter(pk=current.pk).update(heartbeat=0)
+            imports.recover_interrupted()
+
+    with pytest.raises(store.Conflict, match="the import was interrupted; nothing was stored"):
+        imports.run(job, dump_json(300, 10), taken_for_dead)
+    assert not KubeObject.objects.exists() and no_staging_left()
+    assert Cluster.objects.get(slug="c1").resource_version == 0
