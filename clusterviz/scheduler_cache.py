@@ -2,9 +2,9 @@
 drives the cluster and updated from the watch log instead of being re-read for every cycle.
 
 As upstream's pkg/scheduler/backend/cache (`UpdateSnapshot` with generation numbers), a change
-touches only what it changes: a pod is added to or removed from its node's columns, a changed node
-is updated in place (`NodeTable.update_node`); only adding or removing a node rebuilds the columns,
-from the objects already in memory. The cache follows the log change by change; when the log no
+touches only what it changes: a pod is added to or removed from its node's columns, a node is
+updated, inserted (in name order) or removed in place (`NodeTable.update_node`, `insert_node`,
+`remove_node`). The cache follows the log change by change; when the log no
 longer reaches back to where it stands (pruned, reset by an import) or the cluster is not the one
 it was built for, it is rebuilt from the store — as it is when this process takes over the
 cluster's lease (`forget`), so a restart or a hand-over never schedules against a stale view.
@@ -47,7 +47,7 @@ class SchedulerCache:
         self.created_at = cluster.created_at
         self.rv = 0
         self.generation = 0  # changes applied since the cache was built
-        self.table_builds = 0  # how often the columns were built (first use, node added or removed)
+        self.table_builds = 0  # how often the columns were built from scratch (first use, after a failed cycle)
         self.nodes: dict[str, Node] = {}
         self.pods: dict[str, PodInfo] = {}  # "namespace/name" → PodInfo
         self.namespaces: dict[str, Namespace] = {}
@@ -131,12 +131,22 @@ class SchedulerCache:
             self.nodes.pop(name, None)
         else:
             self.nodes[name] = node
-        if self._table is None:
+        table = self._table
+        if table is None:
             return
-        if node is not None and known:
-            self._table.update_node(self._table.index[name], node)
+        if node is None:
+            if name in table.index:
+                table.remove_node(table.index[name])  # its pods stay in the cache, bound to a missing node
+        elif known:
+            table.update_node(table.index[name], node)
         else:
-            self._table = None  # a node added or removed: the columns are rebuilt on next use
+            # In name order, as a fresh build has them; the pods already bound (or nominated) to it come back.
+            table.insert_node(bisect.bisect(table.names, name), node)
+            for info in sorted(self.pods.values(), key=_order):
+                if info.pod.spec.node_name == name or (
+                    not info.pod.spec.node_name and info.pod.status.nominated_node_name == name
+                ):
+                    self._track(table, info)
 
     def _set_namespace(self, name: str, namespace: Namespace | None) -> None:
         if namespace is None:

@@ -52,3 +52,46 @@ def test_update_node_refuses_another_name() -> None:
         assert str(exc) == "node 0 is 'a', not 'b'"
     else:
         raise AssertionError("renamed in place")
+
+
+def test_insert_and_remove_nodes_equal_a_fresh_build() -> None:
+    nodes = [
+        node("a", labels={"zone": "z1"}, images=[{"names": ["nginx:1"], "sizeBytes": 100}]),
+        node("c", taints=[{"key": "k", "effect": "NoSchedule"}]),
+    ]
+    pods = [
+        pod("p1", node_name="a", requests={"cpu": "1"}),
+        pod("p2", node_name="c", labels={"app": "x"}),
+    ]
+    hosted = pod(
+        "p3",
+        node_name="c",
+        containers=[{"name": "c", "image": "i", "ports": [{"containerPort": 80, "hostPort": 80}]}],
+        affinity={
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "zone"}
+                ]
+            }
+        },
+    )
+    infos = [PodInfo.of(p) for p in [*pods, hosted]]
+    table = NodeTable.build(nodes, infos)
+    table.label_column("zone")
+    b = node(
+        "b",
+        labels={"zone": "z2"},
+        allocatable={"cpu": "2", "memory": "1Gi", "pods": "5", "example.com/gpu": "1"},
+        images=[{"names": ["nginx:1"], "sizeBytes": 100}],
+    )
+    table.insert_node(1, b)
+    assert digest(table) == digest(NodeTable.build([nodes[0], b, nodes[1]], infos))
+    assert table.label_column("zone").values == ["z1", "z2"]
+    table.remove_node(2)  # c, with its pods (their port and anti-affinity too)
+    assert digest(table) == digest(NodeTable.build([nodes[0], b], infos))
+    table.remove_node(0)
+    assert digest(table) == digest(NodeTable.build([b], infos))
+    table.insert_node(0, nodes[0])
+    for info in infos[:1]:
+        table.add_pod(info, 0)
+    assert digest(table) == digest(NodeTable.build([nodes[0], b], infos))
