@@ -72,6 +72,12 @@ def test_a_bad_paste_shows_the_located_error_and_stores_nothing(page: Page, cv_s
     panel.locator("textarea").fill('{"kind": "List",\n "items": [}')
     panel.locator('[data-import="start"]').click()
     expect(error).to_have_text(re.compile(r"^pasted:2:12: invalid JSON: "), timeout=30_000)
+    # not a Kubernetes dump at all
+    panel.locator("textarea").fill("shopping:\n- milk\n- bread\n")
+    panel.locator('[data-import="start"]').click()
+    expect(error).to_have_text(
+        "pasted:1: not a Kubernetes object (a mapping with kind, apiVersion and metadata)", timeout=30_000
+    )
     assert state(cv_server, slug)["objects"] == {}
 
 
