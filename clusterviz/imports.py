@@ -60,8 +60,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: settings.CLUSTERVIZ_IMPORT_MAX_BYTES: the largest dump an import reads (a 5,000-node, 50,000-pod
-#: `kubectl get nodes,pods -A -o json` is about 150 MiB).
+#: settings.CLUSTERVIZ_IMPORT_MAX_BYTES: the largest dump an import reads. An import holds about twice
+#: the dump's size in memory at its peak (its bytes and its text), plus one batch of objects.
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 #: settings.CLUSTERVIZ_IMPORT_MAX_OBJECTS: the most objects one import stores.
 DEFAULT_MAX_OBJECTS = 250_000
@@ -345,6 +345,8 @@ _running: dict[int, threading.Thread] = {}
 
 def start(job: ImportJob, data: bytes) -> threading.Thread:
     """Run the import in a worker thread, with a heartbeat while it reads (a server stays responsive)."""
+    held = [data]
+    del data
 
     def work() -> None:
         done = threading.Event()
@@ -359,7 +361,7 @@ def start(job: ImportJob, data: bytes) -> threading.Thread:
         beater.start()
         try:
             close_old_connections()
-            run(job, data)
+            run(job, held.pop())  # the only reference: run() lets the bytes go once they are decoded
         except (InputError, store.StoreError, ImportCancelled):
             pass
         except Exception:

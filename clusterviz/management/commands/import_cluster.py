@@ -36,12 +36,10 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         path = Path(options["file"])
         try:
-            size = path.stat().st_size
-            if size > imports.max_bytes():
-                raise CommandError(
-                    f"{path}: larger than {imports.max_bytes() // 2**20} MiB (CLUSTERVIZ_IMPORT_MAX_BYTES)"
-                )
-            data = path.read_bytes()
+            if path.stat().st_size > imports.max_bytes():
+                limit = imports.max_bytes() // 2**20
+                raise CommandError(f"{path}: larger than {limit} MiB (CLUSTERVIZ_IMPORT_MAX_BYTES)")
+            held = [path.read_bytes()]  # run() holds the only reference: the bytes go once decoded
         except OSError as exc:
             raise CommandError(f"{path}: {exc.strerror}") from None
         interactive = sys.stderr.isatty()
@@ -52,13 +50,12 @@ class Command(BaseCommand):
 
         try:
             job = imports.new_job(options["slug"], str(path))
-            cluster = imports.run(job, data, progress)
+            cluster = imports.run(job, held.pop(), progress)
         except (InputError, store.StoreError) as exc:
             raise CommandError(str(exc)) from None
         finally:
             if interactive:
                 self.stderr.write("")
-        del data
         reconcile(cluster)
         left_out = ", ".join(f"{n} {kind}" for kind, n in sorted(job.skipped.items()))
         note = f" (left out: {left_out})" if left_out else ""
