@@ -294,3 +294,25 @@ def test_a_what_if_on_the_cache_equals_one_on_a_fresh_read() -> None:
     got = services.explain_pod(cluster, text, seed=3)
     got.pop("events")
     assert got == expected
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_runner_drops_the_cache_when_the_lease_changes_hands(make_cluster: Any) -> None:
+    import asyncio
+
+    from clusterviz.controllers.runner import ClusterRunner, acquire_lease, release_lease
+
+    from .conftest import node_yaml
+
+    cluster = make_cluster("c1", node_yaml("n1"))
+    runner = ClusterRunner(cluster.pk)
+    stale = scheduler_cache.synced(cluster)  # built while another process may have been driving
+    asyncio.run(runner._drive())  # takes the lease: starts from the store, not from what it had
+    assert runner.holding
+    fresh = scheduler_cache._caches[cluster.pk]
+    assert fresh is not stale and fresh.rv == Cluster.objects.get(pk=cluster.pk).resource_version
+    release_lease(cluster.pk)
+    assert acquire_lease(cluster.pk, owner="another-process")
+    asyncio.run(runner._drive())  # lost it: the view would go stale while the other one drives
+    assert not runner.holding and cluster.pk not in scheduler_cache._caches
+    release_lease(cluster.pk, owner="another-process")
