@@ -18,7 +18,11 @@ READ_ONLY_ACTIONS = frozenset({"explain"})
 
 
 def holds_token(cluster: Cluster, token: str | None) -> bool:
-    return bool(token) and hmac.compare_digest(str(token), cluster.owner_token)
+    """Constant-time comparison of bytes: any token (non-ASCII, NUL, any length) is simply wrong."""
+    if not token:
+        return False
+    given = str(token).encode("utf-8", "surrogatepass")
+    return hmac.compare_digest(given, cluster.owner_token.encode("utf-8"))
 
 
 def token_from_headers(headers: Mapping[str, str]) -> str | None:

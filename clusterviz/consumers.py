@@ -15,6 +15,11 @@ The stream survives what a deployment goes through:
 - A client that does not read (a stuck browser) slows nobody down: what it has not taken yet waits
   in its own bounded outbox, and when that overflows the connection is closed with `CLOSE_RESYNC`
   (4429); the client reconnects with `?resourceVersion=N` and gets exactly what it missed.
+- No message is larger than `message_limit()` (1 MiB, daphne's default frame limit, so `runserver`,
+  daphne and uvicorn behave alike): a large snapshot goes out in parts (browsers fetch the state
+  over HTTP instead, then resume), cycles are compact (`publish`), and a message that still does not
+  fit is never sent: an action's answer becomes a `TooLarge` error, a change an `error` followed by
+  `CLOSE_REFETCH` (4410), after which the client fetches the state over HTTP and resumes from it.
 """
 
 from __future__ import annotations
@@ -45,11 +50,13 @@ from .controllers.runner import ensure_runner
 from .messages import Step, data_error_message, parse_action, perform
 from .models import Change, Cluster
 from .publish import group_name, publish, watch_path
-from .services import state
+from .state_text import state_json, state_texts
 
 log = logging.getLogger(__name__)
 COMPONENT = "browser"
 CLOSE_RESYNC = 4429  # "you fell behind: reconnect with ?resourceVersion=<the last one you have>"
+CLOSE_REFETCH = 4410  # "a change could not be delivered: fetch the state over HTTP, resume from its resourceVersion"
+SNAPSHOT_PART_BYTES = 256 * 1024  # a snapshot larger than this goes out in parts
 CLOSE_WAIT_SECONDS = 5.0  # how long a resync close may wait for a client that reads nothing
 SERVER_BUFFER_BYTES = 256 * 1024  # how much a server may hold unsent for one client before we wait
 
@@ -65,6 +72,11 @@ def _setting(name: str, default: float) -> float:
 def backlog_limit() -> float:
     """The most a client's outbox may hold (bytes of JSON) before the client is told to resync."""
     return _setting("CLUSTERVIZ_STREAM_BACKLOG_BYTES", 4 * 1024 * 1024)
+
+
+def message_limit() -> int:
+    """The largest message (bytes of JSON) the stream sends: daphne's default frame limit."""
+    return int(_setting("CLUSTERVIZ_STREAM_MESSAGE_BYTES", 1024 * 1024))
 
 
 def heartbeat_seconds() -> float:
@@ -179,10 +191,17 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         self._explains = RateLimit(int(_setting("CLUSTERVIZ_RATE_EXPLAINS", EXPLAINS_PER_WINDOW)), WINDOW_SECONDS)
         since = query.get("resourceVersion", [""])[0]
         resumed = since.isdigit() and await self._resume(int(since))
+        if self._closing:
+            return
         if not resumed:
-            snapshot = await database_sync_to_async(state)(cluster)
-            self.last_rv = int(snapshot["resourceVersion"])
-            await self.send_json({"type": "snapshot", **snapshot})
+            head, objects = await database_sync_to_async(state_texts)(cluster)
+            self.last_rv = int(head["resourceVersion"])
+            parts = snapshot_messages(head, objects, min(SNAPSHOT_PART_BYTES, message_limit()))
+            if parts is None:
+                await self._refuse_and_close("the cluster holds an object too large for the stream")
+                return
+            for part in parts:
+                await self.send(text_data=part)
         loop = asyncio.get_running_loop()
         self._tasks += [loop.create_task(self._write()), loop.create_task(self._beat())]
         ensure_runner(cluster.pk)
@@ -193,9 +212,17 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             return False
         await self.send_json({"type": "resumed", "from": str(since), "count": len(changes)})
         for change in changes:
-            await self._send_watch({"type": "watch", **change})
+            if not await self._send_watch({"type": "watch", **change}):
+                break
         self.last_rv = max(self.last_rv, since)
         return True
+
+    async def _refuse_and_close(self, why: str) -> None:
+        """Tell the client what could not be delivered, and close with CLOSE_REFETCH."""
+        log.warning("stream %s: %s; the client refetches the state", getattr(self, "channel_name", "?"), why)
+        self._closing = True
+        await self.send_json({"type": "error", "id": None, "reason": "TooLarge", "message": why})
+        await self.close(code=CLOSE_REFETCH, reason="refetch")
 
     async def disconnect(self, code: int) -> None:
         for task in self._tasks:
@@ -261,14 +288,16 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         await super().dispatch(message)
 
     async def cluster_message(self, event: dict[str, Any]) -> None:
+        """A published message: its `text` (encoded once, in `publish`) goes out as it is."""
         self._heard = True
         message = event["message"]
+        text = event.get("text")
         if message.get("type") == "watch":
-            await self._deliver_watch(message)
+            await self._deliver_watch(message, text)
         elif message.get("type") != "control.step":
-            self._push(message)
+            self._push(message, text)
 
-    async def _deliver_watch(self, message: dict[str, Any]) -> None:
+    async def _deliver_watch(self, message: dict[str, Any], text: str | None = None) -> None:
         """Forward a watch event, preceded by whatever the channel layer lost before it."""
         rv = int(message.get("resourceVersion", 0))
         if rv <= self.last_rv:
@@ -280,40 +309,65 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
                 return
             for change in missed:
                 self._push_watch({"type": "watch", **change})
-        self._push_watch(message)
+        self._push_watch(message, text)
 
-    async def _send_watch(self, message: dict[str, Any]) -> None:
-        """During connect (the backlog of a resume): straight to the socket, before anything queued."""
+    async def _send_watch(self, message: dict[str, Any]) -> bool:
+        """During connect (the backlog of a resume): straight to the socket, before anything queued.
+        False when the change is too large for the stream (the connection is then closed)."""
+        rv = int(message.get("resourceVersion", 0))
+        if rv <= self.last_rv:
+            return True
+        text = json.dumps(message)
+        if len(text) > message_limit():
+            await self._refuse_and_close(_too_large(f"change {rv} ({message.get('kind')})", len(text)))
+            return False
+        self.last_rv = rv
+        await self.send(text_data=text)
+        return True
+
+    def _push_watch(self, message: dict[str, Any], text: str | None = None) -> None:
         rv = int(message.get("resourceVersion", 0))
         if rv <= self.last_rv:
             return
         self.last_rv = rv
-        await self.send_json(message)
+        self._push(message, text)
 
-    def _push_watch(self, message: dict[str, Any]) -> None:
-        rv = int(message.get("resourceVersion", 0))
-        if rv <= self.last_rv:
-            return
-        self.last_rv = rv
-        self._push(message)
+    def _push(self, message: dict[str, Any], text: str | None = None) -> None:
+        """Queue a message for the client; never waits (a slow client must not hold up the channel layer).
 
-    def _push(self, message: dict[str, Any]) -> None:
-        """Queue a message for the client; never waits (a slow client must not hold up the channel layer)."""
+        A message larger than `message_limit()` is not queued: an action's answer is replaced by a
+        `TooLarge` error for that action; anything else makes the client refetch the state."""
         if self._closing:
             return
-        text = json.dumps(message)
+        if text is None:
+            text = json.dumps(message)
+        if len(text) > message_limit():
+            what = message.get("type", "message")
+            if what in ("result", "error") and message.get("id") is not None:
+                self._push(
+                    {
+                        "type": "error",
+                        "id": message["id"],
+                        "reason": "TooLarge",
+                        "message": _too_large("the answer", len(text)),
+                    }
+                )
+            else:
+                name = f"change {message.get('resourceVersion')} ({message.get('kind')})" if what == "watch" else what
+                self._resync(_too_large(name, len(text)), refetch=True)
+            return
         self._outbox.append(text)
         self._outbox_bytes += len(text)
         self._outbox_ready.set()
         if self._outbox_bytes > backlog_limit() and len(self._outbox) > 1:
             self._resync(f"too far behind ({self._outbox_bytes} bytes queued)")
 
-    def _resync(self, why: str) -> None:
+    def _resync(self, why: str, refetch: bool = False) -> None:
         if not self._closing:
             self._closing = True
             self._outbox.clear()
             self._outbox_bytes = 0
-            self._own.put_nowait({"type": "stream.resync", "why": why})
+            self._own.put_nowait({"type": "stream.resync", "why": why, "refetch": refetch})
 
     async def _write(self) -> None:
         """The outbox to the socket, in order, as fast as the client takes it."""
@@ -359,16 +413,57 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             self._push_watch({"type": "watch", **change})
 
     async def stream_resync(self, event: dict[str, Any]) -> None:
-        """Close the connection with CLOSE_RESYNC; the client resumes from its last resourceVersion."""
+        """Close the connection with CLOSE_RESYNC (the client resumes from its last resourceVersion) or,
+        when a message could not be delivered, with an `error` naming it and CLOSE_REFETCH."""
         log.info("stream %s: closing for a resync: %s", self.channel_name, event["why"])
         for task in self._tasks:
             task.cancel()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.channel_layer.group_discard(self.group, self.channel_name), 2)
+        refetch = event.get("refetch", False)
         # A client that reads nothing cannot take the close frame either (uvicorn waits for room).
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(self.close(code=CLOSE_RESYNC, reason="resync"), CLOSE_WAIT_SECONDS)
+            if refetch:
+                notice = {"type": "error", "id": None, "reason": "TooLarge", "message": event["why"]}
+                await asyncio.wait_for(self.send_json(notice), CLOSE_WAIT_SECONDS)
+            code, reason = (CLOSE_REFETCH, "refetch") if refetch else (CLOSE_RESYNC, "resync")
+            await asyncio.wait_for(self.close(code=code, reason=reason), CLOSE_WAIT_SECONDS)
         raise StopConsumer
+
+
+def _too_large(what: str, size: int) -> str:
+    """E.g. "the answer is too large for the stream (3.1 MB > 1 MiB)"."""
+    shown = f"{size / 1e6:.1f} MB" if size >= 1e6 else f"{size / 1e3:.0f} kB"
+    limit = message_limit()
+    bound = f"{limit / 2**20:g} MiB" if limit >= 2**20 else f"{limit / 2**10:g} KiB"
+    return f"{what} is too large for the stream ({shown} > {bound})"
+
+
+def snapshot_messages(head: dict[str, Any], objects: dict[str, list[str]], part_bytes: int) -> list[str] | None:
+    """The snapshot (`state_texts`) as messages of about `part_bytes` each (one when it fits): the first
+    a `snapshot`, the rest `snapshot.part`, all with `part` and `parts`; the client has the whole state
+    after the last. None when one object alone is larger than the stream's message limit."""
+    parts: list[list[tuple[str, str]]] = [[]]
+    size = len(json.dumps(head))
+    for kind, texts in objects.items():
+        for text in texts:
+            if len(text) + 512 > message_limit():
+                return None
+            if size + len(text) > part_bytes and parts[-1]:
+                parts.append([])
+                size = 256
+            parts[-1].append((kind, text))
+            size += len(text) + 1
+    messages = []
+    for number, items in enumerate(parts, 1):
+        kinds: dict[str, list[str]] = {}
+        for kind, text in items:
+            kinds.setdefault(kind, []).append(text)
+        meta = {"type": "snapshot" if number == 1 else "snapshot.part", **head, "part": number, "parts": len(parts)}
+        if number > 1:
+            del meta["cluster"]
+        messages.append(state_json(meta, kinds))
+    return messages
 
 
 def _reason(exc: Exception) -> str:

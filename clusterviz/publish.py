@@ -4,6 +4,7 @@ processes), plus in-process listeners that wake the control loops."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from collections.abc import Callable
@@ -12,7 +13,15 @@ from typing import Any
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 
-__all__ = ["add_listener", "group_name", "publish", "publish_change", "remove_listener"]
+__all__ = [
+    "INLINE_CYCLE_BYTES",
+    "add_listener",
+    "cycle_message",
+    "group_name",
+    "publish",
+    "publish_change",
+    "remove_listener",
+]
 
 log = logging.getLogger(__name__)
 _listeners: list[Callable[[int, dict[str, Any]], None]] = []
@@ -38,6 +47,9 @@ def remove_listener(listener: Callable[[int, dict[str, Any]], None]) -> None:
 def publish(cluster_id: int, message: dict[str, Any]) -> None:
     """Send one message to every client of the cluster (all processes) and local listeners.
 
+    The message is encoded to JSON here, once: every stream forwards that text as it is (a
+    5,000-node cycle is not encoded again per client, nor copied per client by the channel layer).
+
     Never holds a write up for long: a channel layer that fails or does not answer within
     `PUBLISH_TIMEOUT` (a hung Redis would block for redis-py's 5 s socket timeout, on every write)
     is left alone for `RETRY_AFTER`, then probed again. What is not published is still in the
@@ -55,8 +67,9 @@ def publish(cluster_id: int, message: dict[str, Any]) -> None:
     if _failures and time.monotonic() < _down_until:
         _failures += 1
         return
+    envelope = {"type": "cluster.message", "message": _header(message), "text": json.dumps(message)}
     try:
-        async_to_sync(_group_send)(layer, group_name(cluster_id), {"type": "cluster.message", "message": message})
+        async_to_sync(_group_send)(layer, group_name(cluster_id), envelope)
     except Exception:
         _failures += 1
         _down_until = time.monotonic() + RETRY_AFTER
@@ -66,6 +79,14 @@ def publish(cluster_id: int, message: dict[str, Any]) -> None:
     if _failures:
         log.warning("publishing to the channel layer works again, after %d messages not sent", _failures)
         _failures = 0
+
+
+def _header(message: dict[str, Any]) -> dict[str, Any]:
+    """What a receiver needs without decoding the text: the message's scalar fields (its type,
+    resourceVersion, a step count…), not its objects or events."""
+    return {
+        key: value for key, value in message.items() if isinstance(value, str | int | float | bool) or value is None
+    }
 
 
 async def _group_send(layer: Any, group: str, message: dict[str, Any]) -> None:
@@ -97,3 +118,16 @@ def watch_path(change: dict[str, Any]) -> list[str]:
     if writer == "kube-apiserver":
         return ["kube-apiserver", "etcd", "kube-apiserver", *WATCHERS.get(change["kind"], [])]
     return [writer, "kube-apiserver", "etcd", "kube-apiserver", *WATCHERS.get(change["kind"], [])]
+
+
+INLINE_CYCLE_BYTES = 64 * 1024  # a larger cycle streams as its summary; clients fetch it over HTTP
+
+
+def cycle_message(summary: dict[str, Any], wire_events: list[dict[str, Any]]) -> dict[str, Any]:
+    """The stream's `scheduler.cycle`: the summary with its compact events, or, when those are larger
+    than INLINE_CYCLE_BYTES, the summary alone with `events: null` (`GET …/cycles/<n>` has them)."""
+    size = len(json.dumps(wire_events))
+    message = {"type": "scheduler.cycle", **summary, "path": ["kube-apiserver", "scheduler"]}
+    if size <= INLINE_CYCLE_BYTES:
+        return {**message, "events": wire_events}
+    return {**message, "events": None, "eventsBytes": size}

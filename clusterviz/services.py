@@ -20,6 +20,7 @@ from scheduler_core.api.validation import (
     label_key_error,
     label_value_error,
 )
+from scheduler_core.api.workloads import WorkloadIndex
 from scheduler_core.explain import explain_on, result_to_json
 
 from . import scheduler_cache, store
@@ -29,6 +30,7 @@ from .validation import admit
 
 __all__ = [
     "admission_context",
+    "check_scale",
     "create_cluster",
     "create_from_yaml",
     "delete_object",
@@ -241,11 +243,16 @@ def set_cordon(cluster: Cluster, node: str, cordoned: bool, component: str) -> d
     return store.patch(cluster, "Node", "", node, cordon, component)
 
 
-def scale(cluster: Cluster, kind: str, namespace: str, name: str, replicas: int, component: str) -> dict[str, Any]:
+def check_scale(kind: str, replicas: int) -> None:
+    """InputError unless `kind` scales and `replicas` is in range (a dry run checks this too)."""
     if kind not in ("Deployment", "ReplicaSet"):
         raise InputError(f"{kind}: cannot be scaled (Deployment or ReplicaSet)")
     if not 0 <= replicas <= MAX_REPLICAS:
         raise InputError(f"spec.replicas: Invalid value: {replicas}: must be between 0 and {MAX_REPLICAS}")
+
+
+def scale(cluster: Cluster, kind: str, namespace: str, name: str, replicas: int, component: str) -> dict[str, Any]:
+    check_scale(kind, replicas)
 
     def resize(body: dict[str, Any]) -> None:
         body["spec"]["replicas"] = replicas
@@ -271,7 +278,8 @@ def explain_pod(cluster: Cluster, text: str | bytes, seed: int = 0) -> dict[str,
     pod = load_pod(text, "pod.yaml", dict(cache.priority_classes), {})
     table = cache.table()
     try:
-        explanation = explain_on(table, pod, seed=seed)
+        workload = WorkloadIndex(cache.workloads.values()).workload_of(pod.metadata)
+        explanation = explain_on(table, pod, seed=seed, workload=workload)
     except Exception:
         cache.drop_table()  # a cycle that failed midway may not have restored what it tried
         raise

@@ -138,8 +138,11 @@ def _check_version(row: KubeObject, expected: str | None) -> None:
         )
 
 
-def create(cluster: Cluster, body: dict[str, Any], component: str) -> dict[str, Any]:
-    """Store a new object (already validated and defaulted); returns it with its resourceVersion."""
+def create(cluster: Cluster, body: dict[str, Any], component: str, dry_run: bool = False) -> dict[str, Any]:
+    """Store a new object (already validated and defaulted); returns it with its resourceVersion.
+
+    `dry_run`: the object as it would be stored (name generated, uid and creationTimestamp set, no
+    resourceVersion — as kube-apiserver's dry-run storage answers), with nothing written."""
     body = copy.deepcopy(body)
     kind = body["kind"]
     meta = body.setdefault("metadata", {})
@@ -153,6 +156,10 @@ def create(cluster: Cluster, body: dict[str, Any], component: str) -> dict[str, 
         meta["namespace"] = namespace
     meta.setdefault("uid", str(uuid.uuid4()))
     meta.setdefault("creationTimestamp", now_rfc3339())
+    if dry_run:
+        if KubeObject.objects.filter(cluster=cluster, kind=kind, namespace=namespace, name=name).exists():
+            raise AlreadyExists(f'{resource_name(kind)} "{name}" already exists')
+        return body
     try:
         with transaction.atomic():
             rv = _bump(cluster)

@@ -5,8 +5,9 @@ from . import classroom, import_views, views
 urlpatterns = [
     # kubectl sends no bearer token over plain http, so a writer's kubeconfig carries the owner
     # token in its server path; the token in an Authorization header works too (https, scripts).
-    path("k8s/<slug:slug>/key/<str:key>/", include("clusterviz.kube_api.urls")),
-    path("k8s/<slug:slug>/", include("clusterviz.kube_api.urls")),
+    # any slug reaches the endpoint, so that even a malformed one is answered with a Status
+    path("k8s/<str:slug>/key/<str:key>/", include("clusterviz.kube_api.urls")),
+    path("k8s/<str:slug>/", include("clusterviz.kube_api.urls")),
     path("", views.home, name="clusterviz-home"),
     path("clusters/new", views.create_cluster, name="clusterviz-create"),
     path("clusters/<slug:slug>/", views.cluster_page, name="clusterviz-cluster"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import logging
 from collections.abc import Callable
@@ -15,7 +16,8 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.gzip import gzip_page
+from django.views.decorators.http import condition, require_GET, require_POST
 
 from scheduler_core.api.limits import MAX_YAML_BYTES
 from scheduler_core.api.loading import InputError
@@ -27,9 +29,14 @@ from .lessons import all_lessons, load_lesson
 from .messages import MAX_YAML_CHARS, Step, data_error_message, parse_action, perform
 from .models import STAGING_PREFIX, Cluster, SchedulingCycle
 from .publish import publish
+from .state_text import state_json, state_texts
 
 COMPONENT = "browser"
 log = logging.getLogger(__name__)
+# The largest action body: a YAML of MAX_YAML_CHARS characters as JSON.stringify writes it (UTF-8,
+# escaped newlines: up to 3 bytes per character); the YAML's own limit is checked, with its field,
+# when the action is parsed.
+MAX_ACTION_BODY = 3 * MAX_YAML_CHARS
 
 
 def _status(exc: Exception, code: int | None = None, reason: str | None = None) -> JsonResponse:
@@ -122,7 +129,7 @@ def cluster_page(request: HttpRequest, slug: str) -> HttpResponse:
     can_write = _may_write(request, cluster)
     context = {
         "cluster": cluster,
-        "state": services.state(cluster),
+        "state": {"resourceVersion": cluster.resource_version},  # the page loads the state itself (api_state)
         "can_write": can_write,
         "edit_url": request.build_absolute_uri(access.edit_url(cluster)) if can_write else "",
     }
@@ -145,10 +152,32 @@ def _forbidden(cluster: Cluster) -> JsonResponse:
     return _status(error, 403, "Forbidden")
 
 
+def _state_etag(cluster: Cluster, resource_version: int | str) -> str:
+    """The state's validator: the cluster (a re-created slug is another one), its resourceVersion, and
+    its settings (pace, lesson step), which change without a resourceVersion."""
+    shown = {k: v for k, v in cluster.to_dict().items() if k != "resourceVersion"}
+    settings = hashlib.sha256(json.dumps(shown, sort_keys=True).encode()).hexdigest()[:12]
+    return f'"{cluster.pk}-{resource_version}-{settings}"'
+
+
+def _current_state_etag(request: HttpRequest, slug: str) -> str | None:
+    cluster = Cluster.objects.filter(slug=slug).first()
+    return None if cluster is None else _state_etag(cluster, cluster.resource_version)
+
+
 @require_GET
+@gzip_page
+@condition(etag_func=_current_state_etag)
 @_api
-def api_state(request: HttpRequest, slug: str) -> JsonResponse:
-    return JsonResponse(services.state(_api_cluster(slug)))
+def api_state(request: HttpRequest, slug: str) -> HttpResponse:
+    """The whole state with its resourceVersion (the stream resumes from it: `?resourceVersion=N`).
+    gzip-compressed; revalidated by ETag (304 while nothing changed)."""
+    cluster = _api_cluster(slug)
+    head, objects = state_texts(cluster)
+    response = HttpResponse(state_json(head, objects), content_type="application/json")
+    response["ETag"] = _state_etag(cluster, head["resourceVersion"])
+    response["Cache-Control"] = "no-cache"
+    return response
 
 
 @csrf_exempt
@@ -172,9 +201,10 @@ async def api_action(request: HttpRequest, slug: str) -> JsonResponse:
     try:
         body = request.body
     except RequestDataTooBig:
-        body = b"x" * (MAX_YAML_CHARS + 4097)
-    if len(body) > MAX_YAML_CHARS + 4096:
-        return _status(InputError("request body too large"), 413, "RequestEntityTooLarge")
+        body = b"x" * (MAX_ACTION_BODY + 1)
+    if len(body) > MAX_ACTION_BODY:
+        too_large = f"request body too large ({len(body) / 1e6:.1f} MB > {MAX_ACTION_BODY / 2**20:g} MiB)"
+        return _status(InputError(too_large), 413, "RequestEntityTooLarge")
     try:
         try:
             data: Any = json.loads(body or b"null")
@@ -242,13 +272,23 @@ def api_import(request: HttpRequest, slug: str) -> JsonResponse:
     return JsonResponse({"ok": True, "imported": count})
 
 
+def _cycle_etag(request: HttpRequest, slug: str, number: int) -> str | None:
+    pk = SchedulingCycle.objects.filter(cluster__slug=slug, number=number).values_list("pk", flat=True).first()
+    return None if pk is None else f'"cycle-{pk}"'  # a kept cycle never changes
+
+
 @require_GET
+@gzip_page
+@condition(etag_func=_cycle_etag)
 @_api
 def api_cycle(request: HttpRequest, slug: str, number: int) -> JsonResponse:
+    """One kept cycle with its (compact) events, for replay; gzip-compressed, revalidated by ETag."""
     cycle = SchedulingCycle.objects.filter(cluster=_api_cluster(slug), number=number).first()
     if cycle is None:
         raise store.NotFound(f"cycle {number} not found (kept: the last {CYCLES_KEPT})")
-    return JsonResponse(cycle.to_dict())
+    response = JsonResponse(cycle.to_dict())
+    response["Cache-Control"] = "no-cache"
+    return response
 
 
 @require_GET

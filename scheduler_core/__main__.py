@@ -1,13 +1,15 @@
-"""Command line: `python -m scheduler_core explain ...` and `python -m scheduler_core bench ...`."""
+"""Command line: `python -m scheduler_core explain|bench|generate|bench-snapshot ...`."""
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
+import os
 import sys
 from pathlib import Path
 
-from .api.loading import MAX_YAML_BYTES, InputError, load_cluster, load_pod
+from .api.loading import MAX_YAML_BYTES, InputError, load_cluster_file, load_pod
 from .framework.profile import load_profile
 
 
@@ -27,7 +29,11 @@ def _read(path: str) -> bytes:
 def _explain(args: argparse.Namespace) -> int:
     from .explain import explain, format_text, result_to_json
 
-    cluster = load_cluster(_read(args.cluster), args.cluster)
+    cluster = load_cluster_file(args.cluster)
+    gc.freeze()  # the snapshot lives until exit: keep the collector from scanning it over and over
+    notice = cluster.skipped_notice()
+    if notice:
+        print(f"note: {args.cluster}: {notice}", file=sys.stderr)
     classes = {pc.metadata.name: pc for pc in cluster.priority_classes}
     runtimes = {rc.metadata.name: rc for rc in cluster.runtime_classes}
     pod = load_pod(_read(args.pod), args.pod, classes, runtimes)
@@ -43,8 +49,19 @@ def _explain(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from .bench import format_report, load_workload, run_workload
+    from .bench import format_preemption_report, format_report, load_workload, run_preemption, run_workload
 
+    if args.preemption:
+        for spread in (False, True):
+            for num_nodes in args.nodes:
+                report = run_preemption(num_nodes, repeats=args.repeats, seed=args.seed, spread=spread)
+                if args.output == "json":
+                    sys.stdout.write(json.dumps(report) + "\n")
+                else:
+                    sys.stdout.write(format_preemption_report(report))
+        return 0
+    if not args.workload:
+        raise InputError("bench: --workload is required (or --preemption)")
     workload = load_workload(_read(args.workload), args.workload)
     report = run_workload(workload, seed=args.seed)
     if args.output == "json":
@@ -55,21 +72,68 @@ def _bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _generate(args: argparse.Namespace) -> int:
+    from .synthetic import SnapshotSpec, dump_json, dump_yaml, generate_objects
+
+    if args.nodes < 1 or args.pods < 0:
+        raise InputError("--nodes must be at least 1 and --pods at least 0")
+    objects = generate_objects(SnapshotSpec(nodes=args.nodes, pods=args.pods, seed=args.seed))
+    (dump_json if args.output == "json" else dump_yaml)(objects, sys.stdout)
+    return 0
+
+
+def _sizes(text: str) -> list[int]:
+    try:
+        sizes = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected node counts such as 1000,5000") from None
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected node counts such as 1000,5000")
+    return sizes
+
+
+def _bench_snapshot(args: argparse.Namespace) -> int:
+    from .snapshot_bench import run
+
+    formats = tuple(dict.fromkeys(args.formats.split(",")))
+    if not set(formats) <= {"json", "yaml"}:
+        raise InputError(f"--formats {args.formats!r}: expected json, yaml or json,yaml")
+    run(args.nodes, args.pods_per_node, formats, args.dir)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m scheduler_core", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     ex = sub.add_parser("explain", help="explain why a pod lands where it does, or stays Pending")
-    ex.add_argument("--cluster", required=True, help="nodes, pods, … as a kind: List or a multi-document YAML")
+    ex.add_argument(
+        "--cluster", required=True, help="`kubectl get … -A -o json|yaml` output: a kind: List, documents or objects"
+    )
     ex.add_argument("--pod", required=True, help="the Pod to schedule (YAML)")
     ex.add_argument("--profile", help="a KubeSchedulerConfiguration (default: upstream's default profile)")
     ex.add_argument("--seed", type=int, default=None, help="seed for the random tie-break")
     ex.add_argument("-o", "--output", choices=("text", "json"), default="text")
     ex.set_defaults(run=_explain)
     be = sub.add_parser("bench", help="run a scheduler_perf-style workload and print pods per second")
-    be.add_argument("--workload", required=True)
+    be.add_argument("--workload")
+    be.add_argument("--preemption", action="store_true", help="time one preempting pod's cycle instead")
+    be.add_argument("--nodes", type=int, nargs="+", default=[400, 1000, 5000], help="cluster sizes for --preemption")
+    be.add_argument("--repeats", type=int, default=5, help="cycles timed per size for --preemption (median)")
     be.add_argument("--seed", type=int, default=0)
     be.add_argument("-o", "--output", choices=("text", "json"), default="text")
     be.set_defaults(run=_bench)
+    ge = sub.add_parser("generate", help="print a realistic cluster as `kubectl get … -A -o json|yaml` would")
+    ge.add_argument("--nodes", type=int, required=True)
+    ge.add_argument("--pods", type=int, required=True)
+    ge.add_argument("--seed", type=int, default=0)
+    ge.add_argument("-o", "--output", choices=("json", "yaml"), default="json")
+    ge.set_defaults(run=_generate)
+    bs = sub.add_parser("bench-snapshot", help="generate snapshots, load them, explain a pod: print the figures")
+    bs.add_argument("--nodes", type=_sizes, default=[100, 1000], help="node counts, e.g. 1000,5000")
+    bs.add_argument("--pods-per-node", type=int, default=10)
+    bs.add_argument("--formats", default="json,yaml")
+    bs.add_argument("--dir", help="keep (and reuse) the generated dumps here")
+    bs.set_defaults(run=_bench_snapshot)
     args = parser.parse_args(argv)
     try:
         return int(args.run(args))
@@ -79,6 +143,9 @@ def main(argv: list[str] | None = None) -> int:
     except RecursionError:
         print("error: input nested too deeply", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `generate … | head`: the reader is gone; silence the final flush too
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

@@ -12,11 +12,13 @@ from typing import Any
 
 from .api.loading import ClusterObjects
 from .api.objects import Pod, Workload
+from .api.workloads import WorkloadIndex, WorkloadRef
 from .framework.events import Event
 from .framework.node_table import NodeTable
 from .framework.pod_info import PodInfo
 from .framework.profile import Profile
 from .framework.status import Code, Status
+from .framework.volume_index import VolumeIndex
 from .plugins.registry import new_framework
 from .schedule_one import Scheduler, ScheduleResult
 
@@ -40,6 +42,8 @@ def build_table(cluster: ClusterObjects) -> NodeTable:
     """The scheduler's snapshot of a loaded cluster: nodes with their bound pods."""
     table = NodeTable.build(cluster.nodes, (PodInfo.of(p) for p in cluster.pods), cluster.namespaces)
     add_workloads(table, cluster.workloads)
+    table.volumes = VolumeIndex.of(cluster.claims, cluster.volumes, cluster.storage_classes, cluster.csi_nodes)
+    table.pdbs = list(cluster.pdbs)
     return table
 
 
@@ -49,25 +53,34 @@ class Explanation:
     events: list[Event] = field(default_factory=list)
     gated: Status | None = None  # PreEnqueue rejection (scheduling gates): no cycle ran
     pod: PodInfo | None = None
+    workload: WorkloadRef | None = None  # the pod's controller, up the owner chain
 
 
 def explain(cluster: ClusterObjects, pod: Pod, profile: Profile | None = None, seed: int | None = None) -> Explanation:
     """Run one cycle for `pod` (a what-if: the cluster is not changed)."""
-    return explain_on(build_table(cluster), pod, profile, seed)
+    workload = WorkloadIndex(cluster.workloads).workload_of(pod.metadata)
+    return explain_on(build_table(cluster), pod, profile, seed, workload)
 
 
-def explain_on(table: NodeTable, pod: Pod, profile: Profile | None = None, seed: int | None = None) -> Explanation:
-    """`explain` against a table already built (a cycle changes it only temporarily)."""
+def explain_on(
+    table: NodeTable,
+    pod: Pod,
+    profile: Profile | None = None,
+    seed: int | None = None,
+    workload: WorkloadRef | None = None,
+) -> Explanation:
+    """`explain` against a table already built (a cycle changes it only temporarily); `workload`
+    is the pod's controller, when known."""
     scheduler = Scheduler(new_framework(profile), seed=seed)
     info = PodInfo.of(pod)
     for plugin in scheduler.framework.pre_enqueue_plugins:
         status = plugin.pre_enqueue(info)
         if not status.is_success():
-            return Explanation(None, [], status.with_plugin(plugin.name), info)
+            return Explanation(None, [], status.with_plugin(plugin.name), info, workload)
     events: list[Event] = []
     scheduler.subscribe(events.append)
     result = scheduler.schedule_pod(table, info)
-    return Explanation(result, events, None, info)
+    return Explanation(result, events, None, info, workload)
 
 
 def _status_json(status: Status | None) -> dict[str, Any] | None:
@@ -81,10 +94,12 @@ def result_to_json(explanation: Explanation) -> dict[str, Any]:
     result = explanation.result
     pod = explanation.pod
     assert pod is not None
+    workload = explanation.workload.to_dict() if explanation.workload else None
     if result is None:
         gated = explanation.gated
         return {
             "pod": pod.key,
+            "workload": workload,
             "scheduled": False,
             "selectedNode": None,
             "message": gated.message() if gated else "",
@@ -129,11 +144,17 @@ def result_to_json(explanation: Explanation) -> dict[str, Any]:
             "scores": scores,
             "total": total,
             "evaluated": not (result.not_evaluated is not None and result.not_evaluated[i]),
+            # False: left out by a PreFilterResult (NodeAffinity's matchFields metadata.name, as
+            # DaemonSet pods carry), so no filter verdict of this node counts.
+            "inPreFilterResult": not (diagnosis is not None and diagnosis.absent is not None and diagnosis.absent[i]),
         }
     post = result.post_filter_status
-    victims = result.post_filter_result.detail.get("victims", []) if result.post_filter_result else []
+    detail = result.post_filter_result.detail if result.post_filter_result else {}
+    victims = detail.get("victims", [])
+    evaluation = detail.get("preemption")
     return {
         "pod": pod.key,
+        "workload": workload,
         "cycle": result.cycle,
         "scheduled": result.scheduled,
         "selectedNode": result.selected_node,
@@ -143,6 +164,12 @@ def result_to_json(explanation: Explanation) -> dict[str, Any]:
         "postFilter": _status_json(post),
         "nominatedNode": result.nominated_node or None,
         "victims": [v.key for v in victims],
+        "preemption": evaluation.wire(names) if evaluation is not None else None,
+        "preFilterResult": (
+            [names[i] for i in range(len(names)) if not diagnosis.absent[i]]
+            if diagnosis is not None and diagnosis.absent is not None
+            else None
+        ),
         "skippedScorePlugins": list(result.skipped_score_plugins),
         "tiedTop": [names[i] for i in result.tied_top],
         "nodes": nodes,
@@ -154,11 +181,51 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     return ["  ".join(cell.ljust(widths[c]) for c, cell in enumerate(row)).rstrip() for row in [header, *rows]]
 
 
+def _is_daemon(data: dict[str, Any]) -> bool:
+    return bool(data.get("workload")) and data["workload"]["kind"] == "DaemonSet"
+
+
+def _preemption_lines(preemption: dict[str, Any]) -> list[str]:
+    """Every candidate with its victims, and why the others were not chosen."""
+    candidates = preemption["candidates"]
+    lines = [f"Preemption: {len(candidates)} candidate node(s)"]
+    for candidate in candidates:
+        victims = ", ".join(
+            f"{v['pod']} (priority {v['priority']}{', violates a PodDisruptionBudget' if v['pdbViolating'] else ''})"
+            for v in candidate["victims"]
+        )
+        verdict = "CHOSEN" if candidate["chosen"] else f"not chosen: {candidate['eliminatedBy']}"
+        lines.append(f"  {candidate['node']}: {verdict}; victims: {victims}")
+        if candidate["reprieved"]:
+            kept = ", ".join(
+                f"{v['pod']}{' (PodDisruptionBudget: tried first)' if v['pdbProtected'] else ''}"
+                for v in candidate["reprieved"]
+            )
+            lines.append(f"    reprieved (the pod fits with them): {kept}")
+    for name, status in preemption["statuses"].items():
+        lines.append(
+            f"  {name}: no candidate: {status['plugin'] or 'DefaultPreemption'}: {', '.join(status['reasons'])}"
+        )
+    if preemption["notHelpful"]:
+        lines.append(f"  not tried (preemption cannot help): {', '.join(preemption['notHelpful'])}")
+    if preemption["notEvaluated"]:
+        lines.append(
+            f"  not dry-run ({preemption['numCandidates']} candidates found first): "
+            f"{len(preemption['notEvaluated'])} node(s)"
+        )
+    if preemption["dropped"]:
+        lines.append(f"  dropped (the candidate list was full): {', '.join(preemption['dropped'])}")
+    return lines
+
+
 def format_text(explanation: Explanation) -> str:
     """A readable report: the outcome as kubectl would show it, then node × plugin tables."""
     data = result_to_json(explanation)
     event = "Normal   Scheduled       " if data["scheduled"] else "Warning  FailedScheduling"
     lines = [f"{event}  default-scheduler  {data['message']}"]
+    if data.get("workload"):
+        w = data["workload"]
+        lines.append(f"Workload: {w['kind']} {w['namespace']}/{w['name']}")
     if data.get("nominatedNode"):
         lines.append(f"Nominated node: {data['nominatedNode']} (victims: {', '.join(data['victims']) or 'none'})")
     nodes = data["nodes"]
@@ -184,11 +251,21 @@ def format_text(explanation: Explanation) -> str:
         lines += ["", "Score (normalized x weight):"]
         lines += _table(["NODE", *score_plugins, "TOTAL"], rows)
     rejected = [(name, node["filter"]) for name, node in nodes.items() if node["filter"]]
+    kept = data.get("preFilterResult")
+    if kept is not None:
+        why = " (a DaemonSet pod names its node in matchFields metadata.name)" if _is_daemon(data) else ""
+        lines += ["", f"PreFilter kept only: {', '.join(kept) or 'no node'}{why}"]
     if rejected:
         lines += ["", "Rejected (the status upstream records):"]
         for name, status in rejected:
+            reasons = ", ".join(status["reasons"])
+            if not nodes[name]["inPreFilterResult"]:
+                lines.append(f"  {name}: skipped, not kept by PreFilter: {status['code']}: {reasons}")
+                continue
             plugin = status["plugin"] or "PreFilter"
-            lines.append(f"  {name}: {plugin} {status['code']}: {', '.join(status['reasons'])}")
+            lines.append(f"  {name}: {plugin} {status['code']}: {reasons}")
+    if data.get("preemption"):
+        lines += ["", *_preemption_lines(data["preemption"])]
     if data["skippedScorePlugins"]:
         lines += ["", "Skipped at PreScore: " + ", ".join(data["skippedScorePlugins"])]
     return "\n".join(lines) + "\n"

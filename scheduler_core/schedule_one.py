@@ -89,6 +89,7 @@ class Scheduler:
     def __init__(self, framework: Framework | None = None, seed: int | None = None) -> None:
         self.framework = framework or new_framework()
         self.rng = random.Random(seed)
+        self.framework.rng = self.rng
         self.next_start_node_index = 0
         self.cycle = 0
 
@@ -174,6 +175,11 @@ class Scheduler:
             first_fail = np.where(in_scope, first_fail, -1).astype(np.int16)
             fw.emit_skipped(np.flatnonzero(~in_scope), diagnosis.absent_status.message())
         diagnosis.first_fail = first_fail
+        error = _filter_error(outcome, first_fail)
+        if error is not None:  # an Error ends the cycle (findNodesThatPassFilters)
+            result.status = error
+            result.message = error.message()
+            return result
         for k in np.unique(first_fail[first_fail >= 0]).tolist():
             diagnosis.unschedulable_plugins.add(outcome.plugins[k])
         feasible = (first_fail < 0) & in_scope
@@ -268,3 +274,25 @@ class Scheduler:
             diagnosis.post_filter_msg = status.message()
         result.message = diagnosis.message()
         return result
+
+
+def _filter_error(outcome: FilterOutcome, first_fail: np.ndarray) -> Status | None:
+    """The Error a filter plugin returned for the first node where it ran, worded as
+    `RunFilterPlugins` wraps it: `running "VolumeBinding" filter plugin: <error>`."""
+    failing = first_fail >= 0
+    if not failing.any():
+        return None
+    found: tuple[int, int] | None = None  # (node, plugin)
+    for k in np.unique(first_fail[failing]).tolist():
+        verdicts = outcome.verdicts[k]
+        if verdicts is None:
+            continue
+        errored = np.flatnonzero((first_fail == k) & (verdicts.codes == Code.ERROR))
+        if len(errored) and (found is None or errored[0] < found[0]):
+            found = (int(errored[0]), k)
+    if found is None:
+        return None
+    i, k = found
+    plugin = outcome.plugins[k]
+    inner = outcome.verdicts[k].status_of(i, plugin).message()  # type: ignore[union-attr]
+    return Status(Code.ERROR, (f'running "{plugin}" filter plugin: {inner}',), plugin)

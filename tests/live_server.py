@@ -1,7 +1,7 @@
 """A real clusterviz server process for the end-to-end tests (browser, kubectl).
 
-`manage.py runserver` (daphne) on a free 127.0.0.1 port, with its own SQLite file database and no
-Redis or PostgreSQL from the environment.
+`manage.py runserver` (daphne, what `./dev run` starts) or uvicorn on a free 127.0.0.1 port, with its
+own SQLite file database and no Redis or PostgreSQL from the environment.
 """
 
 from __future__ import annotations
@@ -23,8 +23,14 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+SERVERS = ("runserver", "uvicorn")
+
+
 class LiveServer:
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, kind: str = "runserver") -> None:
+        if kind not in SERVERS:
+            raise ValueError(f"kind: one of {SERVERS}")
+        self.kind = kind
         self.workdir = workdir
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -49,12 +55,18 @@ class LiveServer:
             raise RuntimeError(f"manage.py {' '.join(args)} failed: {out.stderr.strip()[-2000:]}")
         return out
 
+    def argv(self) -> list[str]:
+        if self.kind == "uvicorn":
+            app = "clusterviz.asgi:application"
+            return [sys.executable, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(self.port)]
+        return [sys.executable, "manage.py", "runserver", f"127.0.0.1:{self.port}", "--noreload"]
+
     def start(self) -> None:
         """Migrate, start the server, and wait until it accepts connections."""
         self.run("migrate", "-v0")
         with self.log.open("wb") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "manage.py", "runserver", f"127.0.0.1:{self.port}", "--noreload"],
+                self.argv(),
                 cwd=ROOT,
                 env=self.env,
                 stdout=log,

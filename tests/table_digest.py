@@ -47,4 +47,5 @@ def digest(table: NodeTable) -> dict[str, Any]:
         "controllers": dict(table.controllers),
         "nominated": {i: [info.key for info in pods] for i, pods in table.nominated.items() if pods},
         "volume_pods": sorted((i, info.key) for i, info in table.volume_pods),
+        "pvc_refs": {claim: count for claim, count in table.pvc_refs.items() if count},
     }

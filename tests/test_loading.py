@@ -431,11 +431,11 @@ def test_typed_list_items_without_kind() -> None:
             id="bad item names its index and line",
         ),
         pytest.param(
-            "kind: List\nitems:\n- kind: Widget\n  metadata: {name: w}\n",
-            'cluster.yaml:3: items[0].kind: unsupported kind "Widget"',
-            id="unknown kind in a list",
+            "kind: List\nitems:\n- kind: [Node]\n  metadata: {name: w}\n",
+            "cluster.yaml:3: items[0].kind: unsupported kind \"['Node']\"",
+            id="kind not a string",
         ),
-        pytest.param("kind: List\nitems: {a: 1}\n", "cluster.yaml: items: must be a list", id="items not a list"),
+        pytest.param("kind: List\nitems: {a: 1}\n", "cluster.yaml:2: items: must be a list", id="items not a list"),
         pytest.param(
             "kind: Node\nmetadata: {name: n1}\n---\nkind: Node\nmetadata: {name: n1}\n",
             "cluster.yaml: duplicate node 'n1'",
@@ -459,6 +459,22 @@ def test_typed_list_items_without_kind() -> None:
 )
 def test_cluster_errors(text: str, expected: str) -> None:
     assert error_of(load_cluster, text, "cluster.yaml").startswith(expected)
+
+
+def test_kinds_the_scheduler_does_not_read_are_skipped_and_counted() -> None:
+    text = CLUSTER_LIST.replace(
+        "items:\n",
+        "items:\n- {kind: ConfigMap, metadata: {name: a}, data: {x: y}}\n- {kind: Secret, metadata: {name: s}}\n"
+        "- {kind: ConfigMap, metadata: {name: b}}\n",
+    )
+    text += "---\nkind: Event\nmetadata: {name: e}\n"
+    cluster = load_cluster(text, "cluster.yaml")
+    assert [n.name for n in cluster.nodes] == ["n1"]
+    assert cluster.skipped == {"ConfigMap": 2, "Secret": 1, "Event": 1}
+    assert cluster.skipped_notice() == (
+        "skipped 4 objects of kinds the scheduler does not read: ConfigMap (2), Event (1), Secret (1)"
+    )
+    assert load_cluster(CLUSTER_LIST, "cluster.yaml").skipped_notice() is None
 
 
 def test_parse_object_restricts_kinds() -> None:

@@ -60,7 +60,7 @@ def cycle(nodes: list[Node], incoming: Pod, pods: list[Pod]) -> tuple[ScheduleRe
     events: list[Event] = []
     scheduler.subscribe(events.append)
     result = scheduler.schedule_pod(table(nodes, pods), PodInfo.of(incoming))
-    evaluated = [e.data for e in events if e.type == PREEMPTION_EVALUATED]
+    evaluated = [e.to_dict(result.table.names) for e in events if e.type == PREEMPTION_EVALUATED]
     return result, evaluated[0] if evaluated else None
 
 
@@ -328,7 +328,7 @@ def upstream_nodes(names: list[str]) -> list[Node]:
 def test_dry_run_victims(nodes: list[str], incoming: Pod, pods: list[Pod], candidates: dict[str, list[str]]) -> None:
     result, evaluated = cycle(upstream_nodes(nodes), incoming, pods)
     assert evaluated is not None
-    got = {name: [key.split("/", 1)[1] for key in keys] for name, keys in evaluated["candidates"].items()}
+    got = {c["node"]: [v["pod"].split("/", 1)[1] for v in c["victims"]] for c in evaluated["candidates"]}
     assert got == candidates
     if candidates:
         assert result.nominated_node in candidates

@@ -8,7 +8,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import F
 
-from scheduler_core.framework.events import Event
+from scheduler_core.framework.events import Event, encode_cycle
 from scheduler_core.framework.pod_info import PodInfo
 from scheduler_core.plugins.registry import new_framework
 from scheduler_core.schedule_one import Scheduler, ScheduleResult
@@ -16,7 +16,7 @@ from scheduler_core.schedule_one import Scheduler, ScheduleResult
 from .. import scheduler_cache, store
 from ..kube_events import record_event
 from ..models import Cluster, KubeObject, SchedulingCycle
-from ..publish import publish
+from ..publish import cycle_message, publish
 from ..scheduling_queue import GATED, UNSCHEDULABLE, flush_leftovers, park
 from ..services import delete_object
 
@@ -77,27 +77,17 @@ def schedule_next(cluster: Cluster) -> bool:
     except Exception:
         cache.drop_table()  # a cycle that failed midway may not have restored what it tried
         raise
-    wire = [event.to_dict(table.names) for event in events]
-    # The cycle streams first, then the writes it leads to (bind, condition, events).
-    publish(
-        cluster.pk,
-        {
-            "type": "scheduler.cycle",
-            "cycle": result.cycle,
-            "pod": key,
-            "scheduled": result.scheduled,
-            "node": result.selected_node,
-            "message": result.message,
-            "events": wire,
-            "path": ["kube-apiserver", "scheduler"],
-        },
-    )
+    wire = encode_cycle(events, table.names)
+    summary = {"cycle": result.cycle, "pod": key, "scheduled": result.scheduled, "node": result.selected_node}
+    # Kept before it streams (a client fetches a large cycle as soon as it hears of it); the cycle
+    # streams first, then the writes it leads to (bind, condition, events).
+    _keep_cycle(cluster, result, wire)
+    publish(cluster.pk, cycle_message({**summary, "message": result.message}, wire))
     with transaction.atomic():
         if result.selected is not None:
             _bind(cluster, row, info, result)
         else:
             _fail(cluster, row, info, result)
-        _keep_cycle(cluster, result, wire)
     return True
 
 

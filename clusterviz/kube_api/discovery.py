@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from .accept import negotiate
-from .resources import GROUPS, RESOURCES, Resource
+from .resources import GROUPS, RESOURCES, SUBRESOURCE_KINDS, Resource, subresource_kind
 
 __all__ = ["VERSION", "aggregated_version", "api_group", "api_groups", "api_resources", "core_api", "version"]
 
@@ -53,12 +53,9 @@ def _discovery_resource(res: Resource) -> dict[str, Any]:
         entry["categories"] = list(res.categories)
     subresources = []
     for sub in res.subresources:
-        kind = (
-            {"group": "autoscaling", "version": "v1", "kind": "Scale"}
-            if sub == "scale"
-            else {"group": res.group, "version": res.version, "kind": res.kind}
-        )
-        subresources.append({"subresource": sub, "responseKind": kind, "verbs": ["get", "patch", "update"]})
+        group, version, kind, verbs = subresource_kind(res, sub)
+        response_kind = {"group": group, "version": version, "kind": kind}
+        subresources.append({"subresource": sub, "responseKind": response_kind, "verbs": list(verbs)})
     if subresources:
         entry["subresources"] = subresources
     return entry
@@ -138,15 +135,16 @@ def api_resources(group: str, version: str) -> dict[str, Any] | None:
             entry["categories"] = list(res.categories)
         resources.append(entry)
         for sub in res.subresources:
+            sub_group, sub_version, kind, verbs = subresource_kind(res, sub)
             sub_entry: dict[str, Any] = {
                 "name": f"{res.plural}/{sub}",
                 "singularName": "",
                 "namespaced": res.namespaced,
-                "kind": res.kind,
-                "verbs": ["get", "patch", "update"],
+                "kind": kind,
+                "verbs": list(verbs),
             }
-            if sub == "scale":
-                sub_entry.update({"group": "autoscaling", "version": "v1", "kind": "Scale"})
+            if sub in SUBRESOURCE_KINDS:  # kubectl's CheckEvictionSupport reads group and version here
+                sub_entry.update({"group": sub_group, "version": sub_version})
             resources.append(sub_entry)
     group_version = f"{group}/{version}" if group else version
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version, "resources": resources}

@@ -14,7 +14,11 @@ import copy
 import json
 from typing import Any
 
-import yaml
+import jsonpatch
+import jsonpointer
+
+from scheduler_core.api.limits import MAX_DEPTH
+from scheduler_core.api.loading import InputError, load_yaml_documents
 
 from .status import ApiError
 
@@ -71,10 +75,40 @@ def parse_body(raw: bytes, content_type: str) -> Json:
         raise ApiError(400, "BadRequest", "the request body is not valid UTF-8") from None
     try:
         if content_type == APPLY:
-            return yaml.safe_load(text)
-        return json.loads(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
+            documents = load_yaml_documents(text, "body")  # bounded: depth, nodes, aliases, duplicate keys
+            if len(documents) > 1:
+                raise ApiError(400, "BadRequest", "error decoding YAML: the body holds more than one document")
+            return documents[0].data if documents else None
+        value = json.loads(text)
+    except (json.JSONDecodeError, InputError) as exc:
         raise ApiError(400, "BadRequest", f"error decoding patch: {exc}") from None
+    except RecursionError:
+        raise _too_deep() from None
+    except ValueError as exc:  # an integer of more digits than Python converts
+        raise ApiError(400, "BadRequest", f"error decoding patch: {exc}") from None
+    if _depth(value) > MAX_DEPTH:
+        raise _too_deep()
+    return value
+
+
+def _too_deep() -> ApiError:
+    return ApiError(400, "BadRequest", f"the request body is nested more than {MAX_DEPTH} levels deep")
+
+
+def _depth(value: Json) -> int:
+    """How deeply lists and maps nest in `value` (iteratively: any depth is measured safely)."""
+    deepest = 0
+    stack: list[tuple[Json, int]] = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, level)
+        if deepest > MAX_DEPTH:
+            return deepest
+        stack.extend((child, level + 1) for child in children)
+    return deepest
 
 
 # --- RFC 7386 -----------------------------------------------------------------------------
@@ -188,96 +222,49 @@ def _reorder(field: str, items: list[Any], order: list[Any]) -> list[Any]:
 
 # --- RFC 6902 -----------------------------------------------------------------------------
 
-
-def _pointer(path: str) -> list[str]:
-    if path == "":
-        return []
-    if not path.startswith("/"):
-        raise ApiError(400, "BadRequest", f'invalid JSON pointer "{path}"')
-    return [part.replace("~1", "/").replace("~0", "~") for part in path[1:].split("/")]
+# kube-apiserver's maxJSONPatchOperations (endpoints/handlers/patch.go)
+MAX_JSON_PATCH_OPERATIONS = 10000
+# What kube-apiserver answers for any patch that does not apply (NewGenericServerResponse(422, ...)
+# keeps only this text); the library's reason goes in the Status' cause, which kubectl prints.
+PATCH_REJECTED = "the server rejected our request due to an error in our request"
 
 
-def _parent(doc: Json, parts: list[str], path: str) -> tuple[Json, str]:
-    current = doc
-    for part in parts[:-1]:
-        if isinstance(current, dict) and part in current:
-            current = current[part]
-        elif isinstance(current, list) and part.isdigit() and int(part) < len(current):
-            current = current[int(part)]
-        else:
-            raise ApiError(422, "Invalid", f'the JSON patch path "{path}" does not exist')
-    return current, parts[-1]
-
-
-def _get(doc: Json, path: str) -> Json:
-    parts = _pointer(path)
-    if not parts:
-        return doc
-    parent, last = _parent(doc, parts, path)
-    if isinstance(parent, dict) and last in parent:
-        return parent[last]
-    if isinstance(parent, list) and last.isdigit() and int(last) < len(parent):
-        return parent[int(last)]
-    raise ApiError(422, "Invalid", f'the JSON patch path "{path}" does not exist')
-
-
-def _remove(doc: Json, path: str) -> Json:
-    parent, last = _parent(doc, _pointer(path), path)
-    if isinstance(parent, dict) and last in parent:
-        return parent.pop(last)
-    if isinstance(parent, list) and last.isdigit() and int(last) < len(parent):
-        return parent.pop(int(last))
-    raise ApiError(422, "Invalid", f'the JSON patch path "{path}" does not exist')
-
-
-def _add(doc: Json, path: str, value: Json, replace: bool = False) -> Json:
-    parts = _pointer(path)
-    if not parts:
-        return copy.deepcopy(value)
-    parent, last = _parent(doc, parts, path)
-    if isinstance(parent, dict):
-        if replace and last not in parent:
-            raise ApiError(422, "Invalid", f'the JSON patch path "{path}" does not exist')
-        parent[last] = copy.deepcopy(value)
-    elif isinstance(parent, list):
-        if last == "-" and not replace:
-            parent.append(copy.deepcopy(value))
-        elif last.isdigit() and int(last) <= len(parent) - (1 if replace else 0):
-            if replace:
-                parent[int(last)] = copy.deepcopy(value)
-            else:
-                parent.insert(int(last), copy.deepcopy(value))
-        else:
-            raise ApiError(422, "Invalid", f'the JSON patch path "{path}" does not exist')
-    else:
-        raise ApiError(422, "Invalid", f'the JSON patch path "{path}" does not exist')
-    return doc
+def _go_json_type(value: Json) -> str:
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    return "null" if value is None else "array"
 
 
 def json_patch(target: Json, operations: Json) -> Json:
-    if not isinstance(operations, list):
-        raise ApiError(400, "BadRequest", "a JSON patch must be a list of operations")
-    doc = copy.deepcopy(target)
-    for op in operations:
-        if not isinstance(op, dict) or "op" not in op or "path" not in op:
-            raise ApiError(400, "BadRequest", f"invalid JSON patch operation: {json.dumps(op)}")
-        kind, path = op["op"], op["path"]
-        if kind == "add":
-            doc = _add(doc, path, op.get("value"))
-        elif kind == "remove":
-            _remove(doc, path)
-        elif kind == "replace":
-            doc = _add(doc, path, op.get("value"), replace=True)
-        elif kind == "move":
-            doc = _add(doc, path, _remove(doc, op.get("from", "")))
-        elif kind == "copy":
-            doc = _add(doc, path, copy.deepcopy(_get(doc, op.get("from", ""))))
-        elif kind == "test":
-            if _get(doc, path) != op.get("value"):
-                raise ApiError(422, "Invalid", f'the JSON patch test at "{path}" failed')
-        else:
-            raise ApiError(400, "BadRequest", f'unknown JSON patch operation "{kind}"')
-    return doc
+    """RFC 6902 with the `jsonpatch` library (array indexes must be canonical: "01", "²" and "1\n"
+    are refused); a patch that does not decode is 400, one that does not apply 422, as upstream."""
+    if not isinstance(operations, list) or not all(isinstance(op, dict) for op in operations):
+        bad = operations if not isinstance(operations, list) else next(o for o in operations if not isinstance(o, dict))
+        target_type = "jsonpatch.Patch" if not isinstance(operations, list) else "jsonpatch.Operation"
+        raise ApiError(
+            400, "BadRequest", f"json: cannot unmarshal {_go_json_type(bad)} into Go value of type {target_type}"
+        )
+    if len(operations) > MAX_JSON_PATCH_OPERATIONS:
+        raise ApiError(
+            413,
+            "RequestEntityTooLarge",
+            f"The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {len(operations)}",
+        )
+    try:
+        return jsonpatch.JsonPatch(operations).apply(target)
+    except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as exc:
+        raise ApiError(
+            422,
+            "Invalid",
+            PATCH_REJECTED,
+            {"causes": [{"reason": "FieldValueInvalid", "message": str(exc), "field": "patch"}]},
+        ) from None
 
 
 def apply_patch(content_type: str, target: Json, patch: Json) -> Json:

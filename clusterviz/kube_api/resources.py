@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["GROUPS", "RESOURCES", "Resource", "by_kind", "find"]
+__all__ = ["GROUPS", "RESOURCES", "Resource", "by_kind", "find", "subresource_kind"]
 
 ALL_VERBS = ("create", "delete", "get", "list", "patch", "update", "watch")
 READ_VERBS = ("get", "list", "watch")
@@ -45,7 +45,7 @@ class Resource:
 
 
 RESOURCES: tuple[Resource, ...] = (
-    Resource("pods", "pod", "Pod", "", "v1", True, ("po",), ("all",), subresources=("status",)),
+    Resource("pods", "pod", "Pod", "", "v1", True, ("po",), ("all",), subresources=("eviction", "status")),
     Resource("nodes", "node", "Node", "", "v1", False, ("no",), subresources=("status",)),
     Resource("events", "event", "Event", "", "v1", True, ("ev",), verbs=(*READ_VERBS, "delete")),
     Resource("namespaces", "namespace", "Namespace", "", "v1", False, ("ns",), verbs=("create", "delete", *READ_VERBS)),
@@ -74,6 +74,19 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("priorityclasses", "priorityclass", "PriorityClass", "scheduling.k8s.io", "v1", False, ("pc",)),
     Resource("leases", "lease", "Lease", "coordination.k8s.io", "v1", True, verbs=READ_VERBS, synthetic=True),
 )
+
+# subresource → (group, version, kind, verbs) of what it takes and answers; others serve their parent's kind
+SUBRESOURCE_KINDS: dict[str, tuple[str, str, str, tuple[str, ...]]] = {
+    "scale": ("autoscaling", "v1", "Scale", ("get", "patch", "update")),
+    "eviction": ("policy", "v1", "Eviction", ("create",)),
+}
+SUBRESOURCE_VERBS = ("get", "patch", "update")
+
+
+def subresource_kind(res: Resource, sub: str) -> tuple[str, str, str, tuple[str, ...]]:
+    """(group, version, kind, verbs) that discovery advertises for `res/sub`."""
+    return SUBRESOURCE_KINDS.get(sub, (res.group, res.version, res.kind, SUBRESOURCE_VERBS))
+
 
 # group → its (only) version, in the order discovery lists them
 GROUPS: dict[str, str] = {}

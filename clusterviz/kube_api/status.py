@@ -111,6 +111,8 @@ def from_exception(exc: Exception, res: Resource | None, name: str) -> ApiError:
     """Map the app's own refusals (store errors, InputError) to the Status a real server sends."""
     if isinstance(exc, ApiError):
         return exc
+    if isinstance(exc, RecursionError):  # a body too deep for some step past the parser's own bound
+        return ApiError(400, "BadRequest", "the request body is nested too deeply")
     if res is not None:
         if isinstance(exc, store.NotFound) and f'"{name}"' in str(exc):
             return not_found(res, name)

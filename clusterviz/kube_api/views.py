@@ -7,17 +7,22 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from asgiref.sync import sync_to_async
+from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
+
+from scheduler_core.api.validation import dns1123_label_error
 
 from .. import access, store
 from ..controllers.runner import ensure_runner
 from ..messages import MAX_YAML_CHARS
 from ..models import Cluster
 from . import discovery, openapi, writes
+from .options import WriteOptions, dry_run_of, write_options
 from .patch import APPLY, PATCH_TYPES, parse_body
 from .present import scale_of
 from .reads import get_object, list_objects, presenter
@@ -35,6 +40,7 @@ Obj = dict[str, Any]
 JSON = "application/json"
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 NO_CONTAINERS = ("log", "exec", "attach", "portforward", "proxy")
+MAX_BODY_BYTES = MAX_YAML_CHARS  # the most a manifest may hold (kube-apiserver's own limit is 3 MiB)
 
 
 @dataclass
@@ -56,9 +62,14 @@ class Call:
     content_type: str
     body: bytes
 
+    @cached_property
+    def options(self) -> WriteOptions:
+        """The write's options (dryRun, DeleteOptions), validated as the apiserver does."""
+        return write_options(self.method, self.params, self.body)
+
     @property
     def dry_run(self) -> bool:
-        return bool(self.params.get("dryRun"))
+        return self.options.dry_run
 
 
 def _encode_one(call: Call, obj: Obj) -> Obj:
@@ -81,8 +92,6 @@ def _body(call: Call) -> Any:
                 "such as 'kubectl create deployment': write a manifest and use 'kubectl apply -f' instead"
             ),
         )
-    if len(call.body) > MAX_YAML_CHARS:
-        raise ApiError(413, "RequestEntityTooLarge", "the request body is too large")
     content_type = APPLY if call.content_type in ("application/yaml", APPLY) else call.content_type
     if content_type not in (JSON, APPLY, *PATCH_TYPES):
         raise ApiError(
@@ -92,21 +101,6 @@ def _body(call: Call) -> Any:
             "include: application/json, application/yaml",
         )
     return parse_body(call.body, content_type)
-
-
-def _delete_options(call: Call) -> Obj:
-    options: Obj = {}
-    if call.body and call.content_type == JSON:
-        try:
-            parsed = json.loads(call.body)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            parsed = None
-        if isinstance(parsed, dict):
-            options = parsed
-    grace = call.params.get("gracePeriodSeconds")
-    if grace is not None and grace.lstrip("-").isdigit():
-        options["gracePeriodSeconds"] = int(grace)
-    return options
 
 
 def _collection(call: Call) -> Reply:
@@ -150,7 +144,7 @@ def _object(call: Call) -> Reply:
     if verb is None or not res.allows(verb):
         raise method_not_allowed(verb or call.method.lower(), res.qualified)
     if call.method == "DELETE":
-        deleted = writes.delete(cluster, res, namespace, name, _delete_options(call), call.dry_run)
+        deleted = writes.delete(cluster, res, namespace, name, call.options.delete, call.dry_run)
         return Reply(200, presenter(cluster, res)([deleted])[0], wrote=not call.dry_run)
     body = _body(call)
     if call.method == "PUT":
@@ -182,6 +176,28 @@ def _scale(call: Call) -> Reply:
     return Reply(200, scale, wrote=not call.dry_run)
 
 
+def _evict(call: Call) -> Reply:
+    """POST pods/<name>/eviction (policy/v1 Eviction): the pod is deleted as its DeleteOptions say.
+    No PodDisruptionBudget is served, so no budget can refuse it (kube-apiserver answers 201 Success)."""
+    target, res = call.target, call.target.res
+    assert target.name is not None
+    if call.method != "POST":
+        raise method_not_allowed(call.method.lower(), f"{res.qualified}/eviction")
+    eviction = _body(call)
+    if not isinstance(eviction, dict) or eviction.get("kind", "Eviction") != "Eviction":
+        raise ApiError(400, "BadRequest", "the body of the request must be an Eviction object")
+    options = eviction.get("deleteOptions") or {}
+    if not isinstance(options, dict):
+        raise ApiError(400, "BadRequest", "Eviction.deleteOptions: must be a DeleteOptions object")
+    requested = options.get("dryRun") or call.params.getlist("dryRun")
+    if not isinstance(requested, list):
+        raise ApiError(400, "BadRequest", "DeleteOptions.dryRun: must be a list of strings")
+    dry_run = dry_run_of(requested, "DeleteOptions")
+    writes.delete(call.cluster, res, target.namespace or "", target.name, options, dry_run)
+    success = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
+    return Reply(201, success, wrote=not dry_run)
+
+
 def handle(call: Call) -> Reply:
     """A non-watch resource request (synchronous: runs in a worker thread)."""
     target = call.target
@@ -195,6 +211,10 @@ def handle(call: Call) -> Reply:
                 f'pods "{target.name}": clusterviz simulates its containers, they have no {what} ({sub} is not served)',
             )
         raise not_served(sub)
+    if sub == "eviction" and target.name:
+        return _evict(call)
+    if call.method in ("POST", "PUT", "PATCH", "DELETE"):
+        call.options  # noqa: B018 - a bad dryRun (or DeleteOptions) is refused before anything else
     if target.name is None:
         return _collection(call)
     if sub == "scale":
@@ -329,11 +349,34 @@ def _check_write_access(cluster: Cluster, request: HttpRequest, key: str | None)
         raise ApiError(403, "Forbidden", f'the token is not allowed to change cluster "{cluster.slug}"')
 
 
+def _too_large() -> ApiError:
+    # kube-apiserver's limitedReadBody: errors.NewRequestEntityTooLargeError("limit is N")
+    return ApiError(413, "RequestEntityTooLarge", f"Request entity too large: limit is {MAX_BODY_BYTES}")
+
+
+def _request_body(request: HttpRequest) -> bytes:
+    """The body of a write, refused (413) past MAX_BODY_BYTES — by its declared length before it is read."""
+    if request.method not in ("POST", "PUT", "PATCH", "DELETE"):
+        return b""
+    declared = request.META.get("CONTENT_LENGTH") or "0"
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise _too_large()
+    try:
+        body = request.body
+    except RequestDataTooBig:
+        raise _too_large() from None
+    if len(body) > MAX_BODY_BYTES:
+        raise _too_large()
+    return body
+
+
 @csrf_exempt
 async def endpoint(request: HttpRequest, slug: str, path: str = "", key: str | None = None) -> HttpResponse:
     """Every request under `/k8s/<slug>/`."""
     target: Target | None = None
     try:
+        if dns1123_label_error(slug):  # no such cluster can exist: answer without asking the database
+            raise not_served(request.path)
         cluster = await Cluster.objects.filter(slug=slug).afirst()
         if cluster is None:
             raise ApiError(404, "NotFound", f'cluster "{slug}" not found (create it first)', {"name": slug})
@@ -353,7 +396,7 @@ async def endpoint(request: HttpRequest, slug: str, path: str = "", key: str | N
             request.GET,
             request.headers.get("Accept", ""),
             (request.content_type or "").split(";")[0].strip().lower(),
-            request.body if request.method in ("POST", "PUT", "PATCH", "DELETE") else b"",
+            _request_body(request),
         )
         if call.method not in ("GET", "HEAD"):
             _check_write_access(cluster, request, key)

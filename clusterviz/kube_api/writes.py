@@ -105,10 +105,8 @@ def create(cluster: Cluster, res: Resource, namespace: str, body: Any, dry_run: 
     if not name:
         raise invalid(res, "", "metadata.name: Required value: name or generateName is required")
     admitted = _admit(cluster, res, obj, name)
-    if dry_run:
-        return admitted
     try:
-        return store.create(cluster, admitted, COMPONENT)
+        return store.create(cluster, admitted, COMPONENT, dry_run)
     except store.AlreadyExists:
         raise already_exists(res, admitted["metadata"].get("name", name)) from None
 
@@ -196,8 +194,11 @@ def _write(
     dry_run: bool,
 ) -> Obj:
     """Apply `change` to the current object under the store's row lock (read-modify-write)."""
-    if dry_run:
-        return change(copy.deepcopy(store.get(cluster, res.kind, namespace, name)))
+    if dry_run:  # the update as it would be stored, with the current resourceVersion: nothing written
+        current = store.get(cluster, res.kind, namespace, name)
+        if expected_rv and str(expected_rv) != current["metadata"].get("resourceVersion"):
+            raise store.Conflict(f'{res.qualified} "{name}": the object has been modified')
+        return change(copy.deepcopy(current))
 
     def mutate(body: Obj) -> None:
         new = change(copy.deepcopy(body))
@@ -289,10 +290,21 @@ def delete(cluster: Cluster, res: Resource, namespace: str, name: str, options: 
     dependents along); `gracePeriodSeconds: 0` (`--force --grace-period=0`) removes a pod at once."""
     current = store.get(cluster, res.kind, namespace, name)
     if dry_run:
-        return current
+        return _deleted_dry(res, current, options)
     if res.kind == "Pod" and options.get("gracePeriodSeconds") == 0:
         return store.delete(cluster, res.kind, namespace, name, COMPONENT)
     return services.delete_object(cluster, res.kind, namespace, name, COMPONENT)
+
+
+def _deleted_dry(res: Resource, current: Obj, options: Obj) -> Obj:
+    """What a dry-run delete answers: the object, or — for a bound pod deleted gracefully — the
+    object as it would turn Terminating (services.delete_object's deletionTimestamp and grace)."""
+    meta = current["metadata"]
+    graceful = options.get("gracePeriodSeconds") != 0
+    if res.kind == "Pod" and graceful and current.get("spec", {}).get("nodeName") and not meta.get("deletionTimestamp"):
+        terminating = {**meta, "deletionTimestamp": store.now_rfc3339(), "deletionGracePeriodSeconds": 30}
+        return {**current, "metadata": terminating}
+    return current
 
 
 def update_scale(
@@ -322,9 +334,10 @@ def update_scale(
     expected = (wanted.get("metadata") or {}).get("resourceVersion")
     if expected and str(expected) != current["metadata"].get("resourceVersion"):
         raise store.Conflict("stale scale")
-    if dry_run:
-        return {**scale, "spec": {"replicas": replicas}}
     try:
+        if dry_run:
+            services.check_scale(res.kind, replicas)
+            return {**scale, "spec": {"replicas": replicas}}
         updated = services.scale(cluster, res.kind, namespace, name, replicas, COMPONENT)
     except InputError as exc:
         raise ApiError(422, "Invalid", f'The Scale "{name}" is invalid: {exc}') from None

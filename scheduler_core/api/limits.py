@@ -9,18 +9,21 @@ within bounded time and memory. Each refusal is an `InputError` naming the file,
 from __future__ import annotations
 
 __all__ = [
+    "DEFAULT_MAX_UPLOAD_BYTES",
     "MAX_ALIAS_EXPANDED_NODES",
     "MAX_ALIAS_REFERENCES",
     "MAX_ANNOTATIONS_BYTES",
     "MAX_CONTAINERS",
     "MAX_CONTAINER_PORTS",
     "MAX_DEPTH",
+    "MAX_FILE_BYTES",
     "MAX_IMAGE_NAMES",
     "MAX_INT_DIGITS",
     "MAX_LABELS",
     "MAX_MATCH_EXPRESSIONS",
     "MAX_NODE_IMAGES",
     "MAX_OBJECTS_PER_REQUEST",
+    "MAX_OBJECT_BYTES",
     "MAX_OWNER_REFERENCES",
     "MAX_POD_AFFINITY_TERMS",
     "MAX_QUANTITY_CHARS",
@@ -37,16 +40,27 @@ __all__ = [
     "MAX_YAML_NODES",
 ]
 
-# --- YAML documents (scheduler_core/api/loading.py) -----------------------------------------------
+# --- inputs (scheduler_core/api/loading.py, yaml_reading.py, json_reading.py) -----------------------
+# A whole input is bounded by its size only; everything else is bounded per object (a document, or
+# one item of a `kind: List`), so a 5,000-node / 50,000-pod `kubectl get … -o json` dump (about
+# 0.9 GB with managedFields and status) loads, while each hostile class is still refused where it is.
 
-#: A YAML file or upload (CLI `--cluster/--pod/--profile`, cluster import): larger is refused unread.
+#: A file named on the command line (`explain --cluster`): a 5,000-node / 50,000-pod `-o json` dump
+#: is about 0.9 GB (kubectl indents by four spaces), so twice that leaves room.
+MAX_FILE_BYTES = 2 * 1024 * 1024 * 1024
+#: The app's snapshot upload (import), unless its setting says otherwise (the app passes its value
+#: as `max_bytes`): 1,000 nodes / 10,000 pods in `-o json` with room.
+DEFAULT_MAX_UPLOAD_BYTES = 256 * 1024 * 1024
+#: The default `max_bytes` of the text functions (`load_yaml_documents`, `load_cluster`, `load_pod`).
 MAX_YAML_BYTES = 16 * 1024 * 1024
 #: The YAML of one action (create / explain over HTTP or the WebSocket); upstream's body limit is 3 MiB.
 MAX_YAML_CHARS = 2 * 1024 * 1024
-#: YAML nodes (scalars, lists, maps) in one stream: bounds parse time (about 1 s) and memory (tens of MiB).
-#: 2000 compact objects (as `export` writes them) take about 50,000.
+#: One object of a JSON input, as printed (etcd stores at most 1.5 MiB; kubectl's indentation adds ~2×).
+MAX_OBJECT_BYTES = 8 * 1024 * 1024
+#: YAML nodes (scalars, lists, maps) of one object: bounds its parse time (about 1 s) and memory
+#: (tens of MiB). A real pod with managedFields and status has about 1,000.
 MAX_YAML_NODES = 100_000
-#: Alias references (`*name`) in one stream.
+#: Alias references (`*name`) in one stream (kubectl never writes aliases).
 MAX_ALIAS_REFERENCES = 10_000
 #: Nodes that all aliases together expand to (billion laughs is refused at this bound).
 MAX_ALIAS_EXPANDED_NODES = 100_000

@@ -8,6 +8,7 @@ ports default to TCP, a pod's namespace to "default" and its schedulerName to "d
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -79,6 +80,17 @@ def at_most(limit: int) -> BeforeValidator:
 def _to_quantity(raw: object) -> Quantity:
     if isinstance(raw, Quantity):
         return raw
+    if type(raw) is str or type(raw) is int:  # a snapshot repeats the same few quantities: parse each once
+        return _parsed_quantity(type(raw), raw)  # type: ignore[arg-type]
+    return _parse_quantity(raw)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed_quantity(kind: type, raw: str | int) -> Quantity:
+    return _parse_quantity(raw)
+
+
+def _parse_quantity(raw: object) -> Quantity:
     if isinstance(raw, str) and len(raw) > limits.MAX_QUANTITY_CHARS:
         raise ValueError(
             f"{quote(raw)} is not a valid quantity: must be no more than {limits.MAX_QUANTITY_CHARS} characters"
@@ -350,6 +362,21 @@ class Volume(K8sModel):
     iscsi: dict[str, Any] | None = None
     rbd: dict[str, Any] | None = None
     persistent_volume_claim: dict[str, Any] | None = None
+    # Generic ephemeral volumes (a claim named `<pod>-<volume>`) and the in-tree sources that
+    # csi-translation-lib can migrate inline (NodeVolumeLimits counts them).
+    ephemeral: dict[str, Any] | None = None
+    azure_disk: dict[str, Any] | None = None
+    azure_file: dict[str, Any] | None = None
+    cinder: dict[str, Any] | None = None
+    vsphere_volume: dict[str, Any] | None = None
+    portworx_volume: dict[str, Any] | None = None
+
+    @property
+    def claim_name(self) -> str | None:
+        """The claim a `persistentVolumeClaim` volume names (None for other volumes)."""
+        if self.persistent_volume_claim is None:
+            return None
+        return str(self.persistent_volume_claim.get("claimName") or "")
 
 
 class TopologySpreadConstraint(K8sModel):
@@ -590,10 +617,11 @@ class RuntimeClass(K8sModel):
 
 
 class Workload(K8sModel):
-    """A Service or workload controller, kept for the selectors that spreading reads."""
+    """A Service or workload controller, kept for the selectors that spreading reads and for
+    grouping pods by owner."""
 
     api_version: str = "v1"
-    kind: Literal["Service", "ReplicaSet", "StatefulSet", "ReplicationController", "Deployment"]
+    kind: Literal["Service", "ReplicaSet", "StatefulSet", "ReplicationController", "Deployment", "DaemonSet", "Job"]
     metadata: ObjectMeta
     spec: dict[str, Any] = Field(default_factory=dict)
 

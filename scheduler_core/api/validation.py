@@ -9,10 +9,12 @@ from .text import quote
 __all__ = ["dns1123_label_error", "dns1123_subdomain_error", "label_key_error", "label_value_error"]
 
 _DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_SUBDOMAIN_RE = re.compile(rf"^{_DNS1123_LABEL}(\.{_DNS1123_LABEL})*$")
-_DNS1123_LABEL_RE = re.compile(rf"^{_DNS1123_LABEL}$")
-_QUALIFIED_NAME_RE = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_LABEL_VALUE_RE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+# Whole-string patterns, always applied with fullmatch: `$` would also match before a trailing "\n"
+# (Go's regexp `$` does not), letting "node01\n" pass as a name.
+_DNS1123_SUBDOMAIN_RE = re.compile(rf"{_DNS1123_LABEL}(\.{_DNS1123_LABEL})*")
+_DNS1123_LABEL_RE = re.compile(_DNS1123_LABEL)
+_QUALIFIED_NAME_RE = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+_LABEL_VALUE_RE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
 
 
 def _quote(value: str) -> str:
@@ -22,7 +24,7 @@ def _quote(value: str) -> str:
 def dns1123_subdomain_error(value: str) -> str | None:
     if len(value) > 253:
         return f"Invalid value: {_quote(value)}: must be no more than 253 characters"
-    if not _DNS1123_SUBDOMAIN_RE.match(value):
+    if not _DNS1123_SUBDOMAIN_RE.fullmatch(value):
         return (
             f"Invalid value: {_quote(value)}: a lowercase RFC 1123 subdomain must consist of lower case "
             "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character "
@@ -35,7 +37,7 @@ def dns1123_subdomain_error(value: str) -> str | None:
 def dns1123_label_error(value: str) -> str | None:
     if len(value) > 63:
         return f"Invalid value: {_quote(value)}: must be no more than 63 characters"
-    if not _DNS1123_LABEL_RE.match(value):
+    if not _DNS1123_LABEL_RE.fullmatch(value):
         return (
             f"Invalid value: {_quote(value)}: a lowercase RFC 1123 label must consist of lower case alphanumeric "
             "characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or "
@@ -49,7 +51,7 @@ def label_key_error(key: str) -> str | None:
     prefix, _, name = key.rpartition("/")
     if "/" in key and (not prefix or dns1123_subdomain_error(prefix)):
         return f"Invalid value: {_quote(key)}: prefix part must be a lowercase RFC 1123 subdomain"
-    if not name or len(name) > 63 or not _QUALIFIED_NAME_RE.match(name):
+    if not name or len(name) > 63 or not _QUALIFIED_NAME_RE.fullmatch(name):
         return (
             f"Invalid value: {_quote(key)}: name part must consist of alphanumeric characters, '-', '_' or '.', "
             "and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or "
@@ -62,7 +64,7 @@ def label_key_error(key: str) -> str | None:
 def label_value_error(value: str) -> str | None:
     if len(value) > 63:
         return f"Invalid value: {_quote(value)}: must be no more than 63 characters"
-    if not _LABEL_VALUE_RE.match(value):
+    if not _LABEL_VALUE_RE.fullmatch(value):
         return (
             f"Invalid value: {_quote(value)}: a valid label must be an empty string or consist of alphanumeric "
             "characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. "

@@ -11,4 +11,5 @@ class CycleState(dict[str, Any]):
     """Keys are named after the plugin and phase (`"PreFilter" + NAME`), as upstream does."""
 
     def clone(self) -> CycleState:
-        return CycleState(self)
+        """`CycleState.Clone`: each value that can clone itself (upstream's `StateData.Clone`) does."""
+        return CycleState({key: value.clone() if hasattr(value, "clone") else value for key, value in self.items()})

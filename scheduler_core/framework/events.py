@@ -25,6 +25,7 @@ __all__ = [
     "PLUGIN_EVALUATED",
     "PREEMPTION_EVALUATED",
     "SCORES_NORMALIZED",
+    "Deferred",
     "Event",
     "EventEmitter",
     "EventSink",
@@ -38,6 +39,10 @@ PLUGIN_EVALUATED = "plugin.evaluated"
 NODE_SKIPPED = "node.skipped"
 SCORES_NORMALIZED = "scores.normalized"
 HOST_SELECTED = "host.selected"
+# preemption.evaluated: candidates [{node, victims [{pod, priority, pdbViolating}], reprieved [{pod,
+# priority, pdbProtected}], pdbViolations, chosen, eliminatedBy}], statuses {node: status},
+# notHelpful [node], notEvaluated [node], dropped [node], offset, numCandidates, nominatedNode,
+# victims [pod]. Built lazily (Deferred) when serialized.
 PREEMPTION_EVALUATED = "preemption.evaluated"
 CYCLE_FINISHED = "cycle.finished"
 EVENT_TYPES = (
@@ -76,7 +81,16 @@ class NodeNames:
         return [names[i] for i in self.idx.tolist()]
 
 
+@dataclass(frozen=True, slots=True)
+class Deferred:
+    """A field built only when the event is serialized: `build(node names)`."""
+
+    build: Callable[[list[str]], Any]
+
+
 def _jsonable(value: Any, names: list[str]) -> Any:
+    if isinstance(value, Deferred):
+        return _jsonable(value.build(names), names)
     if isinstance(value, NodeNames):
         return value.to_list(names)
     if isinstance(value, PerNode):
@@ -143,3 +157,44 @@ class EventEmitter:
         event = Event(type_, self.cycle, self._seq, data)
         for sink in self.sinks:
             sink(event)
+
+
+# --- the compact wire form ------------------------------------------------------------------------
+# A cycle's per-node values are columnar: node names once (in `cycle.started`'s `nodeNames`), every
+# per-node field as indexes into that table, a Filter plugin's verdicts as its failures only (every
+# node not listed passed), and `weighted` scores left out (normalized × weight). Tagged objects
+# (keys starting with "$") mark the columnar parts; `static/js/model/cycle_wire.js` decodes them.
+
+
+def encode_cycle(events: list[Event], names: list[str]) -> list[dict[str, Any]]:
+    """The compact wire form of one cycle's events (a JSON-serializable list, in order)."""
+    wire = []
+    for event in events:
+        out: dict[str, Any] = {"type": event.type, "cycle": event.cycle, "seq": event.seq}
+        for key, value in event.data.items():
+            if key == "weighted" and isinstance(value, PerNode):
+                continue
+            out[key] = _compact(value, names)
+        if event.type == CYCLE_STARTED:
+            out["nodeNames"] = names
+        wire.append(out)
+    return wire
+
+
+def _compact(value: Any, names: list[str]) -> Any:
+    if isinstance(value, NodeNames):
+        return {"$nodes": value.idx.tolist()}
+    if isinstance(value, PerNode):
+        return {"$idx": None if value.idx is None else value.idx.tolist(), "$values": value.values.tolist()}
+    if isinstance(value, NodeVerdicts):
+        return _compact_verdicts(value)
+    return _jsonable(value, names)
+
+
+def _compact_verdicts(verdicts: NodeVerdicts) -> dict[str, Any]:
+    """Failures only: node indexes per code, and per reason (in upstream's order) the nodes it applies to."""
+    codes = verdicts.codes
+    failed = codes != 0
+    by_code = {Code(int(code)).label: np.flatnonzero(codes == code).tolist() for code in np.unique(codes[failed])}
+    reasons = [[reason, np.flatnonzero(mask & failed).tolist()] for reason, mask in verdicts.reasons]
+    return {"$failed": by_code, "$reasons": [r for r in reasons if r[1]]}

@@ -48,9 +48,13 @@ class PostFilterResult:
 class Handle(Protocol):
     """What a plugin may ask of the framework that runs it."""
 
-    def run_filter_plugins_on_node(self, state: CycleState, pod: PodInfo, table: NodeTable, i: int) -> Status: ...
+    def filter_columns(
+        self, state: CycleState, pod: PodInfo, table: NodeTable
+    ) -> tuple[np.ndarray, list[NodeVerdicts | None]]: ...
 
-    def run_pre_filter_plugins_quiet(self, state: CycleState, pod: PodInfo, table: NodeTable) -> Status: ...
+    def status_at(self, first_fail: np.ndarray, verdicts: list[NodeVerdicts | None], i: int) -> Status: ...
+
+    def pre_filter_extensions(self, state: CycleState) -> list[PreFilterExtensions]: ...
 
 
 class Plugin(Protocol):
@@ -64,6 +68,18 @@ class PreFilterPlugin(Protocol):
     def pre_filter(
         self, state: CycleState, pod: PodInfo, table: NodeTable
     ) -> tuple[PreFilterResult | None, Status]: ...
+
+
+@runtime_checkable
+class PreFilterExtensions(Protocol):
+    """`PreFilterExtensions`: a PreFilter plugin whose state counts other pods implements both, so
+    preemption's dry run and nominated pods update that state instead of re-running PreFilter.
+    Its Filter must then read only its state and node i's own data for node i. Updates are copy on
+    write (`state[key] = new`), so a cloned CycleState stays independent."""
+
+    def add_pod(self, state: CycleState, pod: PodInfo, added: PodInfo, table: NodeTable, i: int) -> None: ...
+
+    def remove_pod(self, state: CycleState, pod: PodInfo, removed: PodInfo, table: NodeTable, i: int) -> None: ...
 
 
 @runtime_checkable

@@ -14,10 +14,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..api.objects import Namespace, Node, Taint
+from ..api.policy import PodDisruptionBudget
 from .pod_info import PodInfo, is_scalar_resource, resource_value
 from .selectors import LabelRequirement, NodeTermCompiled, Selector, parse_int64
+from .volume_index import VolumeIndex
 
-__all__ = ["BASE_RESOURCES", "LabelColumn", "NodeTable"]
+__all__ = ["BASE_RESOURCES", "LabelColumn", "NodeTable", "PodColumns"]
 
 BASE_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 
@@ -84,6 +86,38 @@ class AffinityGroup:
 
 
 @dataclass
+class PodColumns:
+    """Some pods (each with its node index) as columns, to add or remove many at once (`NodeTable.shift`)."""
+
+    pods: list[PodInfo]
+    nodes: np.ndarray
+    requests: dict[str, np.ndarray]
+    non_zero_cpu: np.ndarray
+    non_zero_memory: np.ndarray
+    special: np.ndarray  # bool: pods with host ports or volumes, accounted one by one
+
+    @classmethod
+    def of(cls, pairs: Sequence[tuple[PodInfo, int]]) -> PodColumns:
+        n = len(pairs)
+        pods = [info for info, _ in pairs]
+        requests: dict[str, np.ndarray] = {}
+        for k, info in enumerate(pods):
+            for resource, value in info.requests.items():
+                column = requests.get(resource)
+                if column is None:
+                    column = requests[resource] = np.zeros(n, dtype=np.int64)
+                column[k] = value
+        return cls(
+            pods,
+            np.fromiter((i for _, i in pairs), dtype=np.int64, count=n),
+            requests,
+            np.fromiter((info.non_zero_cpu for info in pods), dtype=np.int64, count=n),
+            np.fromiter((info.non_zero_memory for info in pods), dtype=np.int64, count=n),
+            np.fromiter((bool(info.host_ports or info.pod.spec.volumes) for info in pods), dtype=bool, count=n),
+        )
+
+
+@dataclass
 class NodeTable:
     """Columnar view of the nodes and the pods bound to them."""
 
@@ -94,6 +128,10 @@ class NodeTable:
     # → their selector (a map for ReplicationControllers, a LabelSelector dict otherwise).
     services: list[tuple[str, dict[str, str]]] = field(default_factory=list)
     controllers: dict[tuple[str, str, str, str], dict[str, object]] = field(default_factory=dict)
+    # PersistentVolumeClaims, PersistentVolumes, StorageClasses and CSINodes (the volume plugins' listers).
+    volumes: VolumeIndex = field(default_factory=VolumeIndex)
+    # PodDisruptionBudgets (policy/v1), which preemption reads (filterPodsWithPDBViolation).
+    pdbs: list[PodDisruptionBudget] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         nodes = self.nodes
@@ -149,6 +187,8 @@ class NodeTable:
         self._has_labels: np.ndarray | None = None
         self.nominated: dict[int, list[PodInfo]] = {}  # node index → pods nominated there by preemption
         self.volume_pods: list[tuple[int, PodInfo]] = []
+        # `namespace/claim` → pods on the nodes using it (NodeInfo.PVCRefCounts, summed over nodes).
+        self.pvc_refs: dict[str, int] = {}
 
     # --- construction -----------------------------------------------------------------------
 
@@ -191,16 +231,52 @@ class NodeTable:
             raise KeyError(info.key)
         self._account(info, i, -1)
 
+    def shift(self, columns: PodColumns, which: np.ndarray, sign: int) -> None:
+        """Add (+1) or remove (-1) the pods `columns` selects by `which` on their nodes, in one
+        pass over the resource columns; host ports and volumes follow, one pod at a time.
+
+        The per-node pod lists and the label/affinity groups are left alone: this is for a
+        caller that undoes its changes before anything reads those (preemption's dry run, which
+        reuses the cycle's PreFilter state and re-runs Filter only).
+        """
+        if len(which) == 0:
+            return
+        nodes = columns.nodes[which]
+        np.add.at(self.pod_count, nodes, sign)
+        np.add.at(self.non_zero_cpu, nodes, sign * columns.non_zero_cpu[which])
+        np.add.at(self.non_zero_memory, nodes, sign * columns.non_zero_memory[which])
+        for resource, values in columns.requests.items():
+            np.add.at(self._requested_column(resource), nodes, sign * values[which])
+        for k in which[columns.special[which]].tolist():
+            self._account_ports_and_volumes(columns.pods[k], int(columns.nodes[k]), sign)
+
+    def _requested_column(self, resource: str) -> np.ndarray:
+        column = self.requested.get(resource)
+        if column is None:
+            column = self.requested[resource] = np.zeros(self.n, dtype=np.int64)
+            self.alloc.setdefault(resource, np.zeros(self.n, dtype=np.int64))
+        return column
+
     def _account(self, info: PodInfo, i: int, sign: int) -> None:
+        """Everything `NodeInfo.AddPod` / `RemovePod` changes, for one pod on node i."""
         self.pod_count[i] += sign
         for resource, value in info.requests.items():
-            column = self.requested.get(resource)
-            if column is None:
-                column = self.requested[resource] = np.zeros(self.n, dtype=np.int64)
-                self.alloc.setdefault(resource, np.zeros(self.n, dtype=np.int64))
-            column[i] += sign * value
+            self._requested_column(resource)[i] += sign * value
         self.non_zero_cpu[i] += sign * info.non_zero_cpu
         self.non_zero_memory[i] += sign * info.non_zero_memory
+        self._account_ports_and_volumes(info, i, sign)
+        self._account_groups(info, i, sign)
+
+    def _account_ports_and_volumes(self, info: PodInfo, i: int, sign: int) -> None:
+        if info.pod.spec.volumes:
+            for volume in info.pod.spec.volumes:
+                if volume.persistent_volume_claim is not None:
+                    claim = f"{info.namespace}/{volume.claim_name}"
+                    self.pvc_refs[claim] = self.pvc_refs.get(claim, 0) + sign
+            if sign > 0:
+                self.volume_pods.append((i, info))
+            else:
+                self.volume_pods = [(j, p) for j, p in self.volume_pods if p is not info]
         for ip, protocol, port in info.host_ports:
             if sign > 0:
                 self.used_ports[i].append((ip, protocol, port))
@@ -209,6 +285,8 @@ class NodeTable:
                 self.used_ports[i].remove((ip, protocol, port))
                 if not any(p == protocol and q == port for _, p, q in self.used_ports[i]):
                     self.port_users[(protocol, port)].discard(i)
+
+    def _account_groups(self, info: PodInfo, i: int, sign: int) -> None:
         key: GroupKey = (info.namespace, frozenset(info.labels.items()), info.terminating)
         group = self.groups.get(key)
         if group is None:
@@ -228,11 +306,6 @@ class NodeTable:
             if affinity_group is None:
                 affinity_group = self.affinity_groups[signature] = AffinityGroup(info, np.zeros(self.n, dtype=np.int64))
             affinity_group.counts[i] += sign
-        if info.pod.spec.volumes:
-            if sign > 0:
-                self.volume_pods.append((i, info))
-            else:
-                self.volume_pods = [(j, p) for j, p in self.volume_pods if p is not info]
 
     # --- incremental node changes (the scheduler cache's UpdateSnapshot) -----------------------
 
@@ -311,6 +384,13 @@ class NodeTable:
 
     def remove_node(self, i: int) -> None:
         """Drop node `i` with the pods accounted on it and nominated to it (the nodes after it move down)."""
+        for info in self.pods[i]:  # their claims no longer count as in use on a node
+            for volume in info.pod.spec.volumes:
+                if volume.persistent_volume_claim is not None:
+                    claim = f"{info.namespace}/{volume.claim_name}"
+                    self.pvc_refs[claim] -= 1
+                    if not self.pvc_refs[claim]:
+                        del self.pvc_refs[claim]
         del self.nodes[i], self.names[i], self.labels[i], self.pods[i], self.taints[i], self.used_ports[i]
         self.n -= 1
         self.index = {name: k for k, name in enumerate(self.names)}

@@ -51,9 +51,6 @@ INT32_MAX = 2**31 - 1
 
 
 # v1.34 default profile; DynamicResources is inserted before DefaultPreemption (DRA is GA, on).
-# NodeVolumeLimits, VolumeBinding and VolumeZone are left out: they act only on pods with
-# PersistentVolumeClaims, which clusterviz does not model (VolumeRestrictions reports such a
-# claim as not found, exactly as upstream does for a missing claim).
 DEFAULT_MULTI_POINT: tuple[PluginRef, ...] = (
     PluginRef("SchedulingGates"),
     PluginRef("PrioritySort"),
@@ -64,6 +61,9 @@ DEFAULT_MULTI_POINT: tuple[PluginRef, ...] = (
     PluginRef("NodePorts"),
     PluginRef("NodeResourcesFit", 1),
     PluginRef("VolumeRestrictions"),
+    PluginRef("NodeVolumeLimits"),
+    PluginRef("VolumeBinding"),
+    PluginRef("VolumeZone"),
     PluginRef("PodTopologySpread", 2),
     PluginRef("InterPodAffinity", 2),
     PluginRef("DynamicResources"),

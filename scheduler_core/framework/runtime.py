@@ -9,6 +9,7 @@ failure) records for each node.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +33,7 @@ from .interface import (
     FilterPlugin,
     PostFilterPlugin,
     PostFilterResult,
+    PreFilterExtensions,
     PreFilterPlugin,
     PreScorePlugin,
     ScorePlugin,
@@ -91,6 +93,9 @@ class Framework:
     def __init__(self, profile: Profile, registry: dict[str, PluginFactory]) -> None:
         self.profile = profile
         self.emitter = EventEmitter()
+        # The cycle's random source (the Scheduler hands its seeded one over): tie-breaks and
+        # preemption's random offset (`GetOffsetAndNumCandidates`).
+        self.rng = random.Random(0)
         implements: dict[str, set[str]] = {}
         self._instances: dict[str, Any] = {}
         names = [ref.name for ref in profile.multi_point.enabled]
@@ -178,67 +183,119 @@ class Framework:
         """Every filter plugin on every node; `first_fail` is what upstream records."""
         emit = self.emitter.emit if not quiet else _no_emit
         emit(PHASE_STARTED, point="Filter")
+        first_fail, verdicts = self.filter_columns(state, pod, table)
+        for plugin, result in zip(self.filter_plugins, verdicts, strict=True):
+            if result is None:
+                emit(PLUGIN_EVALUATED, point="Filter", plugin=plugin.name, status=Status(Code.SKIP, (), plugin.name))
+        if table.nominated:
+            self._with_nominated_pods(state, pod, table, verdicts, first_fail)
+        for plugin, result in zip(self.filter_plugins, verdicts, strict=True):
+            if result is not None:
+                emit(PLUGIN_EVALUATED, point="Filter", plugin=plugin.name, verdicts=result)
+        return FilterOutcome(self.filter_plugin_names, verdicts, first_fail)
+
+    def filter_columns(
+        self, state: CycleState, pod: PodInfo, table: NodeTable
+    ) -> tuple[np.ndarray, list[NodeVerdicts | None]]:
+        """Every filter plugin (None where skipped at PreFilter) on every node, and per node the
+        index of the first plugin that rejects it (-1: none). Quiet; no nominated pods."""
         skip: set[str] = state.get(SKIP_FILTER_PLUGINS, set())
         first_fail = np.full(table.n, -1, dtype=np.int16)
         verdicts: list[NodeVerdicts | None] = []
         for k, plugin in enumerate(self.filter_plugins):
             if plugin.name in skip:
                 verdicts.append(None)
-                emit(PLUGIN_EVALUATED, point="Filter", plugin=plugin.name, status=Status(Code.SKIP, (), plugin.name))
                 continue
             result = plugin.filter(state, pod, table)
             failed = result.codes != 0
             if failed.any():
                 first_fail[failed & (first_fail < 0)] = k
             verdicts.append(result)
-        if table.nominated:
-            self._with_nominated_pods(pod, table, verdicts, first_fail)
-        for plugin, result in zip(self.filter_plugins, verdicts, strict=True):
-            if result is not None:
-                emit(PLUGIN_EVALUATED, point="Filter", plugin=plugin.name, verdicts=result)
-        return FilterOutcome(self.filter_plugin_names, verdicts, first_fail)
+        return first_fail, verdicts
+
+    def status_at(self, first_fail: np.ndarray, verdicts: list[NodeVerdicts | None], i: int) -> Status:
+        """Upstream `RunFilterPlugins`' answer for node i: the first rejecting plugin's status."""
+        k = int(first_fail[i])
+        if k < 0:
+            return Status()
+        result = verdicts[k]
+        assert result is not None
+        return result.status_of(i, self.filter_plugins[k].name)
+
+    # --- PreFilterExtensions (AddPod / RemovePod) ----------------------------------------------
+
+    def pre_filter_extensions(self, state: CycleState) -> list[PreFilterExtensions]:
+        """The PreFilter plugins that ran (not skipped) and keep pod counts in their state, so adding
+        or removing a pod must update it (upstream: a non-nil `PreFilterExtensions()`)."""
+        skip: set[str] = state.get(SKIP_FILTER_PLUGINS, set())
+        return [p for p in self.pre_filter_plugins if hasattr(p, "add_pod") and p.name not in skip]
+
+    def pre_filter_extensions_active(self, state: CycleState) -> bool:
+        return bool(self.pre_filter_extensions(state))
+
+    def extensions_per_node(self, state: CycleState) -> bool:
+        """Whether every active plugin with PreFilterExtensions keeps per-node changes apart
+        (`per_node_extensions`): then AddPod/RemovePod on several nodes of one state leave each
+        node's verdict as its own copy of the state would give it, and nodes can be checked together."""
+        return all(getattr(p, "per_node_extensions", False) for p in self.pre_filter_extensions(state))
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: PodInfo, added: PodInfo, table: NodeTable, i: int
+    ) -> None:
+        """`RunPreFilterExtensionAddPod`: `added` now runs on node i."""
+        for plugin in self.pre_filter_extensions(state):
+            plugin.add_pod(state, pod, added, table, i)
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: PodInfo, removed: PodInfo, table: NodeTable, i: int
+    ) -> None:
+        """`RunPreFilterExtensionRemovePod`: `removed` no longer runs on node i."""
+        for plugin in self.pre_filter_extensions(state):
+            plugin.remove_pod(state, pod, removed, table, i)
 
     def _with_nominated_pods(
-        self, pod: PodInfo, table: NodeTable, verdicts: list[NodeVerdicts | None], first_fail: np.ndarray
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        table: NodeTable,
+        verdicts: list[NodeVerdicts | None],
+        first_fail: np.ndarray,
     ) -> None:
         """`RunFilterPluginsWithNominatedPods`: on a node with nominated pods of equal or higher
-        priority, the pod must also fit with those pods added; if it does not, that verdict counts."""
-        for i, nominated in table.nominated.items():
-            extra = [p for p in nominated if p.priority >= pod.priority and p.key != pod.key]
-            if not extra:
-                continue
-            for other in extra:
-                table.add_pod(other, i)
-            try:
-                state = CycleState()
-                self.run_pre_filter_plugins(state, pod, table, quiet=True)
-                skip: set[str] = state.get(SKIP_FILTER_PLUGINS, set())
-                with_nominated = [
-                    None if plugin.name in skip else plugin.filter(state, pod, table) for plugin in self.filter_plugins
-                ]
-            finally:
-                for other in extra:
-                    table.remove_pod(other, i)
-            if not any(v is not None and v.codes[i] != 0 for v in with_nominated):
-                continue
-            first_fail[i] = -1
-            for k, (mine, theirs) in enumerate(zip(verdicts, with_nominated, strict=True)):
-                if mine is None or theirs is None:
-                    continue
-                verdicts[k] = mine = _replace_node(mine, theirs, i)
-                if mine.codes[i] != 0 and first_fail[i] < 0:
-                    first_fail[i] = k
+        priority, the pod must also fit with those pods added (`addGENominatedPods`: on a clone of
+        the cycle state, through AddPod; PreFilter is not re-run); if it does not, that verdict counts.
 
-    def run_filter_plugins_on_node(self, state: CycleState, pod: PodInfo, table: NodeTable, i: int) -> Status:
-        """Upstream `RunFilterPlugins` for one node: the first non-success status (quiet)."""
-        skip: set[str] = state.get(SKIP_FILTER_PLUGINS, set())
-        for plugin in self.filter_plugins:
-            if plugin.name in skip:
-                continue
-            result = plugin.filter(state, pod, table)
-            if result.codes[i] != 0:
-                return result.status_of(i, plugin.name)
-        return Status()
+        When the active PreFilter extensions keep per-node changes apart, every such node is checked
+        in one pass."""
+        extras = {
+            i: extra
+            for i, nominated in table.nominated.items()
+            if (extra := [p for p in nominated if p.priority >= pod.priority and p.key != pod.key])
+        }
+        if not extras:
+            return
+        batches = [list(extras)] if self.extensions_per_node(state) else [[i] for i in extras]
+        for batch in batches:
+            cloned = state.clone()
+            added = [(other, i) for i in batch for other in extras[i]]
+            for other, i in added:
+                table.add_pod(other, i)
+                self.run_pre_filter_extension_add_pod(cloned, pod, other, table, i)
+            try:
+                theirs_first, theirs = self.filter_columns(cloned, pod, table)
+            finally:
+                for other, i in added:
+                    table.remove_pod(other, i)
+            for i in batch:
+                if theirs_first[i] < 0:
+                    continue
+                first_fail[i] = -1
+                for k, (mine, other_verdicts) in enumerate(zip(verdicts, theirs, strict=True)):
+                    if mine is None or other_verdicts is None:
+                        continue
+                    verdicts[k] = mine = _replace_node(mine, other_verdicts, i)
+                    if mine.codes[i] != 0 and first_fail[i] < 0:
+                        first_fail[i] = k
 
     # --- PostFilter ---------------------------------------------------------------------------
 

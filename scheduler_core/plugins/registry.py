@@ -12,9 +12,12 @@ from . import (
     node_name,
     node_ports,
     node_unschedulable,
+    node_volume_limits,
     queue_and_bind,
     taint_toleration,
+    volume_binding,
     volume_restrictions,
+    volume_zone,
 )
 from .default_preemption import plugin as default_preemption
 from .inter_pod_affinity import plugin as inter_pod_affinity
@@ -33,6 +36,9 @@ IN_TREE_REGISTRY: dict[str, PluginFactory] = {
     names.NODE_PORTS: node_ports.new,
     names.NODE_RESOURCES_FIT: fit.new,
     names.VOLUME_RESTRICTIONS: volume_restrictions.new,
+    names.NODE_VOLUME_LIMITS: node_volume_limits.new,
+    names.VOLUME_BINDING: volume_binding.new,
+    names.VOLUME_ZONE: volume_zone.new,
     names.POD_TOPOLOGY_SPREAD: pod_topology_spread.new,
     names.INTER_POD_AFFINITY: inter_pod_affinity.new,
     names.DYNAMIC_RESOURCES: dynamic_resources.new,

@@ -47,6 +47,23 @@ function toast(text, kind = "info") {
   setTimeout(() => item.remove(), kind === "error" ? 8000 : 3000);
 }
 
+// The stream's problems stay visible until it is healthy again, and a little while after.
+const banner = h("div", { id: "stream-banner", class: "stream-banner", role: "alert", hidden: true });
+document.body.prepend(banner);
+let bannerTimer = null;
+function showProblem(text) {
+  clearTimeout(bannerTimer);
+  if (text) {
+    banner.textContent = text;
+    banner.dataset.state = "problem";
+    banner.hidden = false;
+  } else if (!banner.hidden) {
+    banner.textContent = `${banner.textContent} — resynced at rv ${socket.lastRv}`;
+    banner.dataset.state = "resolved";
+    bannerTimer = setTimeout(() => (banner.hidden = true), 10000);
+  }
+}
+
 const socket = new ClusterSocket(slug, {
   onMessage: handle,
   onState: (s) => {
@@ -54,6 +71,7 @@ const socket = new ClusterSocket(slug, {
     el.textContent = s === "open" ? "● live" : s;
     el.dataset.state = s;
   },
+  onProblem: showProblem,
 });
 
 function apply(action, card) {
@@ -165,6 +183,7 @@ function handle(msg) {
     if (ui.selectedPod && msg.kind === "Pod" && objectKey(msg.object) === ui.selectedPod) askWhy();
   } else if (msg.type === "scheduler.cycle") {
     player.add(msg);
+    if (!msg.events && player.follow) loadLatestCycle();
   } else if (msg.type === "eviction.scheduled") {
     state.evictions.set(msg.pod, msg.deadline);
   } else if (msg.type === "cluster.updated") {
@@ -214,22 +233,47 @@ function loadRecentCycles() {
     });
 }
 
+function fetchCycle(number) {
+  return fetch(`/api/clusters/${slug}/cycles/${number}`).then((r) => (r.ok ? r.json() : null));
+}
+
 function loadCycle(number, step) {
   const known = player.cycles.find((c) => c.cycle === number);
   if (known && known.events) {
     player.seek(number, step);
     return;
   }
-  fetch(`/api/clusters/${slug}/cycles/${number}`)
-    .then((r) => (r.ok ? r.json() : null))
+  fetchCycle(number).then((cycle) => {
+    if (!cycle) return;
+    if (!known) mergeSummaries(player, [cycle]);
+    player.attachEvents(number, cycle.events);
+    player.seek(number, step);
+    rerender();
+  });
+}
+
+// A large cycle streams as its summary: while following, fetch the newest one's events (one fetch at
+// a time; cycles that stream in meanwhile are skipped to the newest, as a person watching would).
+let latestLoading = false;
+function loadLatestCycle() {
+  if (latestLoading) return;
+  const latest = player.cycles[player.cycles.length - 1];
+  if (!latest || latest.events || typeof latest.cycle !== "number") return;
+  latestLoading = true;
+  fetchCycle(latest.cycle)
     .then((cycle) => {
       if (!cycle) return;
-      if (known) known.events = cycle.events;
-      else mergeSummaries(player, [cycle]);
-      const entry = player.cycles.find((c) => c.cycle === number);
-      entry.events = cycle.events;
-      player.seek(number, step);
+      player.attachEvents(latest.cycle, cycle.events);
+      if (player.follow && player.current === latest) {
+        player.cursor = 0;
+        player.playing = true;
+      }
       rerender();
+    })
+    .finally(() => {
+      latestLoading = false;
+      const newest = player.cycles[player.cycles.length - 1];
+      if (newest && !newest.events && player.follow && newest !== latest) loadLatestCycle();
     });
 }
 

@@ -307,7 +307,7 @@ def test_action_api_works_without_a_csrf_token(make_cluster: Any) -> None:
 @pytest.mark.django_db
 def test_oversized_action_is_413(client: Client, make_cluster: Any) -> None:
     make_cluster("c1")
-    body = json.dumps({"action": "create", "yaml": "#" * (2 * 1024 * 1024 + 5000)})
+    body = json.dumps({"action": "create", "yaml": "#" * (6 * 1024 * 1024 + 5000)})
     response = post_action(client, "c1", body, raw=True)
     assert response.status_code == 413
     assert response.json()["reason"] == "RequestEntityTooLarge"

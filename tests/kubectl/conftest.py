@@ -31,7 +31,7 @@ import yaml
 from tests.live_server import LiveServer
 
 KUBECTL = os.environ.get("KUBECTL") or shutil.which("kubectl") or "/usr/bin/kubectl"
-POOL_SIZE = 32
+POOL_SIZE = 48
 BASE_NODES = """\
 apiVersion: v1
 kind: List
@@ -60,8 +60,9 @@ for slug in {slugs!r}:
 class KubeServer(LiveServer):
     """A clusterviz server process with a pool of fresh clusters for the kubectl tests."""
 
-    def __init__(self, workdir: Path) -> None:
-        super().__init__(workdir)
+    def __init__(self, workdir: Path, kind: str = "runserver", pool_size: int = POOL_SIZE) -> None:
+        super().__init__(workdir, kind)
+        self.pool_size = pool_size
         self.pool: list[str] = []
 
     def manage(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -69,7 +70,7 @@ class KubeServer(LiveServer):
 
     def start(self) -> None:
         self.run("migrate", "-v0")
-        self.pool = [f"k{i:02d}" for i in range(POOL_SIZE)]
+        self.pool = [f"k{i:02d}" for i in range(self.pool_size)]
         self.run("shell", "-c", POOL_SCRIPT.format(nodes=BASE_NODES, slugs=self.pool))
         super().start()
 
@@ -211,6 +212,27 @@ class Cluster:
         )
         assert response.status == 200, response.body
         return response.json()
+
+    def dump(self) -> dict[str, Any]:
+        """Everything the store holds for the cluster, read from its database: the cluster's
+        resourceVersion, every object row (body and resourceVersion), the watch log's length and the
+        scheduling cycles — equal dumps mean nothing was written."""
+        with sqlite3.connect(f"file:{self.server.db}?mode=ro", uri=True, timeout=10) as db:
+            cid, rv, cycle = db.execute(
+                "SELECT id, resource_version, cycle FROM clusterviz_cluster WHERE slug = ?", (self.slug,)
+            ).fetchone()
+            rows = db.execute(
+                "SELECT kind, namespace, name, uid, resource_version, body, queue_state FROM clusterviz_kubeobject "
+                "WHERE cluster_id = ? ORDER BY kind, namespace, name",
+                (cid,),
+            ).fetchall()
+            changes = db.execute(
+                "SELECT COUNT(*), MAX(resource_version) FROM clusterviz_change WHERE cluster_id = ?", (cid,)
+            ).fetchone()
+            cycles = db.execute(
+                "SELECT COUNT(*) FROM clusterviz_schedulingcycle WHERE cluster_id = ?", (cid,)
+            ).fetchone()
+        return {"resourceVersion": rv, "cycle": cycle, "objects": rows, "changes": changes, "cycles": cycles}
 
     def changes(self, kind: str, name: str) -> list[tuple[str, str]]:
         """(type, component) of every logged write to an object, oldest first (the List-Watch writer)."""

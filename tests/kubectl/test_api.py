@@ -225,3 +225,11 @@ def test_json_patch_and_the_status_subresource(api_cluster: Cluster) -> None:
     node = api_cluster.node("node02")
     assert node["status"]["allocatable"]["cpu"] == "8" and node["metadata"]["labels"]["zone"] == "a"
     assert api_cluster.changes("Node", "node02")[-1] == ("MODIFIED", "kubectl")
+
+
+def test_a_json_patch_that_does_not_apply_is_refused_as_upstream(cluster: Cluster) -> None:
+    before = cluster.dump()
+    ops = '[{"op":"replace","path":"/spec/taints/01","value":{"key":"a","effect":"NoSchedule"}}]'
+    refused = cluster.kubectl("patch", "node", "node01", "--type=json", "-p", ops, ok=False)
+    assert refused.stderr.startswith("The request is invalid: patch: "), refused.stderr
+    assert cluster.dump() == before

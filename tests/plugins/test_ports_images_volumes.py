@@ -16,8 +16,11 @@ import pytest
 
 from scheduler_core.framework.status import Code
 from scheduler_core.plugins.image_locality import normalized_image_name
+from scheduler_core.plugins.volume_restrictions import ERR_REASON_RWOP, VolumeRestrictions
 from scheduler_core.schedule_one import ScheduleResult
 from tests.helpers import filter_status, node, pod, schedule, scores
+
+from .storage_builders import claim_volume, outcome, pv, pvc, run_plugin, schedule_with
 
 MB = 1024 * 1024
 
@@ -389,3 +392,93 @@ def test_missing_claim_fails_pre_filter() -> None:
     assert filter_status(result, "node1") == ("VolumeRestrictions", "UnschedulableAndUnresolvable", [want])
     assert not result.scheduled
     assert result.message.startswith(f"0/2 nodes are available: {want}.")
+
+
+# --- VolumeRestrictions: ReadWriteOncePod (TestAccessModeConflicts) -------------------------------------
+
+RWOP_CONFLICT = ("Unschedulable", (ERR_REASON_RWOP,))
+
+
+def _claims_pod(name: str, *claims: str, node_name: str = "") -> Any:
+    return pod(name, node_name=node_name, volumes=[claim_volume(c, f"v{i}") for i, c in enumerate(claims)])
+
+
+RWOP_1 = pvc("claim-with-rwop-1", access_modes=["ReadWriteOncePod"])
+RWOP_2 = pvc("claim-with-rwop-2", access_modes=["ReadWriteOncePod"])
+RWX = pvc("claim-with-rwx", access_modes=["ReadWriteMany"])
+POD_WITH_RWX = _claims_pod("pod-with-rwx", "claim-with-rwx", node_name="node-1")
+
+# (row, pod, existing pods on node-1, claims, PreFilter outcome, Filter outcome on node-1)
+ACCESS_MODES: list[tuple[str, Any, list[Any], list[Any], Any, Any]] = [
+    ("nothing", pod("p"), [], [], ("Skip", ()), None),
+    (
+        "failed to get PVC",
+        _claims_pod("pod-with-one-pvc", "claim-with-rwop-1"),
+        [],
+        [],
+        ("UnschedulableAndUnresolvable", ('persistentvolumeclaim "claim-with-rwop-1" not found',)),
+        None,
+    ),
+    (
+        "no access mode conflict",
+        _claims_pod("pod-with-one-pvc", "claim-with-rwop-1"),
+        [POD_WITH_RWX],
+        [RWOP_1, RWX],
+        ("Skip", ()),
+        None,
+    ),
+    (
+        "access mode conflict, unschedulable",
+        _claims_pod("pod-with-one-conflict", "claim-with-rwop-1"),
+        [_claims_pod("pod-with-one-pvc", "claim-with-rwop-1", node_name="node-1"), POD_WITH_RWX],
+        [RWOP_1, RWX],
+        None,
+        RWOP_CONFLICT,
+    ),
+    (
+        "two conflicts, unschedulable",
+        _claims_pod("pod-with-two-conflicts", "claim-with-rwop-1", "claim-with-rwop-2"),
+        [_claims_pod("pod-with-two-pvcs", "claim-with-rwop-1", "claim-with-rwop-2", node_name="node-1"), POD_WITH_RWX],
+        [RWOP_1, RWOP_2, RWX],
+        None,
+        RWOP_CONFLICT,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("incoming", "existing", "claims", "want_pre", "want_filter"), [pytest.param(*r[1:], id=r[0]) for r in ACCESS_MODES]
+)
+def test_access_mode_conflicts(
+    incoming: Any, existing: list[Any], claims: list[Any], want_pre: Any, want_filter: Any
+) -> None:
+    pre, filters = run_plugin(VolumeRestrictions(), [node("node-1")], incoming, claims, existing)
+    assert outcome(pre) == want_pre
+    assert (outcome(filters["node-1"]) if filters else None) == want_filter
+
+
+def test_rwop_claim_in_use_on_another_node_rejects_every_node() -> None:
+    """(source) The RWOP check counts the claim's users on any node (IsPVCUsedByPods), so every node
+    fails it, Unschedulable: preempting the user (which RemovePod accounts for) could help."""
+    claim = pvc("data", "standard", bound_pv="pv-data", access_modes=["ReadWriteOncePod"])
+    objects = [claim, pv("pv-data", "standard", accessModes=["ReadWriteOncePod"])]
+    holder = _claims_pod("holder", "data", node_name="n1")
+    result = schedule_with([node("n1"), node("n2")], _claims_pod("p", "data"), objects, [holder])
+    assert filter_status(result, "n1") == ("VolumeRestrictions", *(lambda c, r: (c, list(r)))(*RWOP_CONFLICT))
+    assert filter_status(result, "n2") == filter_status(result, "n1")
+    assert result.message.startswith(f"0/2 nodes are available: 2 {ERR_REASON_RWOP}. ")
+    # Preemption: the holder (priority 0) is a victim only if the pod outranks it.
+    assert "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod." in result.message
+
+
+def test_rwop_preemption_evicts_the_claim_holder() -> None:
+    """(source) SelectVictimsOnNode removes lower-priority pods and re-runs PreFilter/Filter: on the
+    holder's node the claim is then free, so the holder is the victim and that node is nominated."""
+    claim = pvc("data", "standard", bound_pv="pv-data", access_modes=["ReadWriteOncePod"])
+    objects = [claim, pv("pv-data", "standard", accessModes=["ReadWriteOncePod"])]
+    holder = _claims_pod("holder", "data", node_name="n2")
+    urgent = _claims_pod("urgent", "data")
+    urgent.spec.priority = 1000
+    result = schedule_with([node("n1"), node("n2")], urgent, objects, [holder])
+    assert result.nominated_node == "n2"
+    assert [v.key for v in result.post_filter_result.detail["victims"]] == ["default/holder"]

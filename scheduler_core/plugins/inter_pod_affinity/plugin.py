@@ -7,7 +7,7 @@ matched once per cycle and the per-node counts are summed as arrays.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -30,19 +30,40 @@ ERR_REASON_ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"
 
 @dataclass
 class _FilterState:
+    """PreFilter's counts per topology value, plus per node the changes AddPod / RemovePod made on
+    that node (upstream keeps one state copy per node; a change on node i moves only the values of
+    node i's own labels, so `*_delta[...][i]` stands for node i's copy)."""
+
     affinity_terms: list[AffinityTerm]
     anti_affinity_terms: list[AffinityTerm]
     affinity_counts: list[np.ndarray]  # per term: matching pods per value code of its key
     anti_affinity_counts: list[np.ndarray]
     existing_anti: dict[str, np.ndarray] = field(default_factory=dict)  # key → pods per value code
+    affinity_delta: list[np.ndarray] | None = None  # per term, per node
+    anti_delta: list[np.ndarray] | None = None
+    existing_delta: dict[str, np.ndarray] = field(default_factory=dict)  # key → per node
+
+    def clone(self) -> _FilterState:
+        return replace(
+            self,
+            affinity_delta=None if self.affinity_delta is None else [d.copy() for d in self.affinity_delta],
+            anti_delta=None if self.anti_delta is None else [d.copy() for d in self.anti_delta],
+            existing_delta={key: d.copy() for key, d in self.existing_delta.items()},
+        )
 
     @property
     def affinity_empty(self) -> bool:
         return not any(c.any() for c in self.affinity_counts)
 
-    @property
-    def anti_affinity_empty(self) -> bool:
-        return not any(c.any() for c in self.anti_affinity_counts)
+
+def _at_node(counts: np.ndarray | None, delta: np.ndarray | None, codes: np.ndarray) -> np.ndarray:
+    """Per node, the count of its own topology value as its copy of the state sees it (0 without the key)."""
+    seen = np.zeros(len(codes), dtype=np.int64)
+    if counts is not None and len(counts):
+        seen = np.where(codes >= 0, counts[codes], 0)
+    if delta is not None:
+        seen = seen + delta
+    return seen
 
 
 def _domain_counts(table: NodeTable, key: str, per_node: np.ndarray) -> np.ndarray:
@@ -56,6 +77,7 @@ def _matching_pods(table: NodeTable, terms: list[AffinityTerm]) -> np.ndarray:
 
 class InterPodAffinity:
     name = NAME
+    per_node_extensions = True  # AddPod/RemovePod on node i change only node i's verdict
 
     def __init__(self, hard_pod_affinity_weight: int, ignore_preferred_of_existing: bool) -> None:
         self.hard_weight = hard_pod_affinity_weight
@@ -97,24 +119,28 @@ class InterPodAffinity:
         if s.affinity_terms:
             lacks = np.zeros(n, dtype=bool)
             pods_exist = np.ones(n, dtype=bool)
-            for term, counts in zip(s.affinity_terms, s.affinity_counts, strict=True):
+            some_match = np.zeros(n, dtype=bool)  # any pod in the cluster matches (per node's copy)
+            for k, (term, counts) in enumerate(zip(s.affinity_terms, s.affinity_counts, strict=True)):
                 codes = table.label_column(term.topology_key).codes
                 lacks |= codes < 0
-                pods_exist &= (codes >= 0) & (counts[codes] > 0 if len(counts) else False)
-            first_of_group = s.affinity_empty and all(t.matches(pod, None) for t in s.affinity_terms)
-            affinity_fail = lacks | (~pods_exist & (not first_of_group))
+                seen = _at_node(counts, s.affinity_delta[k] if s.affinity_delta else None, codes)
+                pods_exist &= (codes >= 0) & (seen > 0)
+                before = (codes >= 0) & (_at_node(counts, None, codes) > 0)
+                some_match |= (int(np.count_nonzero(counts)) - before + (seen > 0)) > 0
+            first_of_group = ~some_match & all(t.matches(pod, None) for t in s.affinity_terms)
+            affinity_fail = lacks | (~pods_exist & ~first_of_group)
         # 2. the incoming pod's required anti-affinity
         anti_fail = np.zeros(n, dtype=bool)
-        if not s.anti_affinity_empty:
-            for term, counts in zip(s.anti_affinity_terms, s.anti_affinity_counts, strict=True):
-                codes = table.label_column(term.topology_key).codes
-                anti_fail |= (codes >= 0) & (counts[codes] > 0 if len(counts) else False)
+        for k, (term, counts) in enumerate(zip(s.anti_affinity_terms, s.anti_affinity_counts, strict=True)):
+            codes = table.label_column(term.topology_key).codes
+            anti_fail |= (codes >= 0) & (_at_node(counts, s.anti_delta[k] if s.anti_delta else None, codes) > 0)
         anti_fail &= ~affinity_fail
         # 3. existing pods' required anti-affinity
         existing_fail = np.zeros(n, dtype=bool)
-        for key, counts in s.existing_anti.items():
+        for key in {**s.existing_anti, **s.existing_delta}:
             codes = table.label_column(key).codes
-            existing_fail |= (codes >= 0) & (counts[codes] > 0)
+            seen = _at_node(s.existing_anti.get(key), s.existing_delta.get(key), codes)
+            existing_fail |= (codes >= 0) & (seen > 0)
         existing_fail &= ~affinity_fail & ~anti_fail
         codes_out = np.zeros(n, dtype=np.int8)
         codes_out[affinity_fail] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
@@ -129,6 +155,43 @@ class InterPodAffinity:
             if mask.any()
         ]
         return NodeVerdicts(codes_out, reasons)
+
+    # --- PreFilterExtensions (filtering.go AddPod / RemovePod → preFilterState.updateWithPod) --
+
+    def add_pod(self, state: CycleState, pod: PodInfo, added: PodInfo, table: NodeTable, i: int) -> None:
+        self._update(state, pod, added, table, i, +1)
+
+    def remove_pod(self, state: CycleState, pod: PodInfo, removed: PodInfo, table: NodeTable, i: int) -> None:
+        self._update(state, pod, removed, table, i, -1)
+
+    def _update(self, state: CycleState, pod: PodInfo, other: PodInfo, table: NodeTable, i: int, delta: int) -> None:
+        """`other` added on (delta +1) or removed from (-1) node i, recorded as node i's change
+        (see _FilterState); a term counts only if node i carries its topology key."""
+        s: _FilterState | None = state.get(PRE_FILTER_STATE_KEY)
+        if s is None:
+            return
+
+        def has_key(term: AffinityTerm) -> bool:
+            return bool(table.label_column(term.topology_key).codes[i] >= 0)
+
+        incoming_ns_labels = table.namespace_labels.get(pod.namespace)
+        for term in other.required_anti_affinity:
+            if has_key(term) and term.matches(pod, incoming_ns_labels):
+                per_node = s.existing_delta.get(term.topology_key)
+                if per_node is None:
+                    per_node = s.existing_delta[term.topology_key] = np.zeros(table.n, dtype=np.int64)
+                per_node[i] += delta
+        if s.affinity_terms and all(t.matches(other, None) for t in s.affinity_terms):
+            for k, term in enumerate(s.affinity_terms):
+                if has_key(term):
+                    if s.affinity_delta is None:
+                        s.affinity_delta = [np.zeros(table.n, dtype=np.int64) for _ in s.affinity_terms]
+                    s.affinity_delta[k][i] += delta
+        for k, term in enumerate(s.anti_affinity_terms):
+            if has_key(term) and term.matches(other, None):
+                if s.anti_delta is None:
+                    s.anti_delta = [np.zeros(table.n, dtype=np.int64) for _ in s.anti_affinity_terms]
+                s.anti_delta[k][i] += delta
 
     # --- Score --------------------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ constraint, count·ln(domains + 2) + (maxSkew − 1), rounded, then reversed by 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -40,9 +40,35 @@ ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing 
 
 @dataclass
 class _FilterState:
+    """PreFilter's counts, plus per node the matching pods added to or removed from that node since
+    (AddPod / RemovePod). Upstream keeps one state copy per node; a change on node i moves only
+    node i's domain, so `delta[k][i]` stands for node i's copy and all nodes' copies fit in one."""
+
     constraints: list[Constraint]
     domain_counts: list[np.ndarray]  # per constraint: matching pods per value code (eligible nodes only)
     min_match: list[int]
+    present: list[np.ndarray]  # per constraint: value codes that are domains (bool per code)
+    has_all: np.ndarray  # nodes carrying every constraint's topology key
+    delta: list[np.ndarray] | None = None  # per constraint, per node
+
+    def clone(self) -> _FilterState:
+        return replace(self, delta=None if self.delta is None else [d.copy() for d in self.delta])
+
+    def node_minimum(self, k: int, c: Constraint, codes: np.ndarray) -> np.ndarray | int:
+        """The global minimum each node's copy of the state sees (scalar while nothing changed)."""
+        if self.delta is None or int(self.present[k].sum()) < c.min_domains:
+            return self.min_match[k]
+        counts, present = self.domain_counts[k], self.present[k]
+        domains = np.flatnonzero(present)
+        if not len(domains):
+            return 0
+        first = int(domains[np.argmin(counts[domains])])
+        rest = domains[domains != first]
+        others = np.where(
+            codes == first, int(counts[rest].min()) if len(rest) else np.iinfo(np.int64).max, counts[first]
+        )
+        own = present[codes] & (codes >= 0)
+        return np.where(own, np.minimum(others, counts[np.maximum(codes, 0)] + self.delta[k]), counts[first])
 
 
 @dataclass
@@ -54,8 +80,16 @@ class _ScoreState:
     codes: list[np.ndarray]
 
 
+def _global_min(c: Constraint, counts: np.ndarray, present: np.ndarray) -> int:
+    """The global minimum of matching pods over the domains; 0 when fewer domains than minDomains."""
+    if int(present.sum()) < c.min_domains or not present.any():
+        return 0
+    return int(counts[present].min())
+
+
 class PodTopologySpread:
     name = NAME
+    per_node_extensions = True  # AddPod/RemovePod on node i change only node i's verdict
 
     def __init__(self, system_defaulted: bool, defaults: list[tuple[str, int, str]] | None) -> None:
         self.system_defaulted = system_defaulted
@@ -77,6 +111,7 @@ class PodTopologySpread:
             has_all &= table.key_mask(c.topology_key)
         domain_counts: list[np.ndarray] = []
         min_match: list[int] = []
+        domains_present: list[np.ndarray] = []
         for c in constraints:
             column = table.label_column(c.topology_key)
             eligible = has_all & inclusion_mask(pod, table, c)
@@ -85,14 +120,32 @@ class PodTopologySpread:
             counts = np.bincount(codes, weights=per_node[eligible], minlength=len(column.values)).astype(np.int64)
             present = np.zeros(len(column.values), dtype=bool)
             present[codes] = True
-            domains = int(present.sum())
             domain_counts.append(counts)
-            if domains < c.min_domains:
-                min_match.append(0)
-            else:
-                min_match.append(int(counts[present].min()))
-        state[PRE_FILTER_STATE_KEY] = _FilterState(constraints, domain_counts, min_match)
+            domains_present.append(present)
+            min_match.append(_global_min(c, counts, present))
+        state[PRE_FILTER_STATE_KEY] = _FilterState(constraints, domain_counts, min_match, domains_present, has_all)
         return None, Status()
+
+    # --- PreFilterExtensions (filtering.go AddPod / RemovePod → preFilterState.updateWithPod) --
+
+    def add_pod(self, state: CycleState, pod: PodInfo, added: PodInfo, table: NodeTable, i: int) -> None:
+        self._update(state, pod, added, table, i, +1)
+
+    def remove_pod(self, state: CycleState, pod: PodInfo, removed: PodInfo, table: NodeTable, i: int) -> None:
+        self._update(state, pod, removed, table, i, -1)
+
+    def _update(self, state: CycleState, pod: PodInfo, other: PodInfo, table: NodeTable, i: int, delta: int) -> None:
+        """Upstream checks the namespace and that node i carries every constraint's key, then
+        counts `other` in node i's domain for each constraint whose selector matches it (no
+        inclusion-policy or terminating check there). Recorded as node i's delta (see _FilterState)."""
+        s: _FilterState | None = state.get(PRE_FILTER_STATE_KEY)
+        if s is None or other.namespace != pod.namespace or not s.has_all[i]:
+            return
+        for k, c in enumerate(s.constraints):
+            if c.selector.matches(other.labels):
+                if s.delta is None:
+                    s.delta = [np.zeros(table.n, dtype=np.int64) for _ in s.constraints]
+                s.delta[k][i] += delta
 
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> NodeVerdicts:
         s: _FilterState = state[PRE_FILTER_STATE_KEY]
@@ -100,13 +153,16 @@ class PodTopologySpread:
         decided = np.zeros(n, dtype=bool)
         missing = np.zeros(n, dtype=bool)
         skewed = np.zeros(n, dtype=bool)
-        for c, counts, minimum in zip(s.constraints, s.domain_counts, s.min_match, strict=True):
+        for k, (c, counts) in enumerate(zip(s.constraints, s.domain_counts, strict=True)):
             codes = table.label_column(c.topology_key).codes
             lacks = (codes < 0) & ~decided
             missing |= lacks
             decided |= lacks
             self_match = 1 if c.selector.matches(pod.labels) else 0
             match_num = np.where(codes >= 0, counts[codes], 0) if len(counts) else np.zeros(n, dtype=np.int64)
+            if s.delta is not None:
+                match_num = match_num + np.where(codes >= 0, s.delta[k], 0)
+            minimum = s.node_minimum(k, c, codes)
             too_skewed = (match_num + self_match - minimum > c.max_skew) & ~decided
             skewed |= too_skewed
             decided |= too_skewed

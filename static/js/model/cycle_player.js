@@ -1,5 +1,8 @@
 // Scheduling cycles as a player: every cycle's events are kept; a cursor walks through them so the
-// views can show the pipeline deciding step by step. Pure state, no DOM.
+// views can show the pipeline deciding step by step. Pure state, no DOM. Cycles arrive in the compact
+// wire form (cycle_wire.js) or as summaries whose events are fetched when shown (`events: null`).
+
+import { decodeEvents } from "./cycle_wire.js";
 
 export const STAGES = ["PreFilter", "Filter", "PostFilter", "PreScore", "Score", "NormalizeScore", "Select", "Bind"];
 
@@ -95,7 +98,7 @@ export class CyclePlayer {
   }
 
   add(cycle) {
-    this.cycles.push(cycle);
+    this.cycles.push({ ...cycle, events: decodeEvents(cycle.events) });
     if (this.cycles.length > this.limit) {
       this.cycles.shift();
       this.index = Math.max(0, this.index - 1);
@@ -158,6 +161,13 @@ export class CyclePlayer {
 
   pause() {
     this.playing = false;
+  }
+
+  // The events of a cycle known by its summary (fetched over HTTP), in either wire form.
+  attachEvents(number, events) {
+    const entry = this.cycles.find((c) => c.cycle === number);
+    if (entry) entry.events = decodeEvents(events);
+    return entry || null;
   }
 }
 

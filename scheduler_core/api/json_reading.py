@@ -1,0 +1,245 @@
+"""JSON (what `kubectl get … -o json` writes), read object by object in bounded memory.
+
+The input is decoded chunk by chunk; each object — a top-level object, or an item of a `kind: List`
+— is parsed by the standard library's C scanner (`json.JSONDecoder.raw_decode`), so a 1 GB dump
+never sits in memory whole, and the consumer drops unread fields before the next object is read.
+Errors are located at line and column; a field's line (for validation errors) is found only when
+needed, by composing that one object's text again as YAML (JSON is YAML).
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import re
+from collections.abc import Iterator
+from typing import Any, BinaryIO
+
+import yaml
+
+from .errors import InputError, LineOf
+from .limits import MAX_OBJECT_BYTES, MAX_YAML_BYTES
+from .yaml_reading import RawObject, line_of, size_error
+
+__all__ = ["CHUNK_BYTES", "json_objects", "looks_like_json"]
+
+#: Bytes read at a time.
+CHUNK_BYTES = 4 * 1024 * 1024
+
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+_DECODER = json.JSONDecoder()
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def looks_like_json(head: bytes | str) -> bool:
+    """Whether an input starts (after whitespace and a byte-order mark) with `{` or `[`."""
+    if isinstance(head, bytes):
+        head = head[:4096].decode("utf-8", "ignore")
+    return head.lstrip("\ufeff \t\r\n")[:1] in ("{", "[")
+
+
+class _Reader:
+    def __init__(self, stream: BinaryIO, source: str, max_bytes: int) -> None:
+        self.stream = stream
+        self.source = source
+        self.max_bytes = max_bytes
+        self.utf8 = codecs.getincrementaldecoder("utf-8")()
+        self.buf = ""
+        self.pos = 0
+        self.keep = 0  # the buffer is kept from here (the start of the object being read)
+        self.line = 1  # the line of buf[0] (the buffer always starts at a line's start)
+        self.read = 0
+        self.eof = False
+
+    # --- the buffer ----------------------------------------------------------------------------
+
+    def more(self) -> None:
+        """Append the next chunk (dropping the lines before `keep`); at the end, set `eof`."""
+        if self.eof:
+            return
+        chunk = self.stream.read(CHUNK_BYTES)
+        self.read += len(chunk)
+        if self.read > self.max_bytes:
+            raise size_error(self.source, self.max_bytes)
+        try:
+            text = self.utf8.decode(chunk, final=not chunk)
+        except UnicodeDecodeError as exc:
+            good = chunk[: max(exc.start, 0)].decode("utf-8", "ignore")
+            self.buf += good
+            line, column = self.where(len(self.buf))
+            byte = self.read - len(chunk) + exc.start
+            raise InputError(f"{self.source}:{line}:{column}: not valid UTF-8 (byte {byte})") from None
+        if not chunk:
+            self.eof = True
+        cut = self.buf.rfind("\n", 0, self.keep) + 1
+        if cut > CHUNK_BYTES:
+            self.line += self.buf.count("\n", 0, cut)
+            self.buf = self.buf[cut:]
+            self.pos -= cut
+            self.keep -= cut
+        self.buf += text
+
+    def where(self, pos: int) -> tuple[int, int]:
+        """Line and column (1-based) of a buffer position."""
+        line = self.line + self.buf.count("\n", 0, pos)
+        return line, pos - (self.buf.rfind("\n", 0, pos) + 1) + 1
+
+    def error(self, pos: int, message: str) -> InputError:
+        line, column = self.where(pos)
+        return InputError(f"{self.source}:{line}:{column}: {message}")
+
+    def at_end(self, pos: int) -> bool:
+        return self.eof and not self.buf[pos:].strip()
+
+    def truncated(self, pos: int) -> InputError:
+        return self.error(len(self.buf.rstrip()), "unexpected end of input (a truncated or half-written file?)")
+
+    def skip_space(self) -> str:
+        """Skip whitespace; the next character ("" at the end of the input)."""
+        while True:
+            self.pos = _WHITESPACE.match(self.buf, self.pos).end()  # type: ignore[union-attr]
+            if self.pos < len(self.buf):
+                return self.buf[self.pos]
+            if self.eof:
+                return ""
+            self.more()
+
+    def expect(self, chars: str, message: str) -> str:
+        char = self.skip_space()
+        if char and char in chars:
+            self.pos += 1
+            return char
+        if not char:
+            raise self.truncated(self.pos)
+        raise self.error(self.pos, message)
+
+    def value(self) -> tuple[Any, int, int]:
+        """The JSON value at the current position, its start and end in the buffer."""
+        self.skip_space()
+        while True:
+            start = self.pos
+            try:
+                value, end = _DECODER.raw_decode(self.buf, start)
+            except json.JSONDecodeError as exc:
+                if not self.eof and len(self.buf) - start <= MAX_OBJECT_BYTES:
+                    self.more()  # the value may go on in the next chunk
+                    continue
+                if not self.eof:
+                    raise self.error(start, f"object larger than {MAX_OBJECT_BYTES // 2**20} MiB") from None
+                if self.at_end(exc.pos) or exc.msg.startswith("Unterminated string"):
+                    raise self.truncated(exc.pos) from None
+                raise self.error(exc.pos, exc.msg) from None
+            except RecursionError:  # the C scanner's own guard (about 1,000 levels)
+                raise self.error(start, "nesting too deep") from None
+            if end == len(self.buf) and not self.eof:  # a number may go on in the next chunk
+                self.more()
+                continue
+            if end - start > MAX_OBJECT_BYTES:
+                raise self.error(start, f"object larger than {MAX_OBJECT_BYTES // 2**20} MiB")
+            self.pos = end
+            return value, start, end
+
+    def locator(self, start: int, end: int, copy: bool = False) -> LineOf:
+        """Lines of fields of the object at buf[start:end], found (only when asked, before the next
+        object is read — or at any time with `copy`) by composing its text as YAML."""
+        if copy:
+            first_line, text, end, start = self.where(start)[0], self.buf[start:end], end - start, 0
+        else:
+            first_line, text = 0, self.buf
+            base, buf = self.line, self.buf
+
+        def line(loc: tuple[int | str, ...]) -> int | None:
+            first = first_line or base + buf.count("\n", 0, start)
+            try:
+                node = yaml.compose(text[start:end], Loader=_LOADER)
+            except (yaml.YAMLError, RecursionError):
+                return first
+            relative = line_of(node, loc)
+            return first + relative - 1 if relative else first
+
+        return line
+
+    # --- documents --------------------------------------------------------------------------
+
+    def objects(self) -> Iterator[RawObject]:
+        self.more()
+        if self.buf.startswith("\ufeff"):
+            self.pos = 1
+        while True:
+            char = self.skip_space()
+            if not char:
+                return
+            self.keep = self.pos
+            if char == "{":
+                yield from self.document()
+            else:
+                value, start, _ = self.value()
+                kind = type(value).__name__
+                raise self.error(start, f"expected a Kubernetes object (a mapping), got {kind}")
+
+    def document(self) -> Iterator[RawObject]:
+        """A top-level object: an object, or a List whose items are read one by one (items without
+        a kind, as typed lists such as NodeList print them, wait for the list's kind)."""
+        start = self.pos
+        self.pos += 1
+        header: dict[str, Any] = {}
+        items_at: int | None = None
+        waiting: list[tuple[dict[str, Any], LineOf, int]] = []
+        if self.skip_space() == "}":
+            self.pos += 1
+        else:
+            while True:
+                if self.skip_space() != '"':
+                    if not self.skip_space():
+                        raise self.truncated(self.pos)
+                    raise self.error(self.pos, "Expecting property name enclosed in double quotes")
+                key, key_at, _ = self.value()
+                self.expect(":", "Expecting ':' delimiter")
+                if key == "items" and items_at is None and self.skip_space() == "[":
+                    items_at = self.where(key_at)[0]
+                    yield from self.items(waiting)
+                else:
+                    if items_at is None and self.pos - start > MAX_OBJECT_BYTES:
+                        raise self.error(start, f"object larger than {MAX_OBJECT_BYTES // 2**20} MiB")
+                    header[key], _, _ = self.value()
+                if self.expect(",}", "Expecting ',' delimiter") == "}":
+                    break
+        if items_at is None:
+            yield header, self.locator(start, self.pos), ()
+            return
+        kind = header.get("kind")
+        if isinstance(kind, str) and kind and not kind.endswith("List"):
+            raise InputError(f"{self.source}:{items_at}: items: a {kind} has no items (only a List has)")
+        if kind is None:
+            raise InputError(
+                f"{self.source}:{self.where(self.pos)[0]}: kind: Required value (items without a List's kind)"
+            )
+        item_kind = kind[: -len("List")] if isinstance(kind, str) else ""
+        for data, locate, index in waiting:
+            if item_kind:
+                data["kind"] = item_kind
+            yield data, locate, ("items", index)
+
+    def items(self, waiting: list[tuple[dict[str, Any], LineOf, int]]) -> Iterator[RawObject]:
+        self.pos += 1  # [
+        if self.skip_space() == "]":
+            self.pos += 1
+            return
+        index = 0
+        while True:
+            self.skip_space()
+            self.keep = self.pos
+            data, start, end = self.value()
+            if isinstance(data, dict) and "kind" not in data:
+                waiting.append((data, self.locator(start, end, copy=True), index))
+            else:
+                yield data, self.locator(start, end), ("items", index)
+            index += 1
+            if self.expect(",]", "Expecting ',' delimiter") == "]":
+                return
+
+
+def json_objects(stream: BinaryIO, source: str, max_bytes: int = MAX_YAML_BYTES) -> Iterator[RawObject]:
+    """Every object of a JSON input — a top-level object (several may follow one another), or an
+    item of a `kind: List` — one at a time, with a locator of its fields' lines."""
+    return _Reader(stream, source, max_bytes).objects()

@@ -1,0 +1,239 @@
+"""NodeVolumeLimits (plugins/nodevolumelimits/csi.go, v1.34).
+
+A node's CSINode lists, per CSI driver, how many volumes it can attach (`allocatable.count`).
+Filter counts the unique volumes (driver + volume handle) of the pods already on the node and
+the new ones the pod brings; more than the limit fails with `node(s) exceed max volume count`.
+Volumes come from claims (the bound PV's CSI source, or the claim's StorageClass provisioner
+while unbound) and from in-tree sources migrated to CSI (utils.go `isCSIMigrationOn`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..api.objects import Pod, Volume
+from ..api.storage import CSINode, PersistentVolumeClaim, claim_class
+from ..framework.cycle_state import CycleState
+from ..framework.node_table import NodeTable
+from ..framework.pod_info import PodInfo
+from ..framework.status import Code, NodeVerdicts, PreFilterResult, Status
+from ..framework.volume_index import VolumeIndex, claim_is_for_pod, ephemeral_owner_error, not_found
+from .names import NODE_VOLUME_LIMITS
+
+NAME = NODE_VOLUME_LIMITS
+ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED = "node(s) exceed max volume count"
+MIGRATED_PLUGINS_ANNOTATION = "storage.alpha.kubernetes.io/migrated-plugins"
+
+# csi-translation-lib: in-tree plugin name → CSI driver, and the inline volume field of each.
+CSI_DRIVER_OF = {
+    "kubernetes.io/aws-ebs": "ebs.csi.aws.com",
+    "kubernetes.io/gce-pd": "pd.csi.storage.gke.io",
+    "kubernetes.io/azure-disk": "disk.csi.azure.com",
+    "kubernetes.io/azure-file": "file.csi.azure.com",
+    "kubernetes.io/cinder": "cinder.csi.openstack.org",
+    "kubernetes.io/vsphere-volume": "csi.vsphere.vmware.com",
+    "kubernetes.io/portworx-volume": "pxd.portworx.com",
+}
+_INLINE = (  # (Volume attribute, in-tree plugin, the source field that identifies the disk)
+    ("aws_elastic_block_store", "kubernetes.io/aws-ebs", "volumeID"),
+    ("gce_persistent_disk", "kubernetes.io/gce-pd", "pdName"),
+    ("azure_disk", "kubernetes.io/azure-disk", "diskURI"),
+    ("azure_file", "kubernetes.io/azure-file", "shareName"),
+    ("cinder", "kubernetes.io/cinder", "volumeID"),
+    ("vsphere_volume", "kubernetes.io/vsphere-volume", "volumePath"),
+    ("portworx_volume", "kubernetes.io/portworx-volume", "volumeID"),
+)
+# Migration always on for these (given a CSINode); Portworx (GA in v1.33) only when the node's
+# CSINode lists it in the migrated-plugins annotation; the rest are never counted.
+_ALWAYS_MIGRATED = {"kubernetes.io/aws-ebs", "kubernetes.io/gce-pd", "kubernetes.io/azure-disk", "kubernetes.io/cinder"}
+# The unique handle upstream gives a claim that has no PV yet (a random prefix per plugin instance).
+_UNBOUND_PREFIX = "unbound"
+
+
+def is_csi_migration_on(csi_node: CSINode | None, plugin: str) -> bool:
+    """`isCSIMigrationOn` (nodevolumelimits/utils.go)."""
+    if csi_node is None or not plugin:
+        return False
+    if plugin in _ALWAYS_MIGRATED:
+        return True
+    if plugin != "kubernetes.io/portworx-volume":
+        return False
+    migrated = csi_node.metadata.annotations.get(MIGRATED_PLUGINS_ANNOTATION, "")
+    return plugin in migrated.split(",")
+
+
+def _inline_source(volume: Volume) -> tuple[str, dict[str, Any]] | None:
+    for attribute, plugin, _ in _INLINE:
+        source = getattr(volume, attribute)
+        if source is not None:
+            return plugin, source
+    return None
+
+
+def _handle(plugin: str, source: dict[str, Any]) -> str:
+    """The translated volume handle, reduced to the disk's identity (see README, Fidelity notes)."""
+    key = next(field for _, name, field in _INLINE if name == plugin)
+    handle = str(source.get(key, ""))
+    if plugin == "kubernetes.io/aws-ebs" and handle.startswith("aws://"):
+        handle = handle.removeprefix("aws://").partition("/")[2].strip("/")  # KubernetesVolumeIDToEBSVolumeID
+    return handle
+
+
+def is_inline_migratable(volume: Volume) -> bool:
+    """`CSITranslator.IsInlineMigratable`."""
+    return _inline_source(volume) is not None
+
+
+class _Lookup(Exception):
+    """A claim of the pod being scheduled cannot be used (the status to return)."""
+
+    def __init__(self, status: Status) -> None:
+        self.status = status
+
+
+def _claim_driver(index: VolumeIndex, csi_node: CSINode | None, claim: PersistentVolumeClaim) -> tuple[str, str]:
+    """`getCSIDriverInfo`: (driver, volume handle), or ("", "") when the claim is not counted."""
+    pv = index.volumes.get(claim.spec.volume_name) if claim.spec.volume_name else None
+    if pv is None:
+        return _claim_driver_from_class(index, csi_node, claim)
+    if pv.spec.csi is not None:
+        return pv.spec.csi.driver, pv.spec.csi.volume_handle
+    for attribute, plugin, _ in _INLINE[:5]:  # the PV sources csi-translation-lib migrates
+        source = getattr(pv.spec, attribute, None)
+        if source is not None:
+            if not is_csi_migration_on(csi_node, plugin):
+                return "", ""
+            return CSI_DRIVER_OF[plugin], _handle(plugin, source)
+    return "", ""
+
+
+def _claim_driver_from_class(
+    index: VolumeIndex, csi_node: CSINode | None, claim: PersistentVolumeClaim
+) -> tuple[str, str]:
+    """`getCSIDriverInfoFromSC`: the class's provisioner, with a handle unique to the claim."""
+    class_name = claim_class(claim)
+    storage_class = index.classes.get(class_name) if class_name else None
+    if storage_class is None:
+        return "", ""
+    handle = f"{_UNBOUND_PREFIX}-{claim.metadata.namespace}/{claim.metadata.name}"
+    provisioner = storage_class.provisioner
+    if provisioner in CSI_DRIVER_OF:
+        if not is_csi_migration_on(csi_node, provisioner):
+            return "", ""
+        return CSI_DRIVER_OF[provisioner], handle
+    return provisioner, handle
+
+
+def attachable_volumes(
+    index: VolumeIndex, pod: Pod, csi_node: CSINode | None, new_pod: bool, into: dict[str, str]
+) -> None:
+    """`filterAttachableVolumes`: add `driver/handle` → driver for each volume the pod attaches.
+
+    For the pod being scheduled a missing claim raises `_Lookup`; other pods' are skipped.
+    """
+    namespace = pod.metadata.namespace or "default"
+    for volume in pod.spec.volumes:
+        if volume.persistent_volume_claim is not None:
+            claim_name = volume.claim_name or ""
+            ephemeral = False
+        elif volume.ephemeral is not None:
+            claim_name = f"{pod.metadata.name}-{volume.name}"
+            ephemeral = True
+        else:
+            inline = _inline_source(volume)
+            if inline is not None and is_csi_migration_on(csi_node, inline[0]):
+                plugin, source = inline
+                driver = CSI_DRIVER_OF[plugin]
+                into[f"{driver}/{_handle(plugin, source)}"] = driver
+            continue
+        if not claim_name:
+            raise _Lookup(Status(Code.ERROR, ("PersistentVolumeClaim had no name",)))
+        claim = index.claim(namespace, claim_name)
+        if claim is None:
+            if new_pod:
+                message = f"looking up PVC {namespace}/{claim_name}: {not_found('PersistentVolumeClaim', claim_name)}"
+                raise _Lookup(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (message,)))
+            continue
+        if ephemeral and not claim_is_for_pod(claim, pod):
+            raise _Lookup(Status(Code.ERROR, (ephemeral_owner_error(claim, pod),)))
+        driver, handle = _claim_driver(index, csi_node, claim)
+        if driver and handle:
+            into[f"{driver}/{handle}"] = driver
+
+
+class NodeVolumeLimits:
+    name = NAME
+
+    def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> tuple[PreFilterResult | None, Status]:
+        for volume in pod.pod.spec.volumes:
+            if volume.persistent_volume_claim is not None or volume.ephemeral is not None:
+                return None, Status()
+            if is_inline_migratable(volume):
+                return None, Status()
+        return None, Status(Code.SKIP)
+
+    def filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> NodeVerdicts:
+        index = table.volumes
+        codes = np.zeros(table.n, dtype=np.int8)
+        failed = self._lookup_only(index, pod)  # the same on every node, with or without a CSINode
+        if failed is not None:
+            codes[:] = np.int8(failed.code)
+            return NodeVerdicts(codes, [(reason, np.ones(table.n, dtype=bool)) for reason in failed.reasons])
+        reasons: dict[str, np.ndarray] = {}
+        for name, csi_node in index.csi_nodes.items():  # a node without a CSINode has no limits
+            i = table.index.get(name)
+            if i is None:
+                continue
+            status = self._on_node(index, pod, table, i, csi_node)
+            if status is not None:
+                codes[i] = np.int8(status.code)
+                for reason in status.reasons:
+                    reasons.setdefault(reason, np.zeros(table.n, dtype=bool))[i] = True
+        return NodeVerdicts(codes, list(reasons.items()))
+
+    @staticmethod
+    def _lookup_only(index: VolumeIndex, pod: PodInfo) -> Status | None:
+        try:
+            attachable_volumes(index, pod.pod, None, True, {})
+        except _Lookup as failure:
+            return failure.status
+        return None
+
+    @staticmethod
+    def _on_node(index: VolumeIndex, pod: PodInfo, table: NodeTable, i: int, csi_node: CSINode) -> Status | None:
+        """`CSILimits.Filter` for node i (None: it fits)."""
+        new: dict[str, str] = {}
+        try:
+            attachable_volumes(index, pod.pod, csi_node, True, new)
+        except _Lookup as failure:
+            return failure.status
+        if not new:
+            return None
+        limits = csi_node.limits()
+        if not limits:
+            return None
+        attached: dict[str, str] = {}
+        for other in table.pods[i]:
+            if other.pod.spec.volumes:
+                try:
+                    attachable_volumes(index, other.pod, csi_node, False, attached)
+                except _Lookup as failure:
+                    return failure.status
+        attached_count: dict[str, int] = {}
+        for unique, driver in attached.items():
+            new.pop(unique, None)
+            attached_count[driver] = attached_count.get(driver, 0) + 1
+        new_count: dict[str, int] = {}
+        for driver in new.values():
+            new_count[driver] = new_count.get(driver, 0) + 1
+        for driver, count in new_count.items():
+            limit = limits.get(driver)
+            if limit is not None and attached_count.get(driver, 0) + count > limit:
+                return Status(Code.UNSCHEDULABLE, (ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED,))
+        return None
+
+
+def new(args: dict[str, Any], handle: object) -> NodeVolumeLimits:
+    return NodeVolumeLimits()

@@ -1,0 +1,317 @@
+"""VolumeBinding (plugins/volumebinding/volume_binding.go and binder.go, v1.34).
+
+PreFilter: the pod's claims must exist, not be Lost or being deleted; claims not yet bound whose
+class binds `Immediate` (or which are pre-bound) reject the pod. Filter, per node: a bound claim's
+PV must exist and its node affinity hold; a `WaitForFirstConsumer` claim needs an available PV
+that fits on the node (smallest first), or a class that can provision there (its provisioner and
+`allowedTopologies`). Every Filter rejection is UnschedulableAndUnresolvable. Scoring needs the
+StorageCapacityScoring gate (alpha, off in v1.34), so PreScore returns Skip.
+Not modelled: CSIStorageCapacity (capacity always sufficient) and in-tree→CSI PV translation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..api.storage import (
+    ANN_SELECTED_NODE,
+    NOT_SUPPORTED_PROVISIONER,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    StorageClass,
+    claim_class,
+    volume_class,
+)
+from ..framework.cycle_state import CycleState
+from ..framework.node_table import NodeTable
+from ..framework.pod_info import PodInfo
+from ..framework.selectors import compile_label_selector, is_valid_label_key, is_valid_label_value
+from ..framework.status import Code, NodeVerdicts, PreFilterResult, Status
+from ..framework.volume_index import VolumeIndex, claim_is_for_pod, ephemeral_owner_error, not_found, pv_affinity_mask
+from .names import VOLUME_BINDING
+
+NAME = VOLUME_BINDING
+STATE_KEY = NAME
+ERR_REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
+ERR_REASON_NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"
+ERR_REASON_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
+ERR_REASON_PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
+ERR_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
+
+
+@dataclass
+class PodVolumeClaims:
+    """`PodVolumeClaims`: the pod's claims split as GetPodVolumeClaims splits them."""
+
+    bound: list[PersistentVolumeClaim] = field(default_factory=list)
+    delay_binding: list[PersistentVolumeClaim] = field(default_factory=list)
+    immediate: list[PersistentVolumeClaim] = field(default_factory=list)
+
+
+def _claim_names(pod: PodInfo) -> list[tuple[str, bool]]:
+    """(claim name, generic ephemeral?) for each volume backed by a claim, in spec order."""
+    out = []
+    for volume in pod.pod.spec.volumes:
+        if volume.persistent_volume_claim is not None:
+            out.append((volume.claim_name or "", False))
+        elif volume.ephemeral is not None:
+            out.append((f"{pod.name}-{volume.name}", True))  # ephemeral.VolumeClaimName
+    return out
+
+
+def pod_claims(pod: PodInfo, index: VolumeIndex) -> tuple[list[PersistentVolumeClaim], str]:
+    """`podHasPVCs`: the claims, or the first problem (upstream's error text)."""
+    claims = []
+    for name, ephemeral in _claim_names(pod):
+        claim = index.claim(pod.namespace, name)
+        if claim is None:
+            if ephemeral:
+                return claims, f'waiting for ephemeral volume controller to create the persistentvolumeclaim "{name}"'
+            return claims, not_found("PersistentVolumeClaim", name)
+        if claim.status.phase == "Lost":
+            return claims, (
+                f'persistentvolumeclaim "{claim.metadata.name}" bound to non-existent persistentvolume '
+                f'"{claim.spec.volume_name}"'
+            )
+        if claim.metadata.deletion_timestamp is not None:
+            return claims, f'persistentvolumeclaim "{claim.metadata.name}" is being deleted'
+        if ephemeral and not claim_is_for_pod(claim, pod.pod):
+            return claims, ephemeral_owner_error(claim, pod.pod)
+        claims.append(claim)
+    return claims, ""
+
+
+def is_delay_binding(claim: PersistentVolumeClaim, index: VolumeIndex) -> bool:
+    """`IsDelayBindingMode`: the claim's class exists and waits for the first consumer."""
+    name = claim_class(claim)
+    storage_class = index.classes.get(name) if name else None
+    return storage_class is not None and storage_class.volume_binding_mode == "WaitForFirstConsumer"
+
+
+def split_claims(claims: list[PersistentVolumeClaim], index: VolumeIndex) -> PodVolumeClaims:
+    """`GetPodVolumeClaims`: bound; unbound delayed (no volume name yet); unbound immediate (incl. pre-bound)."""
+    out = PodVolumeClaims()
+    for claim in claims:
+        if claim.fully_bound:
+            out.bound.append(claim)
+        elif is_delay_binding(claim, index) and not claim.spec.volume_name:
+            out.delay_binding.append(claim)
+        else:
+            out.immediate.append(claim)
+    return out
+
+
+def _topology_mask(storage_class: StorageClass, table: NodeTable) -> np.ndarray:
+    """`v1helper.MatchTopologySelectorTerms` on every node: OR of terms, each an AND of `key In values`."""
+    terms = storage_class.allowed_topologies
+    if not terms:
+        return np.ones(table.n, dtype=bool)
+    mask = np.zeros(table.n, dtype=bool)
+    for term in terms:
+        expressions = term.match_label_expressions
+        if not expressions or not all(
+            is_valid_label_key(e.key) and e.values and all(is_valid_label_value(v) for v in e.values)
+            for e in expressions
+        ):
+            continue  # an empty or unparsable term selects nothing
+        hit = np.ones(table.n, dtype=bool)
+        for expression in expressions:
+            column = table.label_column(expression.key)
+            values = np.array([v in expression.values for v in column.values], dtype=bool)
+            hit &= column.lookup(values, False)
+        mask |= hit
+    return mask
+
+
+def _volume_mode(mode: str | None) -> str:
+    return mode or "Filesystem"
+
+
+def _candidates(
+    claim: PersistentVolumeClaim, volumes: list[PersistentVolume]
+) -> tuple[PersistentVolume | None, list[PersistentVolume]]:
+    """`FindMatchingVolume`'s node-independent checks: the first PV pre-bound to the claim (which
+    decides alone), and the available PVs that could take it, smallest first (list order on ties)."""
+    requested = claim.storage_request
+    wanted_class = claim_class(claim)
+    selector = compile_label_selector(claim.spec.selector) if claim.spec.selector is not None else None
+    claim_vac = claim.spec.volume_attributes_class_name or ""
+    ranked: list[tuple[Any, int, PersistentVolume]] = []
+    for position, volume in enumerate(volumes):
+        ref = volume.spec.claim_ref
+        prebound = (
+            ref is not None
+            and ref.name == claim.metadata.name
+            and ref.namespace == claim.metadata.namespace
+            and (not ref.uid or ref.uid == (claim.metadata.uid or ""))
+        )
+        if ref is not None and not prebound:
+            continue
+        if volume.capacity < requested:
+            continue
+        if _volume_mode(claim.spec.volume_mode) != _volume_mode(volume.spec.volume_mode):
+            continue
+        if claim_vac != (volume.spec.volume_attributes_class_name or ""):
+            continue  # VolumeAttributesClass is GA in v1.34
+        if volume.metadata.deletion_timestamp is not None:
+            continue
+        if prebound:
+            return volume, []
+        if volume.status.phase != "Available":
+            continue
+        if selector is not None and not selector.matches(volume.metadata.labels):
+            continue
+        if volume_class(volume) != wanted_class:
+            continue
+        if not set(claim.spec.access_modes) <= set(volume.spec.access_modes):
+            continue
+        ranked.append((volume.capacity, position, volume))
+    ranked.sort(key=lambda entry: (entry[0], entry[1]))
+    return None, [volume for _, _, volume in ranked]
+
+
+class _Affinity:
+    """PV node-affinity masks, computed once per volume per Filter call."""
+
+    def __init__(self, table: NodeTable) -> None:
+        self.table = table
+        self.masks: dict[str, np.ndarray] = {}
+
+    def __call__(self, volume: PersistentVolume) -> np.ndarray:
+        mask = self.masks.get(volume.name)
+        if mask is None:
+            mask = self.masks[volume.name] = pv_affinity_mask(volume, self.table)
+        return mask
+
+
+class VolumeBinding:
+    name = NAME
+
+    def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> tuple[PreFilterResult | None, Status]:
+        if not _claim_names(pod):
+            return None, Status(Code.SKIP)
+        index = table.volumes
+        claims, problem = pod_claims(pod, index)
+        if problem:
+            return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (problem,))
+        split = split_claims(claims, index)
+        if split.immediate:
+            return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_UNBOUND_IMMEDIATE,))
+        state[STATE_KEY] = split
+        return None, Status()
+
+    def filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> NodeVerdicts:
+        """`FindPodVolumes` on every node; the reasons keep upstream's order."""
+        split: PodVolumeClaims = state[STATE_KEY]
+        index = table.volumes
+        n = table.n
+        affinity = _Affinity(table)
+        node_conflict = np.zeros(n, dtype=bool)
+        pv_missing = np.zeros(n, dtype=bool)
+        # checkBoundClaims: stops at the first claim whose PV is missing or does not fit the node.
+        alive = np.ones(n, dtype=bool)
+        for claim in split.bound:
+            volume = index.volumes.get(claim.spec.volume_name)
+            if volume is None:
+                pv_missing |= alive
+                break
+            fits = affinity(volume)
+            node_conflict |= alive & ~fits
+            alive &= fits
+        bind_conflict = np.zeros(n, dtype=bool)
+        errors: list[tuple[str, np.ndarray]] = []
+        if split.delay_binding:
+            bind_conflict, errors = self._unbound(split.delay_binding, index, table, affinity)
+        codes = np.zeros(n, dtype=np.int8)
+        reasons: list[tuple[str, np.ndarray]] = []
+        for reason, mask in (
+            (ERR_REASON_NODE_CONFLICT, node_conflict),
+            (ERR_REASON_BIND_CONFLICT, bind_conflict),
+            (ERR_REASON_PV_NOT_EXIST, pv_missing),
+        ):
+            if mask.any():
+                codes[mask] = np.int8(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+                reasons.append((reason, mask))
+        for message, mask in errors:  # an error replaces the node's reasons (FindPodVolumes returns it alone)
+            for _, other in reasons:
+                other &= ~mask
+            codes[mask] = np.int8(Code.ERROR)
+            reasons.append((message, mask))
+        return NodeVerdicts(codes, reasons)
+
+    @staticmethod
+    def _unbound(
+        claims: list[PersistentVolumeClaim], index: VolumeIndex, table: NodeTable, affinity: _Affinity
+    ) -> tuple[np.ndarray, list[tuple[str, np.ndarray]]]:
+        """The claims waiting for their first consumer: (nodes rejected, [(error, nodes)])."""
+        n = table.n
+        rejected = np.zeros(n, dtype=bool)
+        # A claim the scheduler already gave to a node (selected-node annotation) fits nowhere else.
+        selected = [c for c in claims if ANN_SELECTED_NODE in c.metadata.annotations]
+        for claim in selected:
+            rejected |= np.array([name != claim.metadata.annotations[ANN_SELECTED_NODE] for name in table.names])
+        alive = ~rejected
+        to_match = sorted((c for c in claims if ANN_SELECTED_NODE not in c.metadata.annotations), key=_size)
+        # findMatchingVolumes: per node, greedily the smallest fitting PV not taken by an earlier claim.
+        chosen: dict[str, np.ndarray] = {}
+        unmatched: list[np.ndarray] = []
+        for claim in to_match:
+            prebound, ranked = _candidates(claim, index.by_class.get(claim_class(claim), []))
+            matched = np.zeros(n, dtype=bool)
+            if prebound is not None:
+                matched = affinity(prebound).copy()
+            elif ranked:
+                free = np.array([affinity(v) & ~chosen.get(v.name, np.zeros(n, dtype=bool)) for v in ranked])
+                matched = free.any(axis=0)
+                first = np.argmax(free, axis=0)
+                for k, volume in enumerate(ranked):
+                    took = matched & (first == k)
+                    if took.any():
+                        chosen[volume.name] = chosen.get(volume.name, np.zeros(n, dtype=bool)) | took
+            unmatched.append(~matched)
+        # checkVolumeProvisions: selected claims first, then the unmatched ones; the first that
+        # cannot be provisioned on the node rejects it; a claim without a usable class is an error.
+        provision = [(claim, np.ones(n, dtype=bool)) for claim in selected] + list(
+            zip(to_match, unmatched, strict=True)
+        )
+        errors: list[tuple[str, np.ndarray]] = []
+        for claim, needs in provision:
+            here = alive & needs
+            if not here.any():
+                continue
+            class_name = claim_class(claim)
+            storage_class = index.classes.get(class_name) if class_name else None
+            if storage_class is None:
+                message = (
+                    f'no class for claim "{claim.key}"'
+                    if not class_name
+                    else f'failed to find storage class "{class_name}"'
+                )
+                errors.append((message, here))
+                alive &= ~here
+                continue
+            if storage_class.provisioner in ("", NOT_SUPPORTED_PROVISIONER):
+                rejected |= here
+                alive &= ~here
+                continue
+            outside = here & ~_topology_mask(storage_class, table)
+            rejected |= outside
+            alive &= ~outside
+        return rejected, errors
+
+    def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> Status:
+        return Status(Code.SKIP)  # no scorer: StorageCapacityScoring is off by default in v1.34
+
+    def score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> np.ndarray:
+        return np.zeros(len(idx), dtype=np.int64)
+
+
+def _size(claim: PersistentVolumeClaim) -> Any:
+    return claim.storage_request
+
+
+def new(args: dict[str, Any], handle: object) -> VolumeBinding:
+    return VolumeBinding()
