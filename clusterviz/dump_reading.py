@@ -48,7 +48,7 @@ class Dump:
         return _JsonItems(self._text, self.source).items()
 
 
-def read_dump(data: bytes, source: str) -> Dump:
+def read_dump(data: bytes, source: str, max_bytes: int) -> Dump:
     """A JSON or YAML dump; syntax errors name line and column (JSON's: when its items are read)."""
     head = data[:4096].lstrip()
     if head[:1] in (b"{", b"["):
@@ -59,7 +59,7 @@ def read_dump(data: bytes, source: str) -> Dump:
             raise InputError(f"{source}:{line}: not valid UTF-8 (byte {exc.start})") from None
         return Dump(source, text=text)
     items: list[Item] = []
-    for document in load_yaml_documents(data, source):
+    for document in load_yaml_documents(data, source, max_bytes):
         items.extend(_list_items(document.data, document.node, source))
     return Dump(source, items=items)
 

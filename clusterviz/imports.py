@@ -223,7 +223,7 @@ def run(job: ImportJob, data: bytes, on_progress: Callable[[ImportJob], None] | 
     try:
         if len(data) > max_bytes():
             raise InputError(f"{source}: larger than {max_bytes() // 2**20} MiB (CLUSTERVIZ_IMPORT_MAX_BYTES)")
-        dump = read_dump(data, source)
+        dump = read_dump(data, source, max_bytes())
         del data
         classes = _admission_pass(job, dump)  # syntax errors, too, are found before anything is stored
         target = Cluster.objects.filter(slug=job.slug).first()

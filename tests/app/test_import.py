@@ -289,7 +289,7 @@ def test_a_follower_cannot_cancel(client: Client, make_cluster: Any) -> None:
 def test_json_dumps_are_read_item_by_item(text: bytes, expected: list[tuple[Any, ...]]) -> None:
     from clusterviz.dump_reading import read_dump
 
-    dump = read_dump(text, "d.json")
+    dump = read_dump(text, "d.json", 2**20)
     assert [item.prefix for item in dump.items()] == expected
     assert [item.prefix for item in dump.items()] == expected  # read again
     assert all(isinstance(item.data.get("kind"), str) for item in dump.items())
@@ -309,7 +309,7 @@ def test_json_syntax_errors_name_the_place_as_the_json_module_does(text: bytes) 
     with pytest.raises(json.JSONDecodeError) as expected:
         json.loads(text)
     with pytest.raises(InputError) as caught:
-        list(read_dump(text, "d.json").items())
+        list(read_dump(text, "d.json", 2**20).items())
     error = expected.value
     assert str(caught.value) == f"d.json:{error.lineno}:{error.colno}: invalid JSON: {error.msg}"
 
@@ -327,3 +327,12 @@ def test_an_import_taken_for_dead_does_not_swap_in_what_is_left(make_cluster: An
         imports.run(job, dump_json(300, 10), taken_for_dead)
     assert not KubeObject.objects.exists() and no_staging_left()
     assert Cluster.objects.get(slug="c1").resource_version == 0
+
+
+def test_a_yaml_dump_above_the_16_mib_request_limit_is_imported(tmp_path: Path) -> None:
+    import yaml
+
+    path = tmp_path / "dump.yaml"
+    path.write_text(yaml.safe_dump(dump(200, 10)) + "#" * (17 * 2**20))  # past MAX_YAML_BYTES, under the import's
+    out = command("import_cluster", "c1", str(path))
+    assert out.startswith("imported 2200 objects into cluster c1; edit link: ")
