@@ -852,7 +852,8 @@ def test_a_stuck_browser_slows_nobody_and_cannot_grow_the_server(processes: Proc
     is a gap-free prefix, and resuming from there gives it exactly the rest."""
     redis_url = start_redis(processes) if layer == "redis" else None
     db = processes.tmp / "db.sqlite3"
-    env = server_env(str(db), redis_url, CLUSTERVIZ_STREAM_BACKLOG_BYTES=str(1 << 20))
+    # 120 actions over HTTP in a few seconds: above the per-client rate limit (clusterviz/actions.py).
+    env = server_env(str(db), redis_url, CLUSTERVIZ_STREAM_BACKLOG_BYTES=str(1 << 20), CLUSTERVIZ_RATE_ACTIONS="1000")
     big = node_yaml("n1").replace(
         "metadata: {name: n1,", "metadata: {name: n1, annotations: {notes: " + "x" * 200_000 + "},"
     )
