@@ -20,10 +20,10 @@ from scheduler_core.api.validation import (
     label_key_error,
     label_value_error,
 )
-from scheduler_core.explain import explain, result_to_json
+from scheduler_core.api.workloads import WorkloadIndex
+from scheduler_core.explain import explain_on, result_to_json
 
-from . import store
-from .adapters import snapshot
+from . import scheduler_cache, store
 from .admission import admission_context
 from .models import PACE_CHOICES, Cluster, KubeObject
 from .validation import admit
@@ -307,11 +307,16 @@ def set_pace(cluster: Cluster, pace: str, delay_ms: int | None = None) -> Cluste
 
 def explain_pod(cluster: Cluster, text: str | bytes, seed: int = 0) -> dict[str, Any]:
     """What-if: the full explanation for a pod against the current cluster; nothing changes."""
-    snap = snapshot(cluster)
-    classes = {pc.metadata.name: pc for pc in snap.objects.priority_classes}
-    pod = load_pod(text, "pod.yaml", classes, {})
-    explanation = explain(snap.objects, pod, seed=seed)
-    names = [n.metadata.name for n in snap.objects.nodes]
+    cache = scheduler_cache.synced(cluster)  # the scheduler's own view: no re-read of the cluster
+    pod = load_pod(text, "pod.yaml", dict(cache.priority_classes), {})
+    table = cache.table()
+    try:
+        workload = WorkloadIndex(cache.workloads.values()).workload_of(pod.metadata)
+        explanation = explain_on(table, pod, seed=seed, workload=workload)
+    except Exception:
+        cache.drop_table()  # a cycle that failed midway may not have restored what it tried
+        raise
+    names = list(table.names)
     data = result_to_json(explanation)
     data["events"] = [event.to_dict(names) for event in explanation.events]
     return data

@@ -25,7 +25,7 @@ from scheduler_core.api.loading import InputError
 from . import access, actions, services, store
 from .controllers.scheduler import CYCLES_KEPT
 from .lessons import all_lessons, load_lesson
-from .models import Cluster, SchedulingCycle
+from .models import STAGING_PREFIX, Cluster, SchedulingCycle
 from .state_text import state_json, state_texts
 
 COMPONENT = "browser"
@@ -78,7 +78,7 @@ def _api(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
 
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
-    clusters = Cluster.objects.order_by("-created_at")[:50]
+    clusters = Cluster.objects.exclude(slug__startswith=STAGING_PREFIX).order_by("-created_at")[:50]
     return render(request, "clusterviz/home.html", {"clusters": clusters, "lessons": list(all_lessons().values())})
 
 
@@ -98,7 +98,7 @@ def create_cluster(request: HttpRequest) -> HttpResponse:
             if lesson:
                 load_lesson(cluster, lesson)
     except (InputError, store.StoreError) as exc:
-        clusters = Cluster.objects.order_by("-created_at")[:50]
+        clusters = Cluster.objects.exclude(slug__startswith=STAGING_PREFIX).order_by("-created_at")[:50]
         context = {"clusters": clusters, "lessons": list(all_lessons().values()), "error": str(exc)}
         return render(request, "clusterviz/home.html", context, status=400)
     access.grant(request.session, cluster)  # the creator holds the edit link

@@ -13,8 +13,7 @@ from scheduler_core.framework.pod_info import PodInfo
 from scheduler_core.plugins.registry import new_framework
 from scheduler_core.schedule_one import Scheduler, ScheduleResult
 
-from .. import store
-from ..adapters import snapshot
+from .. import scheduler_cache, store
 from ..kube_events import record_event
 from ..models import Cluster, KubeObject, SchedulingCycle
 from ..publish import cycle_message, publish
@@ -60,10 +59,12 @@ def schedule_next(cluster: Cluster) -> bool:
     row = next_pod(cluster)
     if row is None:
         return False
-    snap = snapshot(cluster)
     key = f"{row.namespace}/{row.name}"
-    info = snap.pod_infos[key]
-    table = snap.table()
+    cache = scheduler_cache.synced(cluster)
+    info = cache.pods.get(key)
+    if info is None:  # deleted since it was picked: the next step picks again
+        return True
+    table = cache.table()
     # Counted in the database: another process (or a stale Cluster object) may have run cycles too.
     Cluster.objects.filter(pk=cluster.pk).update(cycle=F("cycle") + 1)
     cluster.cycle = Cluster.objects.filter(pk=cluster.pk).values_list("cycle", flat=True).get()
@@ -71,7 +72,11 @@ def schedule_next(cluster: Cluster) -> bool:
     scheduler.cycle = cluster.cycle - 1
     events: list[Event] = []
     scheduler.subscribe(events.append)
-    result = scheduler.schedule_pod(table, info)
+    try:
+        result = scheduler.schedule_pod(table, info)
+    except Exception:
+        cache.drop_table()  # a cycle that failed midway may not have restored what it tried
+        raise
     wire = encode_cycle(events, table.names)
     summary = {"cycle": result.cycle, "pod": key, "scheduled": result.scheduled, "node": result.selected_node}
     # Kept before it streams (a client fetches a large cycle as soon as it hears of it); the cycle
