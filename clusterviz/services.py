@@ -36,6 +36,7 @@ __all__ = [
     "explain_pod",
     "export_yaml",
     "import_snapshot",
+    "node_requests",
     "scale",
     "set_cordon",
     "set_label",
@@ -276,6 +277,26 @@ def explain_pod(cluster: Cluster, text: str | bytes, seed: int = 0) -> dict[str,
     data = result_to_json(explanation)
     data["events"] = [event.to_dict(names) for event in explanation.events]
     return data
+
+
+BAR_RESOURCES = ("cpu", "memory")
+
+
+def node_requests(cluster: Cluster) -> dict[str, Any]:
+    """Per node, what the scheduler counts as requested of its allocatable (cpu in millicores,
+    memory in bytes, pods): the board's bars, from scheduler_core's own accounting (sidecars,
+    pod-level resources and overhead included)."""
+    with transaction.atomic():
+        rv = Cluster.objects.filter(pk=cluster.pk).values_list("resource_version", flat=True).get()
+        table = snapshot(cluster).table()
+    nodes: dict[str, Any] = {}
+    for i, name in enumerate(table.names):
+        figures = {
+            r: {"requested": int(table.requested[r][i]), "allocatable": int(table.alloc[r][i])} for r in BAR_RESOURCES
+        }
+        figures["pods"] = {"requested": int(table.pod_count[i]), "allocatable": int(table.alloc["pods"][i])}
+        nodes[name] = figures
+    return {"resourceVersion": str(rv), "nodes": nodes}
 
 
 def state(cluster: Cluster) -> dict[str, Any]:

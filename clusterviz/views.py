@@ -151,6 +151,13 @@ def api_state(request: HttpRequest, slug: str) -> JsonResponse:
     return JsonResponse(services.state(_api_cluster(slug)))
 
 
+@require_GET
+@_api
+def api_requested(request: HttpRequest, slug: str) -> JsonResponse:
+    """Per node, requested and allocatable as the scheduler counts them (the board's bars)."""
+    return JsonResponse(services.node_requests(_api_cluster(slug)))
+
+
 @csrf_exempt
 async def api_action(request: HttpRequest, slug: str) -> JsonResponse:
     """POST one action (the same JSON the WebSocket takes).

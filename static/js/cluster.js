@@ -2,8 +2,8 @@
 
 import { $, frameBatcher, h } from "./lib/dom.js";
 import { ClusterSocket } from "./lib/socket.js";
-import { applySnapshot, applyWatch, emptyState, objectKey } from "./model/cluster_state.js";
-import { CyclePlayer, mergeSummaries } from "./model/cycle_player.js";
+import { applyRequested, applySnapshot, applyWatch, emptyState, objectKey } from "./model/cluster_state.js";
+import { CyclePlayer, frameAt, mergeSummaries } from "./model/cycle_player.js";
 import { readView, writeView } from "./model/url_state.js";
 import { whyPending } from "./model/why_pending.js";
 import { renderBoard } from "./views/board.js";
@@ -31,7 +31,7 @@ const ui = {
   nodeFilter: "",
   compact: false,
   showSystemLabels: false,
-  why: null,
+  whyExplained: null, // a server what-if of the selected pod when no cycle of it is at hand
   whyLoading: false,
   whyFor: null,
   change: null,
@@ -85,6 +85,7 @@ const editor = new Editor($("#editor"), {
         player.index = player.cycles.length - 1;
         player.cursor = 0;
         player.playing = true;
+        ui.selectedPod = null;
         ui.tab = "scores";
         toast(`what-if: ${ex.message}`);
         rerender();
@@ -107,12 +108,36 @@ function selectedPodObject() {
   return ui.selectedPod ? state.objects.Pod.get(ui.selectedPod) : null;
 }
 
+// The cycle Why Pending explains: the what-if being viewed, else the selected pod's latest cycle.
+function whyCycle() {
+  const current = player.current;
+  if (current && current.whatIf && !ui.selectedPod) return current;
+  const pod = selectedPodObject();
+  if (!pod) return null;
+  const key = objectKey(pod);
+  for (let i = player.cycles.length - 1; i >= 0; i -= 1) {
+    const cycle = player.cycles[i];
+    if (cycle.pod === key && !cycle.whatIf) return cycle;
+  }
+  if (ui.whyExplained && ui.whyExplained.pod === key) return ui.whyExplained;
+  return null;
+}
+
+function whyOf(cycle) {
+  return cycle && cycle.events ? whyPending(frameAt(cycle, cycle.events.length)) : null;
+}
+
+// No cycle of the pod at hand (it ran before the kept history, or never): the fetched cycle's
+// events, or the server's what-if of it, folded the same way.
 function askWhy(force = false) {
   const pod = selectedPodObject();
-  if (!pod || pod.spec.nodeName) {
-    ui.why = null;
+  if (!pod || pod.spec.nodeName) return;
+  const cycle = whyCycle();
+  if (cycle && !cycle.whatIf && !cycle.events && typeof cycle.cycle === "number") {
+    loadCycleEvents(cycle.cycle);
     return;
   }
+  if (cycle && !force) return;
   const stamp = `${objectKey(pod)}@${state.rv}`;
   if (!force && ui.whyFor === stamp) return;
   ui.whyFor = stamp;
@@ -121,7 +146,8 @@ function askWhy(force = false) {
     .send({ action: "explain", yaml: JSON.stringify(pod) })
     .then((msg) => {
       if (ui.whyFor !== stamp) return;
-      ui.why = whyPending(msg.explanation, pod, state);
+      const ex = msg.explanation;
+      ui.whyExplained = { cycle: "explained", pod: objectKey(pod), events: ex.events, explained: true };
     })
     .catch((err) => toast(err.message, "error"))
     .finally(() => {
@@ -132,12 +158,11 @@ function askWhy(force = false) {
 
 function selectPod(key) {
   ui.selectedPod = key;
-  ui.why = null;
   ui.whyFor = null;
   const pod = selectedPodObject();
   if (pod && !pod.spec.nodeName) {
     ui.tab = "why";
-    askWhy(true);
+    askWhy();
   }
   broadcastView();
   rerender();
@@ -155,11 +180,13 @@ function broadcastView() {
 function handle(msg) {
   if (msg.type === "snapshot") {
     state = applySnapshot(state, msg);
+    refreshRequested();
     loadRecentCycles();
     loadLesson(state.cluster.lesson);
     askWhy();
   } else if (msg.type === "watch") {
     applyWatch(state, msg);
+    if (msg.kind === "Pod" || msg.kind === "Node") refreshRequested();
     ui.change = msg;
     ui.changeHop = 0;
     if (ui.selectedPod && msg.kind === "Pod" && objectKey(msg.object) === ui.selectedPod) askWhy();
@@ -184,7 +211,7 @@ function followPresenter(msg) {
   ui.selectedNode = msg.node || null;
   if (msg.tab) ui.tab = msg.tab;
   if (msg.cycle !== null && msg.cycle !== undefined) player.seek(msg.cycle);
-  if (ui.tab === "why") askWhy(true);
+  if (ui.tab === "why") askWhy();
 }
 
 function loadLesson(name) {
@@ -211,6 +238,39 @@ function loadRecentCycles() {
       if (pendingCycleSeek) loadCycle(pendingCycleSeek.cycle, pendingCycleSeek.step);
       else if (!player.current && player.cycles.length) loadCycle(player.cycles[player.cycles.length - 1].cycle, null);
       rerender();
+    });
+}
+
+// The board's bars: requested vs allocatable as the scheduler counts them (one fetch per burst).
+let requestedTimer = null;
+function refreshRequested() {
+  if (requestedTimer) return;
+  requestedTimer = setTimeout(() => {
+    requestedTimer = null;
+    fetch(`/api/clusters/${slug}/requested`)
+      .then((r) => (r.ok ? r.json() : null))
+      .then((msg) => {
+        if (!msg) return;
+        applyRequested(state, msg);
+        rerender();
+      })
+      .catch(() => {});
+  }, 100);
+}
+
+// A kept cycle's events, without moving the player (for Why Pending).
+function loadCycleEvents(number) {
+  const known = player.cycles.find((c) => c.cycle === number);
+  if (!known || known.events || known.loading) return;
+  known.loading = true;
+  fetch(`/api/clusters/${slug}/cycles/${number}`)
+    .then((r) => (r.ok ? r.json() : null))
+    .then((cycle) => {
+      if (cycle) known.events = cycle.events;
+      rerender();
+    })
+    .finally(() => {
+      known.loading = false;
     });
 }
 
@@ -250,7 +310,13 @@ const render = () => {
   renderTabs($("#detail"), ui.tab);
   for (const panel of document.querySelectorAll("#detail [data-panel]")) panel.hidden = panel.dataset.panel !== ui.tab;
   const pod = selectedPodObject();
-  if (ui.tab === "why") drawIf("why", [pod, ui.why, ui.whyLoading], () => renderWhy($("[data-panel=why]"), { pod, why: ui.why, loading: ui.whyLoading }));
+  if (ui.tab === "why") {
+    const cycle = whyCycle();
+    if (!cycle || !cycle.events) askWhy();
+    drawIf("why", [pod, cycle, cycle && cycle.events, ui.whyLoading], () =>
+      renderWhy($("[data-panel=why]"), { pod, cycle, why: whyOf(cycle), loading: ui.whyLoading }),
+    );
+  }
   if (ui.tab === "scores") drawIf("scores", [player.current, player.cursor], () => renderScores($("[data-panel=scores]"), frame));
   if (ui.tab === "events") drawIf("events", [state.rv, pod, Math.floor(Date.now() / 5000)], () => renderEvents($("[data-panel=events]"), state, pod));
   if (ui.tab === "listwatch") drawIf("listwatch", [ui.change, ui.changeHop], () => renderListWatch($("[data-panel=listwatch]"), ui.change, ui.changeHop));

@@ -1,13 +1,11 @@
 // The cluster as the browser knows it: a pure fold of the stream (no DOM here).
 
-import { parseQuantity } from "../lib/quantity.js";
-
 export const KINDS = ["Node", "Pod", "Event", "Deployment", "ReplicaSet", "PriorityClass", "Namespace"];
 
 export function emptyState() {
   const objects = {};
   for (const kind of KINDS) objects[kind] = new Map();
-  return { rv: "0", cluster: {}, objects, evictions: new Map(), lastChange: null };
+  return { rv: "0", cluster: {}, objects, evictions: new Map(), lastChange: null, requested: null };
 }
 
 export function objectKey(obj) {
@@ -17,6 +15,7 @@ export function objectKey(obj) {
 
 export function applySnapshot(state, msg) {
   const next = emptyState();
+  next.requested = state.requested;
   next.rv = msg.resourceVersion;
   next.cluster = msg.cluster || {};
   for (const kind of KINDS) {
@@ -62,27 +61,20 @@ export function podStatus(pod) {
   return status.phase || "Pending";
 }
 
-function podRequest(pod, resource) {
-  let total = 0;
-  for (const c of pod.spec.containers || []) total += parseQuantity(((c.resources || {}).requests || {})[resource]);
-  let initMax = 0;
-  for (const c of pod.spec.initContainers || []) {
-    initMax = Math.max(initMax, parseQuantity(((c.resources || {}).requests || {})[resource]));
-  }
-  return Math.max(total, initMax) + parseQuantity((pod.spec.overhead || {})[resource]);
+// The server's figures (scheduler_core's accounting) of requested vs allocatable per node: cpu in
+// millicores, memory in bytes, pods. Kept only if at least as new as what is shown.
+export function applyRequested(state, msg) {
+  if (state.requested && BigInt(msg.resourceVersion) < BigInt(state.requested.resourceVersion)) return state;
+  state.requested = msg;
+  return state;
 }
 
-// Requested vs allocatable for the bars of a node card.
+// Requested vs allocatable for the bars of a node card, or null until the server has said.
 export function nodeUsage(state, node) {
-  const alloc = (node.status || {}).allocatable || {};
-  const pods = podsOnNode(state, node.metadata.name).filter(
-    (p) => !["Succeeded", "Failed"].includes((p.status || {}).phase),
-  );
-  return {
-    cpu: { used: pods.reduce((s, p) => s + podRequest(p, "cpu"), 0), total: parseQuantity(alloc.cpu) },
-    memory: { used: pods.reduce((s, p) => s + podRequest(p, "memory"), 0), total: parseQuantity(alloc.memory) },
-    pods: { used: pods.length, total: parseQuantity(alloc.pods) },
-  };
+  const figures = state.requested && state.requested.nodes[node.metadata.name];
+  if (!figures) return null;
+  const pick = (r) => ({ used: figures[r].requested, total: figures[r].allocatable });
+  return { cpu: pick("cpu"), memory: pick("memory"), pods: pick("pods"), resourceVersion: state.requested.resourceVersion };
 }
 
 export function eventsFor(state, obj) {

@@ -20,27 +20,41 @@ export function frameAt(cycle, upto) {
     scheduled: false,
     nominatedNode: null,
     preemption: null,
+    postFilter: null,
+    detail: {}, // Filter plugin → the detail the core gave (requests, taints, missing labels)
+    filtersRan: [], // Filter plugins evaluated so far, in order
+    filterFinished: false,
+    plugin: null, // the plugin of the last event shown
   };
-  const node = (name) => (frame.nodes[name] ||= { rejected: null, failures: [], scores: {}, total: null });
+  const node = (name) => (frame.nodes[name] ||= { rejected: null, failures: [], scores: {}, total: null, filtered: false });
   const enter = (stage) => {
     if (frame.stage && frame.stage !== stage) frame.done.add(frame.stage);
     frame.stage = stage;
   };
   const events = cycle.events.slice(0, upto);
   for (const e of events) {
+    frame.plugin = e.plugin || null;
     if (e.type === "phase.started") enter(e.point);
     else if (e.type === "plugin.evaluated" && e.point === "PreFilter") {
       const code = e.status && e.status.code;
       if (code === "Unschedulable" || code === "UnschedulableAndUnresolvable") frame.preFilter = e.status;
-    } else if (e.type === "plugin.evaluated" && e.point === "Filter" && e.verdicts) {
-      for (const [name, verdict] of Object.entries(e.verdicts)) {
+    } else if (e.type === "plugin.evaluated" && e.point === "Filter") {
+      frame.filtersRan.push(e.plugin);
+      if (e.detail) frame.detail[e.plugin] = e.detail;
+      for (const [name, verdict] of Object.entries(e.verdicts || {})) {
         const n = node(name);
-        if (verdict.code !== "Success") {
-          const failure = { plugin: e.plugin, code: verdict.code, reasons: verdict.reasons };
-          n.failures.push(failure);
-          if (!n.rejected) n.rejected = failure;
-        }
+        n.filtered = true;
+        if (verdict.code !== "Success") n.failures.push({ plugin: e.plugin, code: verdict.code, reasons: verdict.reasons });
       }
+    } else if (e.type === "filter.finished") {
+      // The core names, per rejected node, the plugin whose status upstream records.
+      frame.filterFinished = true;
+      for (const [name, plugin] of Object.entries(e.rejectedBy || {})) {
+        const n = node(name);
+        n.rejected = n.failures.find((f) => f.plugin === plugin) || { plugin, code: "Unschedulable", reasons: [] };
+      }
+    } else if (e.type === "plugin.evaluated" && e.point === "PostFilter") {
+      frame.postFilter = e.status || null;
     } else if (e.type === "node.skipped") {
       for (const name of Object.keys(e.nodes || {})) {
         const n = node(name);

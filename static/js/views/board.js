@@ -2,7 +2,7 @@
 // lane. Cards are keyed by node name and updated in place, so streaming never makes the layout jump.
 
 import { h, keyed } from "../lib/dom.js";
-import { formatBytes, formatCpu } from "../lib/quantity.js";
+import { formatBytes, formatMilliCpu } from "../lib/quantity.js";
 import { nodeUsage, nodes, objectKey, pendingPods, podStatus, podsOnNode, schedulingMessage } from "../model/cluster_state.js";
 
 const COMPACT_ABOVE = 40;
@@ -71,7 +71,15 @@ function verdictLine(nodeName, frame) {
       .map(([, s]) => s.weighted);
     return h("div", { class: "verdict verdict-pass" }, `✓ ${info.total} = ${parts.join("+")}`);
   }
-  if (frame.done.has("Filter") || frame.stage === "Filter") return h("div", { class: "verdict verdict-pass" }, "✓ passed filters");
+  if (info && info.failures.length) {
+    const plugins = info.failures.map((f) => f.plugin).join(", ");
+    return h("div", { class: "verdict verdict-failing" }, `✗ ${plugins} (filters running)`);
+  }
+  if (frame.filterFinished) return h("div", { class: "verdict verdict-pass" }, "✓ passed filters");
+  if (frame.stage === "Filter") {
+    const running = frame.plugin ? ` · ${frame.plugin} checked` : "";
+    return h("div", { class: "verdict verdict-waiting" }, `… waiting for filters${running}`);
+  }
   return h("div", { class: "verdict verdict-none" }, " ");
 }
 
@@ -100,9 +108,9 @@ function nodeCard(state, node, frame, ui) {
     h(
       "div",
       { class: "bars" },
-      bar("cpu", usage.cpu.used, usage.cpu.total, formatCpu),
-      bar("mem", usage.memory.used, usage.memory.total, formatBytes),
-      bar("pods", usage.pods.used, usage.pods.total, (v) => String(Math.round(v))),
+      usage ? bar("cpu", usage.cpu.used, usage.cpu.total, formatMilliCpu) : null,
+      usage ? bar("mem", usage.memory.used, usage.memory.total, formatBytes) : null,
+      usage ? bar("pods", usage.pods.used, usage.pods.total, (v) => String(v)) : null,
     ),
     h("div", { class: "pods" }, podsOnNode(state, name).map((p) => podChip(p, ui.selectedPod))),
     verdictLine(name, frame),
@@ -154,6 +162,7 @@ export function renderBoard(root, state, frame, ui) {
       const sig = JSON.stringify([
         compact,
         n.metadata.resourceVersion,
+        state.requested && state.requested.nodes[name],
         pods,
         frame && frame.nodes[name],
         frame && frame.winner === name,

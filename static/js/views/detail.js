@@ -19,21 +19,40 @@ export function renderTabs(root, active) {
   }
 }
 
-export function renderWhy(root, { pod, why, loading }) {
-  if (!pod) {
-    replace(root, h("p", { class: "empty" }, "Select a pending pod (or press “why?” in the pending lane)."));
+function cycleLabel(cycle) {
+  if (cycle.whatIf) return "what-if (nothing was created)";
+  if (cycle.explained) return "the scheduler's answer now (no kept cycle of this pod)";
+  return `from cycle ${cycle.cycle}`;
+}
+
+export function renderWhy(root, { pod, cycle, why, loading }) {
+  if (!pod && !(cycle && cycle.whatIf)) {
+    replace(root, h("p", { class: "empty" }, "Select a pending pod (or press “why?” in the pending lane), or press Explain on a pod in the editor."));
     return;
   }
-  const key = objectKey(pod);
-  const message = schedulingMessage(pod);
-  const parts = [
-    h("h3", {}, key, pod.spec.nodeName ? ` → ${pod.spec.nodeName}` : " (Pending)"),
-    message
-      ? h("pre", { class: "kubectl-message" }, `Warning  FailedScheduling  default-scheduler  ${message}`)
-      : h("p", {}, pod.spec.nodeName ? `Bound to ${pod.spec.nodeName}.` : "Not tried yet."),
-  ];
+  const parts = [];
+  if (pod) {
+    const key = objectKey(pod);
+    const message = schedulingMessage(pod);
+    parts.push(
+      h("h3", {}, key, pod.spec.nodeName ? ` → ${pod.spec.nodeName}` : " (Pending)"),
+      message
+        ? h("pre", { class: "kubectl-message" }, `Warning  FailedScheduling  default-scheduler  ${message}`)
+        : h("p", {}, pod.spec.nodeName ? `Bound to ${pod.spec.nodeName}.` : "Not tried yet."),
+    );
+  } else {
+    parts.push(h("h3", {}, `${cycle.pod} (what-if)`));
+    if (why) {
+      parts.push(
+        why.scheduled
+          ? h("pre", { class: "kubectl-message ok" }, `Normal  Scheduled  default-scheduler  ${why.message}`)
+          : h("pre", { class: "kubectl-message" }, `Warning  FailedScheduling  default-scheduler  ${why.message}`),
+      );
+    }
+  }
+  if (cycle) parts.push(h("p", { class: "why-source" }, cycleLabel(cycle)));
   if (loading) parts.push(h("p", { class: "loading" }, "asking the scheduler…"));
-  if (why) {
+  if (why && !(pod && pod.spec.nodeName)) {
     for (const group of why.groups) {
       parts.push(
         h(
@@ -57,7 +76,16 @@ export function renderWhy(root, { pod, why, loading }) {
         ),
       );
     }
-    if (why.preemption) parts.push(h("p", { class: "preemption" }, why.preemption));
+    if (why.preemption) {
+      parts.push(
+        h(
+          "p",
+          { class: "preemption" },
+          why.preemption.text,
+          why.preemption.status ? h("span", { class: "status" }, ` (${why.preemption.status})`) : null,
+        ),
+      );
+    }
   }
   replace(root, parts);
 }

@@ -1,0 +1,69 @@
+// Unit tests of the browser's pure model (node --test): fed with cycles the real core emitted
+// (tests/js/fixtures/cycles.json, kept current by tests/test_js_fixtures.py).
+
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { test } from "node:test";
+
+import { applyRequested, emptyState, nodeUsage } from "../../static/js/model/cluster_state.js";
+import { frameAt } from "../../static/js/model/cycle_player.js";
+import { whyPending } from "../../static/js/model/why_pending.js";
+
+const CYCLES = JSON.parse(readFileSync(new URL("./fixtures/cycles.json", import.meta.url)));
+const end = (cycle) => frameAt(cycle, cycle.events.length);
+
+test("the recorded plugin per node comes from filter.finished, not from the plugin order", () => {
+  const cycle = CYCLES["taint-and-selector"];
+  const frame = end(cycle);
+  assert.equal(frame.nodes.node01.rejected.plugin, "TaintToleration");
+  assert.equal(frame.nodes.node02.rejected.plugin, "TaintToleration");
+  assert.equal(frame.nodes.node03.rejected.plugin, "NodeAffinity");
+  // Before filter.finished no node is marked rejected yet, only its failures so far.
+  const before = frameAt(cycle, cycle.events.findIndex((e) => e.type === "filter.finished"));
+  assert.equal(before.nodes.node01.rejected, null);
+  assert.deepEqual(before.nodes.node01.failures.map((f) => f.plugin), ["TaintToleration", "NodeAffinity"]);
+  assert.equal(before.filterFinished, false);
+});
+
+test("Why Pending: taints and missing labels from the core's detail", () => {
+  const why = whyPending(end(CYCLES["taint-and-selector"]));
+  assert.match(why.message, /^0\/3 nodes are available/);
+  const byReason = Object.fromEntries(why.groups.map((g) => [g.reason, g]));
+  const gpu = byReason["node(s) had untolerated taint {gpu: true}"];
+  assert.deepEqual(gpu.nodes, ["node02"]);
+  assert.equal(gpu.items[0].text, "node02 has taint gpu=true:NoSchedule — add this toleration to the pod");
+  assert.equal(gpu.items[0].snippet, 'tolerations:\n- key: "gpu"\n  operator: "Equal"\n  value: "true"\n  effect: "NoSchedule"');
+  assert.equal(gpu.items[0].command, "kubectl taint node node02 gpu:NoSchedule-");
+  const selector = byReason["node(s) didn't match Pod's node affinity/selector"];
+  assert.deepEqual(selector.items, [{ text: "node03 lacks label kgc=a that the pod's nodeSelector asks for", command: "kubectl label nodes node03 kgc=a" }]);
+  assert.match(why.preemption.text, /^Why preemption did not help: on node01, node02, node03 the reasons are ones evicting pods cannot fix/);
+});
+
+test("Why Pending: resources as the core counts them (the sidecar's 250m included)", () => {
+  const frame = end(CYCLES["insufficient-cpu"]);
+  const detail = frame.detail.NodeResourcesFit.cpu;
+  assert.equal(detail.used.node03, 750);
+  const why = whyPending(frame);
+  assert.equal(why.groups.length, 1);
+  const [group] = why.groups;
+  assert.equal(group.reason, "Insufficient cpu");
+  assert.deepEqual(group.nodes, ["node01", "node02", "node03"]);
+  assert.equal(group.items[0].text, "needs 2.1 CPU, the freest of these nodes (node01) has 2 CPU free of 2 CPU");
+});
+
+test("a scheduled cycle: no groups, the winner named", () => {
+  const why = whyPending(end(CYCLES.scheduled));
+  assert.equal(why.scheduled, true);
+  assert.equal(why.winner, "node01");
+  assert.deepEqual(why.groups, []);
+  assert.equal(why.preemption, null);
+});
+
+test("the bars draw the server's requested figures, never older ones", () => {
+  const state = emptyState();
+  const node = { metadata: { name: "node03" } };
+  assert.equal(nodeUsage(state, node), null);
+  applyRequested(state, { resourceVersion: "12", nodes: { node03: { cpu: { requested: 750, allocatable: 1000 }, memory: { requested: 0, allocatable: 2 }, pods: { requested: 1, allocatable: 110 } } } });
+  applyRequested(state, { resourceVersion: "11", nodes: {} });
+  assert.deepEqual(nodeUsage(state, node).cpu, { used: 750, total: 1000 });
+});
