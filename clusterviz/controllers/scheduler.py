@@ -60,6 +60,9 @@ def schedule_next(cluster: Cluster) -> bool:
     row = next_pod(cluster)
     if row is None:
         return False
+    # The resourceVersion the snapshot is at (or a little older): a browser marks a node whose
+    # resourceVersion is newer as changed since this cycle.
+    seen_rv = Cluster.objects.filter(pk=cluster.pk).values_list("resource_version", flat=True).get()
     snap = snapshot(cluster)
     key = f"{row.namespace}/{row.name}"
     info = snap.pod_infos[key]
@@ -84,6 +87,7 @@ def schedule_next(cluster: Cluster) -> bool:
             "node": result.selected_node,
             "message": result.message,
             "events": wire,
+            "resourceVersion": str(seen_rv),
             "path": ["kube-apiserver", "scheduler"],
         },
     )
@@ -92,7 +96,7 @@ def schedule_next(cluster: Cluster) -> bool:
             _bind(cluster, row, info, result)
         else:
             _fail(cluster, row, info, result)
-        _keep_cycle(cluster, result, wire)
+        _keep_cycle(cluster, result, wire, seen_rv)
     return True
 
 
@@ -159,7 +163,7 @@ def _preempt(cluster: Cluster, victim: PodInfo, preemptor: dict[str, Any], node:
     record_event(cluster, body, "Normal", "Preempted", f"Preempted by pod {uid} on node {node}", COMPONENT)
 
 
-def _keep_cycle(cluster: Cluster, result: ScheduleResult, wire: list[dict[str, Any]]) -> None:
+def _keep_cycle(cluster: Cluster, result: ScheduleResult, wire: list[dict[str, Any]], seen_rv: int) -> None:
     SchedulingCycle.objects.create(
         cluster=cluster,
         number=result.cycle,
@@ -168,6 +172,6 @@ def _keep_cycle(cluster: Cluster, result: ScheduleResult, wire: list[dict[str, A
         node=result.selected_node or "",
         message=result.message,
         events=wire,
-        resource_version=cluster.resource_version,
+        resource_version=seen_rv,
     )
     SchedulingCycle.objects.filter(cluster=cluster, number__lte=result.cycle - CYCLES_KEPT).delete()

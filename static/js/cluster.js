@@ -2,7 +2,7 @@
 
 import { $, frameBatcher, h } from "./lib/dom.js";
 import { ClusterSocket } from "./lib/socket.js";
-import { applyRequested, applySnapshot, applyWatch, emptyState, objectKey } from "./model/cluster_state.js";
+import { ageOf, applyRequested, applySnapshot, applyWatch, emptyState, nodesChangedSince, objectKey } from "./model/cluster_state.js";
 import { CyclePlayer, frameAt, mergeSummaries } from "./model/cycle_player.js";
 import { readView, writeView } from "./model/url_state.js";
 import { whyPending } from "./model/why_pending.js";
@@ -31,6 +31,9 @@ const ui = {
   nodeFilter: "",
   compact: false,
   showSystemLabels: false,
+  hideVerdicts: false, // the board shows only the cluster now, no cycle's verdicts
+  stale: new Set(), // nodes changed since the viewed cycle
+  verdictSource: null,
   whyExplained: null, // a server what-if of the selected pod when no cycle of it is at hand
   whyLoading: false,
   whyFor: null,
@@ -80,8 +83,7 @@ const editor = new Editor($("#editor"), {
         editor.showError(null);
         const ex = msg.explanation;
         player.follow = false;
-        whatIfCount += 1;
-        player.cycles.push({ cycle: `what-if-${whatIfCount}`, pod: ex.pod, events: ex.events, whatIf: true, explanation: ex });
+        player.cycles.push(whatIfCycle(ex, text));
         player.index = player.cycles.length - 1;
         player.cursor = 0;
         player.playing = true;
@@ -191,7 +193,8 @@ function handle(msg) {
     ui.changeHop = 0;
     if (ui.selectedPod && msg.kind === "Pod" && objectKey(msg.object) === ui.selectedPod) askWhy();
   } else if (msg.type === "scheduler.cycle") {
-    player.add(msg);
+    player.add({ ...msg, receivedAt: Date.now(), resourceVersion: msg.resourceVersion || state.rv });
+    ui.hideVerdicts = false;
   } else if (msg.type === "eviction.scheduled") {
     state.evictions.set(msg.pod, msg.deadline);
   } else if (msg.type === "cluster.updated") {
@@ -303,9 +306,56 @@ function drawIf(key, deps, draw) {
   draw();
 }
 
+// The board's verdicts: only those of the cycle being viewed, labelled, nodes changed since marked.
+function boardVerdicts() {
+  const cycle = player.current;
+  const frame = ui.hideVerdicts ? null : player.frame();
+  ui.stale = frame ? nodesChangedSince(state, cycle.resourceVersion) : new Set();
+  ui.verdictSource = frame ? { label: cycleName(cycle), pod: cycle.pod, age: cycle.receivedAt ? `${ageOf(cycle.receivedAt)} ago` : "before this page opened" } : null;
+  return frame;
+}
+
+function cycleName(cycle) {
+  if (cycle.reexplained) return `re-explained ${cycle.pod}`;
+  return cycle.whatIf ? "what-if" : `cycle ${cycle.cycle}`;
+}
+
+function whatIfCycle(ex, yaml, reexplained = false) {
+  whatIfCount += 1;
+  return { cycle: `what-if-${whatIfCount}`, pod: ex.pod, events: ex.events, whatIf: true, explanation: ex, yaml, reexplained, receivedAt: Date.now(), resourceVersion: state.rv };
+}
+
+// One click on an out-of-date verdict: the scheduler's answer for the viewed cycle's pod, now.
+function reexplain() {
+  const cycle = player.current;
+  if (!cycle) return;
+  let yaml = cycle.yaml;
+  if (!yaml) {
+    const pod = state.objects.Pod.get(cycle.pod);
+    if (!pod) {
+      toast(`${cycle.pod} no longer exists: paste it in the editor and press Explain`, "error");
+      return;
+    }
+    const copy = JSON.parse(JSON.stringify(pod));
+    delete copy.status;
+    if (copy.spec) delete copy.spec.nodeName;
+    yaml = JSON.stringify(copy);
+  }
+  socket
+    .send({ action: "explain", yaml })
+    .then((msg) => {
+      player.follow = false;
+      player.cycles.push(whatIfCycle(msg.explanation, cycle.yaml, true));
+      player.index = player.cycles.length - 1;
+      player.toEnd();
+      rerender();
+    })
+    .catch((err) => toast(err.message, "error"));
+}
+
 const render = () => {
   const frame = player.frame();
-  renderBoard($("#board"), state, frame, ui);
+  renderBoard($("#board"), state, boardVerdicts(), ui);
   renderPipeline($("#pipeline"), player);
   renderTabs($("#detail"), ui.tab);
   for (const panel of document.querySelectorAll("#detail [data-panel]")) panel.hidden = panel.dataset.panel !== ui.tab;
@@ -339,6 +389,16 @@ function nextLessonStep() {
 // --- controls -----------------------------------------------------------------------------------
 
 $("#board").addEventListener("click", (event) => {
+  const verdicts = event.target.closest("[data-verdicts]");
+  if (verdicts) {
+    ui.hideVerdicts = verdicts.dataset.verdicts === "hide";
+    rerender();
+    return;
+  }
+  if (event.target.closest("[data-reexplain]")) {
+    reexplain();
+    return;
+  }
   const cordon = event.target.closest("[data-cordon]");
   if (cordon) {
     const node = state.objects.Node.get(cordon.dataset.cordon);
@@ -457,5 +517,6 @@ function tick(now) {
   requestAnimationFrame(tick);
 }
 requestAnimationFrame(tick);
+setInterval(rerender, 1000); // the ages of cycles and the eviction countdowns
 if (ui.tab === "why") askWhy();
 rerender();

@@ -3,6 +3,7 @@ core's, every view is current, what-ifs explain themselves. Each test gets a fre
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from playwright.sync_api import Page, expect
@@ -58,4 +59,58 @@ def test_bars_and_why_pending_count_a_sidecar_as_the_scheduler_does(page: Page, 
         "needs 600m CPU, the freest of these nodes (node03) has 250m CPU free of 1 CPU"
     )
     expect(why.locator(".why-source")).to_contain_text("cycle")
+    no_page_errors(page)
+
+
+PLAIN_POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: plain}
+spec:
+  containers:
+  - {name: app, image: soscscs/myapp:v1, resources: {requests: {cpu: 100m}}}
+"""
+
+
+def test_a_node_changed_since_the_viewed_cycle_shows_no_stale_verdict(page: Page, new_cluster: Any) -> None:
+    api = new_cluster("demo")
+    without_deployment(api)
+    open_cluster(page, api.url)
+    page.locator("#editor textarea").fill(PLAIN_POD)
+    page.locator("[data-editor=create]").click()
+    finish_cycle_of(page, "default/plain")
+    winner = str(
+        api.wait_for("plain to be bound", lambda: (pod_of(api, "default/plain") or {}).get("spec", {}).get("nodeName"))
+    )
+    source = page.locator("#board .verdict-source")
+    expect(source).to_contain_text("verdicts of cycle")
+    expect(source).to_contain_text("default/plain")
+    expect(source).to_contain_text("ago")
+    expect(card(page, "node01")).to_have_class("node-card rejected")
+    expect(card(page, winner).locator(".verdict")).to_contain_text("★ selected")
+
+    # node01 loses its taint, the winner gains one: neither keeps the verdict of a cluster that is gone.
+    api.act(
+        {"action": "taint", "node": "node01", "key": "qqq", "value": "value1", "effect": "NoSchedule", "remove": True}
+    )
+    api.act({"action": "taint", "node": winner, "key": "gpu", "value": "true", "effect": "NoSchedule"})
+    expect(card(page, "node01").locator(".verdict")).to_contain_text("⟳ changed since cycle")
+    expect(card(page, "node01")).not_to_have_class("node-card rejected")
+    expect(card(page, "node01").locator(".verdict")).not_to_contain_text("TaintToleration")
+    expect(card(page, winner).locator(".verdict")).to_contain_text("⟳ changed since cycle")
+    expect(card(page, winner).locator(".verdict")).not_to_contain_text("★")
+    expect(source).to_contain_text("2 node(s) changed since")
+
+    # One click asks the scheduler again: node01 now passes, the tainted winner is rejected.
+    card(page, "node01").locator("[data-reexplain]").click()
+    expect(source).to_contain_text("verdicts of re-explained default/plain")
+    expect(card(page, "node01").locator(".verdict")).to_have_text(re.compile(r"^(★ selected|✓) \d+"))
+    expect(card(page, winner).locator(".verdict")).to_have_text(
+        "✗ TaintToleration: node(s) had untolerated taint {gpu: true}"
+    )
+
+    # Hidden verdicts: the board is the cluster now, nothing faded, nothing crowned.
+    source.locator("[data-verdicts=hide]").click()
+    expect(page.locator("#board .node-card.rejected, #board .node-card.winner")).to_have_count(0)
+    expect(source).to_contain_text("the cluster now")
     no_page_errors(page)

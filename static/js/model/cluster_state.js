@@ -77,6 +77,23 @@ export function nodeUsage(state, node) {
   return { cpu: pick("cpu"), memory: pick("memory"), pods: pick("pods"), resourceVersion: state.requested.resourceVersion };
 }
 
+// The nodes whose object changed after resourceVersion `rv` (or that did not exist then): a cycle
+// seen at `rv` says nothing reliable about them any more.
+export function nodesChangedSince(state, rv) {
+  const changed = new Set();
+  if (rv === undefined || rv === null || rv === "") return changed;
+  const since = BigInt(rv);
+  for (const [name, node] of state.objects.Node) {
+    if (BigInt(node.metadata.resourceVersion || "0") > since) changed.add(name);
+  }
+  return changed;
+}
+
+// "12s", "3m", "2h": how long ago a moment (ms since the epoch) was.
+export function ageOf(then, now = Date.now()) {
+  return age((now - then) / 1000);
+}
+
 export function eventsFor(state, obj) {
   const uid = obj.metadata.uid;
   return [...state.objects.Event.values()]

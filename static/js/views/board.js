@@ -1,7 +1,7 @@
 // The board: one card per node (labels, taints, bars, pods, this cycle's verdict) and the pending
 // lane. Cards are keyed by node name and updated in place, so streaming never makes the layout jump.
 
-import { h, keyed } from "../lib/dom.js";
+import { h, keyed, replace } from "../lib/dom.js";
 import { formatBytes, formatMilliCpu } from "../lib/quantity.js";
 import { nodeUsage, nodes, objectKey, pendingPods, podStatus, podsOnNode, schedulingMessage } from "../model/cluster_state.js";
 
@@ -50,8 +50,16 @@ function podChip(pod, selectedPod) {
   );
 }
 
-function verdictLine(nodeName, frame) {
+function verdictLine(nodeName, frame, ui) {
   if (!frame) return h("div", { class: "verdict verdict-none" }, " ");
+  if (ui.stale.has(nodeName)) {
+    return h(
+      "div",
+      { class: "verdict verdict-stale" },
+      `⟳ changed since ${ui.verdictSource.label} `,
+      h("button", { type: "button", class: "reexplain", dataset: { reexplain: nodeName }, title: "ask the scheduler again, with the cluster as it is now" }, "re-explain"),
+    );
+  }
   const info = frame.nodes[nodeName];
   if (frame.winner === nodeName) {
     const total = info && info.total !== null ? ` ${info.total}` : "";
@@ -89,7 +97,8 @@ function nodeCard(state, node, frame, ui) {
   const info = frame && frame.nodes[name];
   const classes = ["node-card"];
   if (node.spec.unschedulable) classes.push("cordoned");
-  if (frame && frame.winner === name) classes.push("winner");
+  if (frame && ui.stale.has(name)) classes.push("stale");
+  else if (frame && frame.winner === name) classes.push("winner");
   else if (info && info.rejected) classes.push("rejected");
   if (ui.selectedNode === name) classes.push("selected");
   const labels = Object.entries(node.metadata.labels || {}).filter(([k]) => ui.showSystemLabels || !k.startsWith("kubernetes.io/hostname"));
@@ -113,7 +122,7 @@ function nodeCard(state, node, frame, ui) {
       usage ? bar("pods", usage.pods.used, usage.pods.total, (v) => String(v)) : null,
     ),
     h("div", { class: "pods" }, podsOnNode(state, name).map((p) => podChip(p, ui.selectedPod))),
-    verdictLine(name, frame),
+    verdictLine(name, frame, ui),
   );
 }
 
@@ -122,7 +131,10 @@ function compactTile(node, frame, ui) {
   const info = frame && frame.nodes[name];
   let cls = "tile";
   let mark = "";
-  if (frame && frame.winner === name) {
+  if (frame && ui.stale.has(name)) {
+    cls += " stale";
+    mark = "⟳";
+  } else if (frame && frame.winner === name) {
     cls += " winner";
     mark = "★";
   } else if (info && info.rejected) {
@@ -167,6 +179,10 @@ export function renderBoard(root, state, frame, ui) {
         frame && frame.nodes[name],
         frame && frame.winner === name,
         frame && frame.stage,
+        frame && frame.filterFinished,
+        frame && frame.plugin,
+        ui.stale.has(name),
+        ui.verdictSource && ui.verdictSource.label,
         ui.selectedNode === name,
         ui.selectedPod,
         ui.showSystemLabels,
@@ -175,6 +191,7 @@ export function renderBoard(root, state, frame, ui) {
     }),
   );
   root.querySelector(".node-count").textContent = `${shown.length}/${all.length} nodes`;
+  renderVerdictSource(root.querySelector(".verdict-source"), ui);
   const lane = root.querySelector(".pending-lane .pods");
   const pending = pendingPods(state);
   keyed(
@@ -197,5 +214,29 @@ export function renderBoard(root, state, frame, ui) {
           };
         })
       : [{ key: "", sig: "", build: () => h("span", { class: "empty" }, "no pending pods") }],
+  );
+}
+
+// Whose verdicts the cards show: the viewed cycle, its pod and age — or none (the cluster now).
+function renderVerdictSource(el, ui) {
+  const source = ui.verdictSource;
+  const sig = JSON.stringify([source, ui.stale.size, ui.hideVerdicts]);
+  if (el._sig === sig) return;
+  el._sig = sig;
+  if (!source) {
+    replace(
+      el,
+      h("span", {}, "the cluster now, no cycle's verdicts"),
+      ui.hideVerdicts ? h("button", { type: "button", dataset: { verdicts: "show" } }, "show verdicts") : null,
+    );
+    return;
+  }
+  replace(
+    el,
+    h("strong", {}, `verdicts of ${source.label}`),
+    ` · ${source.pod} · ${source.age}`,
+    ui.stale.size ? h("span", { class: "stale-count" }, ` · ${ui.stale.size} node(s) changed since`) : null,
+    " ",
+    h("button", { type: "button", dataset: { verdicts: "hide" } }, "hide verdicts"),
   );
 }
