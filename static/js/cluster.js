@@ -368,7 +368,12 @@ const render = () => {
     );
   }
   if (ui.tab === "scores") drawIf("scores", [player.current, player.cursor], () => renderScores($("[data-panel=scores]"), frame));
-  if (ui.tab === "events") drawIf("events", [state.rv, pod, Math.floor(Date.now() / 5000)], () => renderEvents($("[data-panel=events]"), state, pod));
+  if (ui.tab === "events") {
+    const whatIf = !pod && player.current && player.current.whatIf ? player.current : null;
+    drawIf("events", [state.rv, pod, whatIf, Math.floor(Date.now() / 5000)], () =>
+      renderEvents($("[data-panel=events]"), state, pod, whatIf && whatIf.events ? frameAt(whatIf, whatIf.events.length) : null),
+    );
+  }
   if (ui.tab === "listwatch") drawIf("listwatch", [ui.change, ui.changeHop], () => renderListWatch($("[data-panel=listwatch]"), ui.change, ui.changeHop));
   if (ui.tab === "lesson") {
     const step = state.cluster.lessonStep || 0;

@@ -114,3 +114,52 @@ def test_a_node_changed_since_the_viewed_cycle_shows_no_stale_verdict(page: Page
     expect(page.locator("#board .node-card.rejected, #board .node-card.winner")).to_have_count(0)
     expect(source).to_contain_text("the cluster now")
     no_page_errors(page)
+
+
+NVME_POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: wants-nvme}
+spec:
+  nodeSelector: {disktype: nvme}
+  containers:
+  - {name: app, image: soscscs/myapp:v1}
+"""
+
+NVME_MESSAGE = (
+    "0/3 nodes are available: 1 node(s) had untolerated taint {qqq: value1}, "
+    "2 node(s) didn't match Pod's node affinity/selector. no new claims to deallocate, preemption: 0/3 nodes are "
+    "available: 3 Preemption is not helpful for scheduling."
+)
+
+
+def test_explain_fills_every_tab_a_created_pod_would(page: Page, new_cluster: Any) -> None:
+    api = new_cluster("demo")
+    open_cluster(page, api.url)
+    page.locator("#editor textarea").fill(NVME_POD)
+    page.locator("[data-editor=explain]").click()
+    finish_cycle_of(page, "what-if · default/wants-nvme")
+
+    page.locator("#detail [data-tab=why]").click()
+    why = page.locator("[data-panel=why]")
+    expect(why.locator("h3")).to_have_text("default/wants-nvme (what-if)")
+    expect(why.locator(".kubectl-message")).to_have_text(
+        f"Warning  FailedScheduling  default-scheduler  {NVME_MESSAGE}"
+    )
+    group = why.locator(".why-group").filter(has_text="didn't match Pod's node affinity/selector")
+    expect(group.locator("li").first).to_have_text(
+        "node02 lacks label disktype=nvme that the pod's nodeSelector asks for"
+        "fix: kubectl label nodes node02 disktype=nvme"
+    )
+    taint = why.locator(".why-group").filter(has_text="untolerated taint {qqq: value1}")
+    expect(taint.locator(".snippet")).to_contain_text('key: "qqq"')
+
+    page.locator("#detail [data-tab=scores]").click()
+    expect(page.locator("[data-panel=scores] table.scores tbody tr")).to_have_count(3)
+    page.locator("#detail [data-tab=events]").click()
+    events = page.locator("[data-panel=events]")
+    expect(events.locator("h3")).to_contain_text("what-if, nothing was created")
+    expect(events.locator("tbody tr")).to_have_text(f"WarningFailedSchedulingwhat-ifdefault-scheduler{NVME_MESSAGE}")
+    expect(page.locator("#pipeline .stage-done")).not_to_have_count(0)
+    assert "default/wants-nvme" not in api.objects("Pod")
+    no_page_errors(page)

@@ -186,12 +186,17 @@ function filterTable(frame, names) {
   );
 }
 
-export function renderEvents(root, state, pod) {
+// The Events of a pod (or the cluster's latest); for a what-if, the event its cycle would record.
+export function renderEvents(root, state, pod, whatIf = null) {
   const events = pod ? eventsFor(state, pod) : [...state.objects.Event.values()].sort((a, b) => (b.lastTimestamp || "").localeCompare(a.lastTimestamp || "")).slice(0, 40);
-  const rows = describeEvents(events);
+  let rows = describeEvents(events);
+  if (whatIf && whatIf.finished) {
+    const reason = whatIf.scheduled ? "Scheduled" : "FailedScheduling";
+    rows = [{ type: whatIf.scheduled ? "Normal" : "Warning", reason, age: "what-if", from: "default-scheduler", message: whatIf.message }];
+  }
   replace(
     root,
-    h("h3", {}, pod ? `Events of ${objectKey(pod)}` : "Recent events"),
+    h("h3", {}, pod ? `Events of ${objectKey(pod)}` : whatIf ? `Events ${whatIf.pod} would get (what-if, nothing was created)` : "Recent events"),
     rows.length
       ? h(
           "table",
