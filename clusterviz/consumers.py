@@ -226,7 +226,7 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             if action.action not in access.READ_ONLY_ACTIONS and not self.can_write:
                 await self._error(action_id, "Forbidden", FORBIDDEN)
                 return
-            limit = self._explains if action.action == "explain" else self._actions
+            limit = self._explains if action.action in ("explain", "fixes") else self._actions
             if not limit.allow():
                 await self._error(action_id, "TooManyRequests", f"too many {action.action} actions: slow down")
                 return

@@ -70,6 +70,14 @@ class Explain(_Action):
     seed: int = 0
 
 
+class Fixes(_Action):
+    """Per rejected node, the fixes for a pod, each verified by scheduling again (a what-if)."""
+
+    action: Literal["fixes"]
+    yaml: str = Field(max_length=MAX_YAML_CHARS)
+    seed: int = 0
+
+
 class Pace(_Action):
     action: Literal["pace"]
     pace: Literal["instant", "slow", "paused"]
@@ -98,7 +106,7 @@ class View(_Action):
 
 
 Action = Annotated[
-    Create | Delete | Label | TaintAction | Cordon | Scale | Explain | Pace | Step | LessonNext | View,
+    Create | Delete | Label | TaintAction | Cordon | Scale | Explain | Fixes | Pace | Step | LessonNext | View,
     Field(discriminator="action"),
 ]
 _ADAPTER: TypeAdapter[Any] = TypeAdapter(Action)
@@ -156,6 +164,8 @@ def perform(cluster: Cluster, action: Any, component: str) -> dict[str, Any]:
         return {"scaled": f"{action.kind}/{action.name}", "replicas": action.replicas}
     if isinstance(action, Explain):
         return {"explanation": services.explain_pod(cluster, action.yaml, action.seed)}
+    if isinstance(action, Fixes):
+        return {"fixes": services.fix_pod(cluster, action.yaml, action.seed)}
     if isinstance(action, Pace):
         services.set_pace(cluster, action.pace, action.delay_ms)
         return {"pace": cluster.pace, "delayMs": cluster.pace_delay_ms}

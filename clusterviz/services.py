@@ -7,6 +7,7 @@ Each validates first and writes only when everything is valid, so a bad request 
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import yaml
@@ -21,6 +22,7 @@ from scheduler_core.api.validation import (
     label_value_error,
 )
 from scheduler_core.explain import explain, result_to_json
+from scheduler_core.fixes import suggest_fixes
 
 from . import store
 from .adapters import snapshot
@@ -35,6 +37,7 @@ __all__ = [
     "delete_object",
     "explain_pod",
     "export_yaml",
+    "fix_pod",
     "import_snapshot",
     "node_requests",
     "scale",
@@ -277,6 +280,20 @@ def explain_pod(cluster: Cluster, text: str | bytes, seed: int = 0) -> dict[str,
     data = result_to_json(explanation)
     data["events"] = [event.to_dict(names) for event in explanation.events]
     return data
+
+
+def fix_pod(cluster: Cluster, text: str | bytes, seed: int = 0) -> dict[str, Any]:
+    """Per rejected node, the fixes that would make the pod fit, each verified by running the
+    scheduler again on the fixed pod and node (see scheduler_core.fixes); nothing changes."""
+    snap = snapshot(cluster)
+    classes = {pc.metadata.name: pc for pc in snap.objects.priority_classes}
+    load_pod(text, "pod.yaml", classes, {})  # a clear, located error for bad input first
+    documents = load_yaml_documents(text, "pod.yaml")
+
+    def load(body: dict[str, Any]) -> Any:
+        return load_pod(json.dumps(body), "pod.yaml", classes, {})
+
+    return suggest_fixes(snap.objects, documents[0].data, load, seed)
 
 
 BAR_RESOURCES = ("cpu", "memory")

@@ -35,6 +35,7 @@ const ui = {
   stale: new Set(), // nodes changed since the viewed cycle
   verdictSource: null,
   whyExplained: null, // a server what-if of the selected pod when no cycle of it is at hand
+  fixes: null, // { for: cycle, loading, data }: fixes verified by the scheduler for the Why cycle
   whyLoading: false,
   whyFor: null,
   change: null,
@@ -123,6 +124,64 @@ function whyCycle() {
   }
   if (ui.whyExplained && ui.whyExplained.pod === key) return ui.whyExplained;
   return null;
+}
+
+// The pod of a cycle as YAML the server reads: the what-if's text, or the live pod without status.
+function podTextOf(cycle) {
+  if (cycle.yaml) return cycle.yaml;
+  const pod = state.objects.Pod.get(cycle.pod);
+  if (!pod) return null;
+  const copy = JSON.parse(JSON.stringify(pod));
+  delete copy.status;
+  if (copy.spec) delete copy.spec.nodeName;
+  return JSON.stringify(copy);
+}
+
+// Fixes for the pod of a failed cycle, each verified by the scheduler (server-side).
+function askFixes(cycle, why) {
+  if (!cycle || !why || why.scheduled || !why.groups.length) return;
+  if (ui.fixes && ui.fixes.for === cycle) return;
+  const text = podTextOf(cycle);
+  if (!text) return;
+  const entry = { for: cycle, loading: true, data: null };
+  ui.fixes = entry;
+  socket
+    .send({ action: "fixes", yaml: text })
+    .then((msg) => {
+      entry.data = msg.fixes;
+    })
+    .catch((err) => {
+      entry.error = err.message;
+    })
+    .finally(() => {
+      entry.loading = false;
+      rerender();
+    });
+}
+
+// "Make it fit on node X": the verifying cycle becomes a what-if, its pod goes to the editor.
+function showFix(nodeName) {
+  const entry = ui.fixes && ui.fixes.data && ui.fixes.data.nodes.find((n) => n.node === nodeName);
+  if (!entry || !entry.verified) return;
+  whatIfCount += 1;
+  player.follow = false;
+  player.cycles.push({
+    cycle: `what-if-${whatIfCount}`,
+    pod: ui.fixes.data.pod,
+    events: entry.events,
+    whatIf: true,
+    yaml: entry.fixedPod,
+    fixFor: nodeName,
+    commands: entry.commands,
+    receivedAt: Date.now(),
+    resourceVersion: state.rv,
+  });
+  player.index = player.cycles.length - 1;
+  player.toEnd();
+  ui.selectedPod = null;
+  editor.setText(entry.fixedPod);
+  toast(`what-if with the fixes for ${nodeName}${entry.commands.length ? " (and " + entry.commands.join("; ") + ")" : ""}`);
+  rerender();
 }
 
 function whyOf(cycle) {
@@ -317,6 +376,7 @@ function boardVerdicts() {
 
 function cycleName(cycle) {
   if (cycle.reexplained) return `re-explained ${cycle.pod}`;
+  if (cycle.fixFor) return `what-if: fixed for ${cycle.fixFor}`;
   return cycle.whatIf ? "what-if" : `cycle ${cycle.cycle}`;
 }
 
@@ -329,23 +389,16 @@ function whatIfCycle(ex, yaml, reexplained = false) {
 function reexplain() {
   const cycle = player.current;
   if (!cycle) return;
-  let yaml = cycle.yaml;
+  const yaml = podTextOf(cycle);
   if (!yaml) {
-    const pod = state.objects.Pod.get(cycle.pod);
-    if (!pod) {
-      toast(`${cycle.pod} no longer exists: paste it in the editor and press Explain`, "error");
-      return;
-    }
-    const copy = JSON.parse(JSON.stringify(pod));
-    delete copy.status;
-    if (copy.spec) delete copy.spec.nodeName;
-    yaml = JSON.stringify(copy);
+    toast(`${cycle.pod} no longer exists: paste it in the editor and press Explain`, "error");
+    return;
   }
   socket
     .send({ action: "explain", yaml })
     .then((msg) => {
       player.follow = false;
-      player.cycles.push(whatIfCycle(msg.explanation, cycle.yaml, true));
+      player.cycles.push(whatIfCycle(msg.explanation, yaml, true));
       player.index = player.cycles.length - 1;
       player.toEnd();
       rerender();
@@ -363,8 +416,11 @@ const render = () => {
   if (ui.tab === "why") {
     const cycle = whyCycle();
     if (!cycle || !cycle.events) askWhy();
-    drawIf("why", [pod, cycle, cycle && cycle.events, ui.whyLoading], () =>
-      renderWhy($("[data-panel=why]"), { pod, cycle, why: whyOf(cycle), loading: ui.whyLoading }),
+    const why = whyOf(cycle);
+    askFixes(cycle, why);
+    const fixes = ui.fixes && ui.fixes.for === cycle ? ui.fixes : null;
+    drawIf("why", [pod, cycle, cycle && cycle.events, ui.whyLoading, fixes, fixes && fixes.loading], () =>
+      renderWhy($("[data-panel=why]"), { pod, cycle, why, loading: ui.whyLoading, fixes }),
     );
   }
   if (ui.tab === "scores") drawIf("scores", [player.current, player.cursor], () => renderScores($("[data-panel=scores]"), frame));
@@ -452,6 +508,11 @@ document.addEventListener("keydown", (event) => {
 });
 
 $("#detail").addEventListener("click", (event) => {
+  const fix = event.target.closest("[data-fix-whatif]");
+  if (fix) {
+    showFix(fix.dataset.fixWhatif);
+    return;
+  }
   const tab = event.target.closest("[data-tab]");
   if (tab) {
     ui.tab = tab.dataset.tab;

@@ -163,3 +163,54 @@ def test_explain_fills_every_tab_a_created_pod_would(page: Page, new_cluster: An
     expect(page.locator("#pipeline .stage-done")).not_to_have_count(0)
     assert "default/wants-nvme" not in api.objects("Pod")
     no_page_errors(page)
+
+
+SSD_POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: wants-ssd}
+spec:
+  nodeSelector: {disktype: ssd}
+  containers:
+  - {name: app, image: soscscs/myapp:v1}
+"""
+
+
+def test_fixes_are_verified_by_the_scheduler_and_applying_them_schedules_the_pod(page: Page, new_cluster: Any) -> None:
+    api = new_cluster("demo")
+    api.act({"action": "taint", "node": "node02", "key": "gpu", "value": "true", "effect": "NoSchedule"})
+    open_cluster(page, api.url)
+    page.locator("#editor textarea").fill(SSD_POD)
+    page.locator("[data-editor=create]").click()
+    finish_cycle_of(page, "default/wants-ssd")
+    page.locator('.pending-lane [data-why="default/wants-ssd"]').click()
+
+    # node02 fails two plugins: both get their fix, and the pair is checked by scheduling again.
+    fix = page.locator('[data-panel=why] .fix-node[data-fix-node="node02"]')
+    expect(fix.locator("h5")).to_have_text(
+        "node02 ✓ make it fit on node02: verified, the scheduler then places it there"
+    )
+    expect(fix.locator("li[data-plugin=TaintToleration] .fix")).to_have_text(
+        "fix: tolerate gpu=true:NoSchedule (or kubectl taint node node02 gpu:NoSchedule-)"
+    )
+    expect(fix.locator("li[data-plugin=NodeAffinity] .fix")).to_have_text(
+        "fix: label node02 disktype=ssd — kubectl label nodes node02 disktype=ssd --overwrite"
+    )
+    expect(fix.locator("pre.diff")).to_contain_text("+  - key: gpu")
+
+    fix.locator("[data-fix-whatif]").click()
+    expect(page.locator("#board .verdict-source")).to_contain_text("what-if: fixed for node02")
+    expect(card(page, "node02").locator(".verdict")).to_contain_text("★ selected")
+    fixed_yaml = page.locator("#editor textarea").input_value()
+    assert "tolerations" in fixed_yaml
+
+    # Doing it for real: the kubectl command on the node, the fixed pod in place of the old one.
+    api.act({"action": "label", "node": "node02", "key": "disktype", "value": "ssd"})
+    api.act({"action": "delete", "kind": "Pod", "name": "wants-ssd"})
+    api.wait_for("the old pod to go", lambda: "default/wants-ssd" not in api.objects("Pod"))
+    page.locator("[data-editor=create]").click()
+    api.wait_for(
+        "the fixed pod on node02",
+        lambda: (pod_of(api, "default/wants-ssd") or {}).get("spec", {}).get("nodeName") == "node02",
+    )
+    no_page_errors(page)

@@ -25,7 +25,7 @@ function cycleLabel(cycle) {
   return `from cycle ${cycle.cycle}`;
 }
 
-export function renderWhy(root, { pod, cycle, why, loading }) {
+export function renderWhy(root, { pod, cycle, why, loading, fixes }) {
   if (!pod && !(cycle && cycle.whatIf)) {
     replace(root, h("p", { class: "empty" }, "Select a pending pod (or press “why?” in the pending lane), or press Explain on a pod in the editor."));
     return;
@@ -86,8 +86,48 @@ export function renderWhy(root, { pod, cycle, why, loading }) {
         ),
       );
     }
+    if (fixes) parts.push(renderFixes(fixes));
+  }
+  if (cycle && cycle.fixFor) {
+    parts.push(h("p", { class: "fix-note" }, `This what-if applies the fixes for ${cycle.fixFor}`, cycle.commands.length ? ` with ${cycle.commands.join("; ")} on the cluster` : "", ". The pod YAML is in the editor."));
   }
   replace(root, parts);
+}
+
+// Per rejected node: every failing plugin with its fix, the YAML diff and the kubectl commands;
+// "make it fit" only where the scheduler, run again on the fixed pod and node, places it there.
+function renderFixes(fixes) {
+  if (fixes.loading) return h("p", { class: "loading" }, "finding fixes (the scheduler runs once per node)…");
+  if (fixes.error) return h("p", { class: "error" }, `fixes: ${fixes.error}`);
+  const nodes = (fixes.data && fixes.data.nodes) || [];
+  return h(
+    "section",
+    { class: "fixes" },
+    h("h4", {}, "Fixes, node by node (each checked by running the scheduler again)"),
+    nodes.map((n) =>
+      h(
+        "div",
+        { class: `fix-node ${n.verified ? "verified" : "unverified"}`, dataset: { fixNode: n.node } },
+        h("h5", {}, n.node, " ", n.verified ? h("span", { class: "ok" }, `✓ make it fit on ${n.node}: verified, the scheduler then places it there`) : h("span", { class: "pending" }, n.landsOn ? `✗ with these fixes it would land on ${n.landsOn}, not ${n.node}` : `✗ not verified: ${n.message}`)),
+        h(
+          "ul",
+          {},
+          n.failures.map((f) =>
+            h(
+              "li",
+              { dataset: { plugin: f.plugin } },
+              `✗ ${f.plugin}: ${f.reasons.join(", ")}`,
+              f.fixes.length
+                ? f.fixes.map((x) => h("div", { class: "fix" }, "fix: ", x.text, x.command ? [" — ", h("code", {}, x.command)] : null, x.alternative ? [" (or ", h("code", {}, x.alternative), ")"] : null))
+                : h("div", { class: "fix none" }, "no automatic fix"),
+            ),
+          ),
+        ),
+        n.podDiff ? h("pre", { class: "diff" }, n.podDiff) : null,
+        n.verified ? h("button", { type: "button", dataset: { fixWhatif: n.node } }, `show on the board as a what-if`) : null,
+      ),
+    ),
+  );
 }
 
 // A plugin name that may wrap between its words (NodeResources|Balanced|Allocation).
