@@ -44,6 +44,7 @@ __all__ = [
     "set_cordon",
     "set_label",
     "set_pace",
+    "set_presenter_view",
     "set_taint",
     "state",
 ]
@@ -268,6 +269,12 @@ def set_pace(cluster: Cluster, pace: str, delay_ms: int | None = None) -> Cluste
         cluster.pace_delay_ms = delay_ms
     cluster.save(update_fields=["pace", "pace_delay_ms"])
     return cluster
+
+
+def set_presenter_view(cluster: Cluster, view: dict[str, Any]) -> None:
+    """Keep the presenter's last view: a follower who joins later starts on the same frame."""
+    Cluster.objects.filter(pk=cluster.pk).update(presenter_view=view)
+    cluster.presenter_view = view
 
 
 def explain_pod(cluster: Cluster, text: str | bytes, seed: int = 0) -> dict[str, Any]:

@@ -90,6 +90,7 @@ const editor = new Editor($("#editor"), {
         player.playing = true;
         ui.selectedPod = null;
         ui.tab = "scores";
+        broadcastView();
         toast(`what-if: ${ex.message}`);
         rerender();
       })
@@ -143,7 +144,7 @@ function askFixes(cycle, why) {
   if (ui.fixes && ui.fixes.for === cycle) return;
   const text = podTextOf(cycle);
   if (!text) return;
-  const entry = { for: cycle, loading: true, data: null };
+  const entry = { for: cycle, loading: true, data: null, text };
   ui.fixes = entry;
   socket
     .send({ action: "fixes", yaml: text })
@@ -171,6 +172,7 @@ function showFix(nodeName) {
     events: entry.events,
     whatIf: true,
     yaml: entry.fixedPod,
+    followYaml: ui.fixes.text,
     fixFor: nodeName,
     commands: entry.commands,
     receivedAt: Date.now(),
@@ -180,6 +182,7 @@ function showFix(nodeName) {
   player.toEnd();
   ui.selectedPod = null;
   editor.setText(entry.fixedPod);
+  broadcastView();
   toast(`what-if with the fixes for ${nodeName}${entry.commands.length ? " (and " + entry.commands.join("; ") + ")" : ""}`);
   rerender();
 }
@@ -229,13 +232,19 @@ function selectPod(key) {
   rerender();
 }
 
+// Everything a follower needs to show the presenter's frame.
+function presenterView() {
+  const c = player.current;
+  const v = { pod: ui.selectedPod, node: ui.selectedNode, tab: ui.tab, cycle: null, step: player.cursor, speed: player.speed, playing: player.playing, follow: player.follow, whatIf: null };
+  if (c && c.whatIf && c.followYaml) v.whatIf = { yaml: c.followYaml, fixFor: c.fixFor || null, reexplained: !!c.reexplained };
+  else if (c && !c.whatIf) v.cycle = c.cycle;
+  return v;
+}
+
 function broadcastView() {
-  writeView({ ...view, pod: ui.selectedPod, node: ui.selectedNode, tab: ui.tab, cycle: player.current && !player.current.whatIf ? player.current.cycle : null, step: player.cursor });
-  if (!readOnly && socket.ws && socket.ws.readyState === WebSocket.OPEN) {
-    socket
-      .send({ action: "view", pod: ui.selectedPod, node: ui.selectedNode, tab: ui.tab, cycle: player.current && !player.current.whatIf ? player.current.cycle : null })
-      .catch(() => {});
-  }
+  const v = presenterView();
+  writeView({ ...view, pod: v.pod, node: v.node, tab: v.tab, cycle: v.cycle, step: v.step });
+  if (!readOnly && socket.ws && socket.ws.readyState === WebSocket.OPEN) socket.send({ action: "view", ...v }).catch(() => {});
 }
 
 function handle(msg) {
@@ -268,12 +277,59 @@ function handle(msg) {
   rerender();
 }
 
-function followPresenter(msg) {
-  ui.selectedPod = msg.pod || null;
-  ui.selectedNode = msg.node || null;
-  if (msg.tab) ui.tab = msg.tab;
-  if (msg.cycle !== null && msg.cycle !== undefined) player.seek(msg.cycle);
+// A follower shows the presenter's frame: selection, tab, the cycle or what-if, step, speed, play.
+let lastPresenterView = null;
+const followedWhatIfs = new Map(); // what-if key → its cycle (or null while it is being asked)
+
+function followPresenter(v) {
+  lastPresenterView = v;
+  ui.selectedPod = v.pod || null;
+  ui.selectedNode = v.node || null;
+  if (v.tab) ui.tab = v.tab;
+  if (v.speed) {
+    player.speed = v.speed;
+    $("#pipeline select.speed").value = String(v.speed);
+  }
+  if (v.whatIf) followWhatIf(v);
+  else if (v.cycle !== null && v.cycle !== undefined) {
+    player.follow = !!v.follow;
+    loadCycle(v.cycle, v.step, v.playing);
+  } else if (v.follow) player.follow = true;
   if (ui.tab === "why") askWhy();
+}
+
+function followWhatIf(v) {
+  const key = JSON.stringify(v.whatIf);
+  const known = followedWhatIfs.get(key);
+  if (known) {
+    player.follow = false;
+    player.index = player.cycles.indexOf(known);
+    player.cursor = Math.min(v.step ?? known.events.length, known.events.length);
+    player.playing = !!v.playing;
+    return;
+  }
+  if (followedWhatIfs.has(key)) return; // being asked
+  followedWhatIfs.set(key, null);
+  const { yaml, fixFor, reexplained } = v.whatIf;
+  socket
+    .send(fixFor ? { action: "fixes", yaml } : { action: "explain", yaml })
+    .then((msg) => {
+      let cycle;
+      if (fixFor) {
+        const entry = msg.fixes.nodes.find((n) => n.node === fixFor);
+        if (!entry || !entry.events) return;
+        whatIfCount += 1;
+        cycle = { cycle: `what-if-${whatIfCount}`, pod: msg.fixes.pod, events: entry.events, whatIf: true, yaml: entry.fixedPod, fixFor, commands: entry.commands, receivedAt: Date.now(), resourceVersion: state.rv };
+      } else cycle = whatIfCycle(msg.explanation, yaml, reexplained);
+      player.cycles.push(cycle);
+      followedWhatIfs.set(key, cycle);
+      if (lastPresenterView && JSON.stringify(lastPresenterView.whatIf) === key) followWhatIf(lastPresenterView);
+      rerender();
+    })
+    .catch((err) => {
+      followedWhatIfs.delete(key);
+      toast(err.message, "error");
+    });
 }
 
 function loadLesson(name) {
@@ -297,7 +353,9 @@ function loadRecentCycles() {
     .then((r) => (r.ok ? r.json() : { cycles: [] }))
     .then(({ cycles }) => {
       mergeSummaries(player, cycles);
-      if (pendingCycleSeek) loadCycle(pendingCycleSeek.cycle, pendingCycleSeek.step);
+      const presenter = state.cluster.presenterView;
+      if (readOnly && presenter && Object.keys(presenter).length) followPresenter(presenter);
+      else if (pendingCycleSeek) loadCycle(pendingCycleSeek.cycle, pendingCycleSeek.step);
       else if (!player.current && player.cycles.length) loadCycle(player.cycles[player.cycles.length - 1].cycle, null);
       rerender();
     });
@@ -336,22 +394,34 @@ function loadCycleEvents(number) {
     });
 }
 
-function loadCycle(number, step) {
+// Show cycle `number` at `step` (its end when null), fetching its events first if needed; only the
+// latest request moves the player (a follower's presenter may have moved on meanwhile).
+let cycleRequest = 0;
+function loadCycle(number, step, playing = false) {
+  const request = ++cycleRequest;
+  const show = () => {
+    if (request !== cycleRequest) return;
+    const follow = player.follow;
+    player.seek(number, step);
+    if (readOnly && lastPresenterView) player.follow = follow;
+    player.playing = playing && !player.atEnd();
+    rerender();
+  };
   const known = player.cycles.find((c) => c.cycle === number);
   if (known && known.events) {
-    player.seek(number, step);
+    show();
     return;
   }
   fetch(`/api/clusters/${slug}/cycles/${number}`)
     .then((r) => (r.ok ? r.json() : null))
     .then((cycle) => {
-      if (!cycle) return;
-      if (known) known.events = cycle.events;
-      else mergeSummaries(player, [cycle]);
-      const entry = player.cycles.find((c) => c.cycle === number);
-      entry.events = cycle.events;
-      player.seek(number, step);
-      rerender();
+      if (!cycle) {
+        toast(`cycle ${number} is no longer kept`, "error");
+        return;
+      }
+      if (!player.cycles.some((c) => c.cycle === number)) mergeSummaries(player, [cycle]);
+      player.cycles.find((c) => c.cycle === number).events = cycle.events;
+      show();
     });
 }
 
@@ -382,7 +452,7 @@ function cycleName(cycle) {
 
 function whatIfCycle(ex, yaml, reexplained = false) {
   whatIfCount += 1;
-  return { cycle: `what-if-${whatIfCount}`, pod: ex.pod, events: ex.events, whatIf: true, explanation: ex, yaml, reexplained, receivedAt: Date.now(), resourceVersion: state.rv };
+  return { cycle: `what-if-${whatIfCount}`, pod: ex.pod, events: ex.events, whatIf: true, explanation: ex, yaml, followYaml: yaml, reexplained, receivedAt: Date.now(), resourceVersion: state.rv };
 }
 
 // One click on an out-of-date verdict: the scheduler's answer for the viewed cycle's pod, now.
@@ -401,6 +471,7 @@ function reexplain() {
       player.cycles.push(whatIfCycle(msg.explanation, yaml, true));
       player.index = player.cycles.length - 1;
       player.toEnd();
+      broadcastView();
       rerender();
     })
     .catch((err) => toast(err.message, "error"));
@@ -558,6 +629,7 @@ $("#pipeline select.cycle-picker").addEventListener("change", (event) => {
 
 $("#pipeline select.speed").addEventListener("change", (event) => {
   player.speed = parseFloat(event.target.value);
+  broadcastView();
 });
 
 const paceSelect = $("#pace");

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from playwright.sync_api import Page, expect
+from playwright.sync_api import BrowserContext, Page, expect
 
 from .conftest import ClusterApi, open_cluster
 from .test_cluster_page import card, finish_cycle_of, no_page_errors, pod_of
@@ -214,3 +214,50 @@ def test_fixes_are_verified_by_the_scheduler_and_applying_them_schedules_the_pod
         lambda: (pod_of(api, "default/wants-ssd") or {}).get("spec", {}).get("nodeName") == "node02",
     )
     no_page_errors(page)
+
+
+def cycle_info(page: Page) -> str:
+    return str(page.locator("#pipeline .cycle-info").inner_text())
+
+
+def test_followers_follow_replays_steps_speed_what_ifs_and_late_joiners_land_on_the_same_frame(
+    context: BrowserContext, new_cluster: Any
+) -> None:
+    api = new_cluster("demo")
+    presenter = open_cluster(context.new_page(), api.url)
+    follower = open_cluster(context.new_page(), api.url + "?role=follower")
+    presenter.locator("#editor textarea").fill(PLAIN_POD)
+    presenter.locator("[data-editor=create]").click()
+    finish_cycle_of(presenter, "default/plain")
+    number = re.search(r"cycle (\d+)", cycle_info(presenter)).group(1)  # type: ignore[union-attr]
+
+    # A replay paused at a step, at ×4: the follower shows the same frame and speed.
+    presenter.locator("#pipeline select.speed").select_option("4")
+    presenter.locator("#pipeline select.cycle-picker").select_option(number)
+    presenter.locator("[data-player=play]").click()  # pause the replay
+    for _ in range(3):
+        presenter.locator("[data-player=step]").click()
+    frame = cycle_info(presenter)
+    assert f"cycle {number}" in frame and "event " in frame
+    expect(follower.locator("#pipeline .cycle-info")).to_have_text(frame)
+    expect(follower.locator("#pipeline select.speed")).to_have_value("4")
+    presenter.locator("#detail [data-tab=scores]").click()
+    expect(follower.locator("#detail .tab.active")).to_have_text("Scores")
+
+    # A student who joins now lands on that frame (not "loading…").
+    late = open_cluster(context.new_page(), api.url + "?role=follower")
+    expect(late.locator("#pipeline .cycle-info")).to_have_text(frame)
+    expect(late.locator("#detail .tab.active")).to_have_text("Scores")
+
+    # A what-if on the presenter: the followers see it, its Why Pending included.
+    presenter.locator("#editor textarea").fill(NVME_POD)
+    presenter.locator("[data-editor=explain]").click()
+    presenter.locator("[data-player=end]").click()
+    presenter.locator("#detail [data-tab=why]").click()
+    for page in (follower, late):
+        expect(page.locator("#pipeline .cycle-info")).to_contain_text("what-if · default/wants-nvme")
+        expect(page.locator("#detail .tab.active")).to_have_text("Why Pending")
+        expect(page.locator("[data-panel=why] h3")).to_have_text("default/wants-nvme (what-if)")
+    expect(follower.locator("#pipeline .cycle-info")).to_have_text(cycle_info(presenter))
+    for page in (presenter, follower, late):
+        no_page_errors(page)
