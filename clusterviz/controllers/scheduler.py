@@ -159,8 +159,10 @@ def _preempt(cluster: Cluster, victim: PodInfo, preemptor: dict[str, Any], node:
             body = delete_object(cluster, "Pod", victim.namespace, victim.name, COMPONENT)
     except store.NotFound:
         return
+    # Upstream's message names the preemptor by UID (preemption.go); `related` names it too.
     uid = preemptor["metadata"].get("uid", "")
-    record_event(cluster, body, "Normal", "Preempted", f"Preempted by pod {uid} on node {node}", COMPONENT)
+    message = f"Preempted by pod {uid} on node {node}"
+    record_event(cluster, body, "Normal", "Preempted", message, COMPONENT, related=preemptor, action="Preempting")
 
 
 def _keep_cycle(cluster: Cluster, result: ScheduleResult, wire: list[dict[str, Any]], seen_rv: int) -> None:

@@ -17,7 +17,7 @@ Fields by type (besides `type`, `cycle`, `seq`):
   first failing one), `feasible` (count).
 - `node.skipped`: `nodes`, `reason`. `scores.normalized`: `plugin`, `normalized`, `weight`, `weighted`.
 - `host.selected`: `node`, `total`, `tiedTop`. `preemption.evaluated`: `candidates`, `statuses`,
-  `notHelpful`, `nominatedNode`, `victims`.
+  `notHelpful`, `nominatedNode`, `victims`, `priorities` (`{victim: priority}`).
 - `cycle.finished`: `pod`, `scheduled`, `node`, `nominatedNode`, `message`, `code`.
 """
 

@@ -2,7 +2,7 @@
 
 import { $, frameBatcher, h } from "./lib/dom.js";
 import { ClusterSocket } from "./lib/socket.js";
-import { ageOf, applyRequested, applySnapshot, applyWatch, emptyState, nodesChangedSince, objectKey } from "./model/cluster_state.js";
+import { ageOf, applyEviction, applyRequested, applySnapshot, applyWatch, emptyState, nodesChangedSince, objectKey } from "./model/cluster_state.js";
 import { CyclePlayer, frameAt, mergeSummaries } from "./model/cycle_player.js";
 import { readView, writeView } from "./model/url_state.js";
 import { whyPending } from "./model/why_pending.js";
@@ -264,7 +264,7 @@ function handle(msg) {
     player.add({ ...msg, receivedAt: Date.now(), resourceVersion: msg.resourceVersion || state.rv });
     ui.hideVerdicts = false;
   } else if (msg.type === "eviction.scheduled") {
-    state.evictions.set(msg.pod, msg.deadline);
+    applyEviction(state, msg);
   } else if (msg.type === "cluster.updated") {
     state.cluster = { ...state.cluster, ...msg.cluster };
   } else if (msg.type === "presenter.view" && readOnly) {

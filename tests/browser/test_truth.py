@@ -261,3 +261,51 @@ def test_followers_follow_replays_steps_speed_what_ifs_and_late_joiners_land_on_
     expect(follower.locator("#pipeline .cycle-info")).to_have_text(cycle_info(presenter))
     for page in (presenter, follower, late):
         no_page_errors(page)
+
+
+def test_preemption_is_drawn_and_the_victims_event_names_the_preemptor(page: Page, new_cluster: Any) -> None:
+    api = new_cluster("preemption")
+    api.act({"action": "lesson.next"})
+    api.wait_for(
+        "two replicas running",
+        lambda: sum(1 for p in api.objects("Pod").values() if p.get("status", {}).get("phase") == "Running") == 2,
+    )
+    api.act({"action": "lesson.next"})
+    api.act({"action": "lesson.next"})
+    vip = api.wait_for(
+        "myapp-vip bound", lambda: (pod_of(api, "default/myapp-vip") or {}).get("spec", {}).get("nodeName")
+    )
+    open_cluster(page, api.url)
+    picker = page.locator("#pipeline select.cycle-picker")
+    first_vip = picker.locator("option", has_text="default/myapp-vip").first.get_attribute("value")
+    picker.select_option(str(first_vip))
+    page.locator("[data-player=end]").click()
+
+    nominated = card(page, str(vip))
+    expect(nominated).to_have_class(re.compile(r"\bnominated\b"))
+    line = nominated.locator(".preemption-line")
+    expect(line).to_have_text(re.compile(r"^◎ nominated: preemption evicts myapp-[a-z0-9-]+ \(p0\)$"))
+    expect(line.locator("s")).to_have_count(1)  # struck through
+    other = "node02" if vip == "node01" else "node01"
+    expect(card(page, other).locator(".preemption-line")).to_have_text(
+        re.compile(r"^⚔ candidate, not chosen.*: would evict myapp-[a-z0-9-]+ \(p0\)$")
+    )
+    # The Preempted event keeps upstream's message (the preemptor's UID) and names it beside.
+    page.locator("#detail [data-tab=events]").click()
+    row = page.locator("[data-panel=events] tbody tr").filter(has_text="Preempted")
+    expect(row.first).to_contain_text("Preempted by pod ")
+    expect(row.first.locator(".related")).to_have_text(" — pod default/myapp-vip")
+    no_page_errors(page)
+
+
+def test_a_pod_with_toleration_seconds_shows_a_live_countdown_to_its_eviction(page: Page, new_cluster: Any) -> None:
+    api = new_cluster("taints-noexecute")
+    open_cluster(page, api.url)
+    api.act({"action": "lesson.next"})  # node01 gets qqq=value1:NoExecute; myapp03 tolerates it for 60 s
+    countdown = card(page, "node01").locator('[data-pod="default/myapp03"] .countdown')
+    expect(countdown).to_have_text(re.compile(r"^ ⏳ (60|59|58|57|56)s$"))
+    first = int(str(countdown.get_attribute("data-seconds")))
+    expect(countdown).not_to_have_attribute("data-seconds", str(first), timeout=3000)  # it ticks
+    assert int(str(countdown.get_attribute("data-seconds"))) < first
+    expect(card(page, "node01").locator('[data-pod="default/myapp02"] .countdown')).to_have_count(0)
+    no_page_errors(page)

@@ -90,6 +90,7 @@ class DefaultPreemption:
             notHelpful=[table.names[i] for i in np.flatnonzero(codes != Code.UNSCHEDULABLE).tolist()],
             nominatedNode=table.names[chosen[0]] if chosen else None,
             victims=[v.key for v in chosen[1]] if chosen else [],
+            priorities={v.key: v.priority for _, victims in candidates for v in victims},
         )
         if chosen is None:
             counts: Counter[str] = Counter()

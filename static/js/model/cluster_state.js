@@ -36,6 +36,19 @@ export function applyWatch(state, msg) {
   return state;
 }
 
+// The taint manager announced an eviction: `seconds` from now (the browser's clock, so server and
+// browser clocks need not agree).
+export function applyEviction(state, msg, now = Date.now()) {
+  state.evictions.set(msg.pod, { at: now + msg.seconds * 1000, node: msg.node });
+  return state;
+}
+
+// Whole seconds until the pod's eviction, or null when none is scheduled.
+export function evictionIn(state, key, now = Date.now()) {
+  const eviction = state.evictions.get(key);
+  return eviction ? Math.max(0, Math.ceil((eviction.at - now) / 1000)) : null;
+}
+
 export function nodes(state) {
   return [...state.objects.Node.values()].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
 }
@@ -113,7 +126,8 @@ export function describeEvents(events, now = Date.now()) {
     const last = (now - Date.parse(e.lastTimestamp)) / 1000;
     const first = (now - Date.parse(e.firstTimestamp)) / 1000;
     const when = e.count > 1 ? `${age(last)} (x${e.count} over ${age(first)})` : age(last);
-    return { type: e.type, reason: e.reason, age: when, from: (e.source || {}).component || "", message: e.message };
+    const related = e.related && e.related.name ? `${e.related.namespace ? e.related.namespace + "/" : ""}${e.related.name}` : "";
+    return { type: e.type, reason: e.reason, age: when, from: (e.source || {}).component || "", message: e.message, related, relatedKind: (e.related || {}).kind || "" };
   });
 }
 

@@ -3,7 +3,7 @@
 
 import { h, keyed, replace } from "../lib/dom.js";
 import { formatBytes, formatMilliCpu } from "../lib/quantity.js";
-import { nodeUsage, nodes, objectKey, pendingPods, podStatus, podsOnNode, schedulingMessage } from "../model/cluster_state.js";
+import { evictionIn, nodeUsage, nodes, objectKey, pendingPods, podStatus, podsOnNode, schedulingMessage } from "../model/cluster_state.js";
 
 const COMPACT_ABOVE = 40;
 
@@ -34,20 +34,52 @@ function bar(label, used, total, format) {
   );
 }
 
-function podChip(pod, selectedPod) {
+function podChip(pod, selectedPod, evictIn = null, victim = false) {
   const status = podStatus(pod);
   const key = objectKey(pod);
+  const priority = pod.spec.priority || 0;
+  let title = `${key} · ${status}`;
+  if (evictIn !== null) title += ` · evicted in ${evictIn}s (NoExecute taint, tolerationSeconds)`;
+  if (victim) title += ` · preemption victim (priority ${priority})`;
   return h(
     "button",
     {
-      class: `pod pod-${status}${key === selectedPod ? " selected" : ""}`,
+      class: `pod pod-${status}${key === selectedPod ? " selected" : ""}${evictIn !== null ? " evicting" : ""}${victim ? " victim" : ""}`,
       dataset: { pod: key },
-      title: `${key} · ${status}`,
+      title,
       type: "button",
     },
     { Running: "● ", Pending: "◌ ", ContainerCreating: "◍ ", Terminating: "✕ " }[status] || "○ ",
     pod.metadata.name,
+    victim ? h("span", { class: "priority" }, ` p${priority}`) : null,
+    evictIn !== null ? h("span", { class: "countdown", dataset: { seconds: String(evictIn) } }, ` ⏳ ${evictIn}s`) : null,
   );
+}
+
+// What the viewed cycle's preemption says about a node: nominated (with its victims), a candidate
+// that lost, or nothing.
+function preemptionOf(frame, name) {
+  const e = frame && frame.preemption;
+  if (!e) return null;
+  const victimsOf = (list) => (list || []).map((v) => (typeof v === "string" ? { pod: v } : v));
+  const priorities = e.priorities || {};
+  if (e.nominatedNode === name) return { nominated: true, victims: victimsOf(e.victims), priorities };
+  if (e.candidates && name in e.candidates) {
+    const c = e.candidates[name];
+    return { nominated: false, victims: victimsOf(Array.isArray(c) ? c : c.victims), reason: Array.isArray(c) ? "" : c.reason || "", priorities };
+  }
+  return null;
+}
+
+function preemptionLine(info, state) {
+  const names = info.victims.map((v) => {
+    const pod = state.objects.Pod.get(v.pod);
+    const priority = v.priority ?? (info.priorities || {})[v.pod] ?? (pod ? pod.spec.priority || 0 : "?");
+    return h("s", { class: "victim-name", title: `victim, priority ${priority}` }, `${v.pod.split("/").pop()} (p${priority})`);
+  });
+  const joined = names.flatMap((n, i) => (i ? [", ", n] : [n]));
+  if (info.nominated) return h("div", { class: "preemption-line nominated" }, "◎ nominated: preemption evicts ", joined);
+  return h("div", { class: "preemption-line candidate" }, "⚔ candidate, not chosen", info.reason ? ` (${info.reason})` : "", ": would evict ", joined);
 }
 
 function verdictLine(nodeName, frame, ui) {
@@ -97,6 +129,8 @@ function nodeCard(state, node, frame, ui) {
   const info = frame && frame.nodes[name];
   const classes = ["node-card"];
   if (node.spec.unschedulable) classes.push("cordoned");
+  const preempt = preemptionOf(frame, name);
+  if (preempt && preempt.nominated && !ui.stale.has(name)) classes.push("nominated");
   if (frame && ui.stale.has(name)) classes.push("stale");
   else if (frame && frame.winner === name) classes.push("winner");
   else if (info && info.rejected) classes.push("rejected");
@@ -121,7 +155,15 @@ function nodeCard(state, node, frame, ui) {
       usage ? bar("mem", usage.memory.used, usage.memory.total, formatBytes) : null,
       usage ? bar("pods", usage.pods.used, usage.pods.total, (v) => String(v)) : null,
     ),
-    h("div", { class: "pods" }, podsOnNode(state, name).map((p) => podChip(p, ui.selectedPod))),
+    h(
+      "div",
+      { class: "pods" },
+      podsOnNode(state, name).map((p) => {
+        const key = objectKey(p);
+        return podChip(p, ui.selectedPod, evictionIn(state, key), Boolean(preempt && preempt.nominated && preempt.victims.some((v) => v.pod === key)));
+      }),
+    ),
+    preempt && !ui.stale.has(name) ? preemptionLine(preempt, state) : null,
     verdictLine(name, frame, ui),
   );
 }
@@ -170,13 +212,14 @@ export function renderBoard(root, state, frame, ui) {
     grid,
     shown.map((n) => {
       const name = n.metadata.name;
-      const pods = compact ? [] : podsOnNode(state, name).map((p) => [objectKey(p), podStatus(p)]);
+      const pods = compact ? [] : podsOnNode(state, name).map((p) => [objectKey(p), podStatus(p), evictionIn(state, objectKey(p))]);
       const sig = JSON.stringify([
         compact,
         n.metadata.resourceVersion,
         state.requested && state.requested.nodes[name],
         pods,
         frame && frame.nodes[name],
+        frame && frame.preemption && frame.preemption.seq,
         frame && frame.winner === name,
         frame && frame.stage,
         frame && frame.filterFinished,

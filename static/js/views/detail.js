@@ -242,7 +242,7 @@ export function renderEvents(root, state, pod, whatIf = null) {
           "table",
           { class: "events" },
           h("thead", {}, h("tr", {}, ["Type", "Reason", "Age", "From", "Message"].map((t) => h("th", {}, t)))),
-          h("tbody", {}, rows.map((r) => h("tr", { class: r.type === "Warning" ? "warning" : "" }, h("td", {}, r.type), h("td", {}, r.reason), h("td", {}, r.age), h("td", {}, r.from), h("td", {}, r.message)))),
+          h("tbody", {}, rows.map((r) => h("tr", { class: r.type === "Warning" ? "warning" : "" }, h("td", {}, r.type), h("td", {}, r.reason), h("td", {}, r.age), h("td", {}, r.from), h("td", {}, r.message, r.related ? h("span", { class: "related" }, ` — ${r.relatedKind === "Pod" ? "pod " : ""}${r.related}`) : null)))),
         )
       : h("p", { class: "empty" }, "<none>"),
   );
