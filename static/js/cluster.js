@@ -3,7 +3,7 @@
 import { $, frameBatcher, h } from "./lib/dom.js";
 import { ClusterSocket } from "./lib/socket.js";
 import { ageOf, applyEviction, applyRequested, applySnapshot, applyWatch, emptyState, nodesChangedSince, objectKey } from "./model/cluster_state.js";
-import { CyclePlayer, frameAt, mergeSummaries } from "./model/cycle_player.js";
+import { CyclePlayer, eventDuration, frameAt, mergeSummaries } from "./model/cycle_player.js";
 import { readView, writeView } from "./model/url_state.js";
 import { whyPending } from "./model/why_pending.js";
 import { renderBoard } from "./views/board.js";
@@ -607,6 +607,10 @@ $("#pipeline").addEventListener("click", (event) => {
     player.pause();
     player.stepStage();
   } else if (what === "back") player.back();
+  else if (what === "event") {
+    player.pause();
+    player.step();
+  }
   else if (what === "end") player.toEnd();
   else if (what === "live") {
     player.follow = true;
@@ -641,7 +645,7 @@ if (paceSelect) {
 // The player's clock and the List-Watch animation.
 let last = performance.now();
 function tick(now) {
-  const interval = 220 / player.speed;
+  const interval = (player.playing ? eventDuration(player.nextEvent()) : 220) / player.speed;
   if (now - last >= interval) {
     last = now;
     let dirty = false;

@@ -309,3 +309,51 @@ def test_a_pod_with_toleration_seconds_shows_a_live_countdown_to_its_eviction(pa
     assert int(str(countdown.get_attribute("data-seconds"))) < first
     expect(card(page, "node01").locator('[data-pod="default/myapp02"] .countdown')).to_have_count(0)
     no_page_errors(page)
+
+
+GPU_TAINTED_KGC_POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: pod-kgc}
+spec:
+  nodeSelector: {kgc: a}
+  containers:
+  - {name: app, image: soscscs/myapp:v1}
+"""
+
+
+def test_the_animation_waits_for_filters_and_names_the_running_plugin(page: Page, new_cluster: Any) -> None:
+    api = new_cluster("demo")
+    api.act({"action": "taint", "node": "node02", "key": "gpu", "value": "true", "effect": "NoSchedule"})
+    open_cluster(page, api.url)
+    page.locator("#editor textarea").fill(GPU_TAINTED_KGC_POD)
+    page.locator("[data-editor=create]").click()
+    finish_cycle_of(page, "default/pod-kgc")
+    picker = page.locator("#pipeline select.cycle-picker")
+    picker.select_option(str(picker.locator("option", has_text="default/pod-kgc").first.get_attribute("value")))
+    page.locator("[data-player=play]").click()  # pause at the start
+    page.locator("[data-player=back]").click()
+    for _ in range(5):
+        page.locator("[data-player=back]").click()
+    expect(page.locator("#pipeline .cycle-info")).to_contain_text("event 0/")
+
+    running = page.locator("#pipeline .running")
+    verdict = card(page, "node02").locator(".verdict")
+    seen: list[tuple[str, str]] = []
+    for _ in range(40):
+        page.locator("[data-player=event]").click()
+        seen.append((running.inner_text(), verdict.inner_text()))
+        if seen[-1][0].startswith("Filter · NodeResourcesFit"):
+            break
+    runs = [r for r, _ in seen]
+    # PreFilter shows at once what runs, and the plugin named with what it checks.
+    assert any(r.startswith("PreFilter") for r in runs[:3]), runs[:3]
+    assert any(r.startswith("Filter · TaintToleration: does the pod tolerate") for r in runs), runs
+    # node02 waits until its filters ran; it never reads "passed" before TaintToleration rejects it.
+    verdicts = [v for _, v in seen]
+    assert any(v.startswith("⧗ waiting for its filters") for v in verdicts), verdicts
+    assert not any("passed filters" in v for v in verdicts), verdicts
+    assert any(v.startswith("✗ TaintToleration") for v in verdicts), verdicts
+    page.locator("[data-player=end]").click()
+    expect(verdict).to_have_text("✗ TaintToleration: node(s) had untolerated taint {gpu: true}")
+    no_page_errors(page)

@@ -67,3 +67,20 @@ test("the bars draw the server's requested figures, never older ones", () => {
   applyRequested(state, { resourceVersion: "11", nodes: {} });
   assert.deepEqual(nodeUsage(state, node).cpu, { used: 750, total: 1000 });
 });
+
+test("a plugin over more nodes stays longer on screen than one over fewer", async () => {
+  const { eventDuration } = await import("../../static/js/model/cycle_player.js");
+  const filter = CYCLES["taint-and-selector"].events.find((e) => e.type === "plugin.evaluated" && e.point === "Filter");
+  const small = { ...filter, verdicts: { node01: filter.verdicts.node01 } };
+  assert.ok(eventDuration(filter) > eventDuration(small));
+  assert.ok(eventDuration({ type: "cycle.started" }) < eventDuration(small));
+});
+
+test("nodes changed since a cycle's resourceVersion are the out-of-date ones", async () => {
+  const { nodesChangedSince } = await import("../../static/js/model/cluster_state.js");
+  const state = emptyState();
+  state.objects.Node.set("a", { metadata: { name: "a", resourceVersion: "10" } });
+  state.objects.Node.set("b", { metadata: { name: "b", resourceVersion: "12" } });
+  assert.deepEqual([...nodesChangedSince(state, "11")], ["b"]);
+  assert.deepEqual([...nodesChangedSince(state, null)], []);
+});

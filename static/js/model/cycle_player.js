@@ -89,6 +89,22 @@ export function frameAt(cycle, upto) {
   return frame;
 }
 
+// How long an event stays on screen at ×1 (ms): proportional to the work it stands for — a
+// plugin over many nodes takes longer than one phase marker.
+export function eventDuration(event) {
+  if (!event) return 200;
+  const spread = (map) => (map ? Object.keys(map).length : 0);
+  if (event.type === "cycle.started") return 80;
+  if (event.type === "phase.started") return 350;
+  if (event.type === "plugin.evaluated") {
+    const nodes = spread(event.verdicts) || spread(event.raw);
+    return Math.min(1500, 180 + 60 * nodes);
+  }
+  if (event.type === "scores.normalized") return Math.min(1200, 150 + 40 * spread(event.normalized));
+  if (event.type === "filter.finished" || event.type === "host.selected") return 600;
+  return 250;
+}
+
 export class CyclePlayer {
   constructor(limit = 200) {
     this.cycles = [];
@@ -119,6 +135,11 @@ export class CyclePlayer {
       this.cursor = 0;
       this.playing = true;
     }
+  }
+
+  // The event to show next (for its duration), or null.
+  nextEvent() {
+    return this.current && this.current.events ? this.current.events[this.cursor] || null : null;
   }
 
   atEnd() {

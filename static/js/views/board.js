@@ -116,9 +116,9 @@ function verdictLine(nodeName, frame, ui) {
     return h("div", { class: "verdict verdict-failing" }, `✗ ${plugins} (filters running)`);
   }
   if (frame.filterFinished) return h("div", { class: "verdict verdict-pass" }, "✓ passed filters");
-  if (frame.stage === "Filter") {
-    const running = frame.plugin ? ` · ${frame.plugin} checked` : "";
-    return h("div", { class: "verdict verdict-waiting" }, `… waiting for filters${running}`);
+  if (!frame.finished && (frame.stage === "PreFilter" || frame.stage === "Filter")) {
+    const ran = frame.filtersRan.length ? ` (${frame.filtersRan.length} filters ran)` : "";
+    return h("div", { class: "verdict verdict-waiting" }, `⧗ waiting for its filters${ran}`);
   }
   return h("div", { class: "verdict verdict-none" }, " ");
 }
@@ -224,6 +224,7 @@ export function renderBoard(root, state, frame, ui) {
         frame && frame.stage,
         frame && frame.filterFinished,
         frame && frame.plugin,
+        frame && frame.filtersRan.length,
         ui.stale.has(name),
         ui.verdictSource && ui.verdictSource.label,
         ui.selectedNode === name,
