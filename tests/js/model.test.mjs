@@ -70,7 +70,7 @@ test("the bars draw the server's requested figures, never older ones", () => {
 
 test("a plugin over more nodes stays longer on screen than one over fewer", async () => {
   const { eventDuration } = await import("../../static/js/model/cycle_player.js");
-  const filter = CYCLES["taint-and-selector"].events.find((e) => e.type === "plugin.evaluated" && e.point === "Filter");
+  const filter = CYCLES["taint-and-selector"].events.find((e) => e.type === "plugin.evaluated" && e.point === "Filter" && e.verdicts);
   const small = { ...filter, verdicts: { node01: filter.verdicts.node01 } };
   assert.ok(eventDuration(filter) > eventDuration(small));
   assert.ok(eventDuration({ type: "cycle.started" }) < eventDuration(small));
