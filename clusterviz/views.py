@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import secrets
 from collections.abc import Callable
 from typing import Any
 
@@ -79,7 +80,13 @@ def _api(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
     clusters = Cluster.objects.order_by("-created_at")[:50]
-    return render(request, "clusterviz/home.html", {"clusters": clusters, "lessons": list(all_lessons().values())})
+    context = {"clusters": clusters, "lessons": list(all_lessons().values()), "demo_slug": _demo_slug()}
+    return render(request, "clusterviz/home.html", context)
+
+
+def _demo_slug() -> str:
+    """A fresh name for "try the demo": every visitor gets a demo cluster of their own."""
+    return f"demo-{secrets.token_hex(3)}"
 
 
 @require_POST
@@ -100,6 +107,7 @@ def create_cluster(request: HttpRequest) -> HttpResponse:
     except (InputError, store.StoreError) as exc:
         clusters = Cluster.objects.order_by("-created_at")[:50]
         context = {"clusters": clusters, "lessons": list(all_lessons().values()), "error": str(exc)}
+        context["demo_slug"] = _demo_slug()
         return render(request, "clusterviz/home.html", context, status=400)
     access.grant(request.session, cluster)  # the creator holds the edit link
     return HttpResponseRedirect(reverse("clusterviz-cluster", args=[cluster.slug]))

@@ -4,6 +4,7 @@ import { $, frameBatcher, h } from "./lib/dom.js";
 import { ClusterSocket } from "./lib/socket.js";
 import { ageOf, applyEviction, applyRequested, applySnapshot, applyWatch, emptyState, nodesChangedSince, objectKey } from "./model/cluster_state.js";
 import { CyclePlayer, eventDuration, frameAt, mergeSummaries } from "./model/cycle_player.js";
+import { History, describe, inverseOf, inverseOfCreate } from "./model/history.js";
 import { readView, writeView } from "./model/url_state.js";
 import { whyPending } from "./model/why_pending.js";
 import { renderBoard } from "./views/board.js";
@@ -60,16 +61,51 @@ const socket = new ClusterSocket(slug, {
   },
 });
 
-function apply(action, card) {
+const history = new History();
+
+// Send one action; remember it with its inverse for undo (unless it is an undo/redo itself).
+function apply(action, card, record = true) {
   if (readOnly) return Promise.resolve();
   if (card) card.classList.add("pending-change");
+  const inverse = record && action.action !== "create" ? inverseOf(action, state) : null;
   return socket
     .send(action)
+    .then((result) => {
+      if (record && CHANGES.has(action.action)) history.record(action, action.action === "create" ? inverseOfCreate(result) : inverse);
+      renderHistory();
+      return result;
+    })
     .catch((err) => {
       toast(err.message, "error");
       throw err;
     })
     .finally(() => card && card.classList.remove("pending-change"));
+}
+
+const CHANGES = new Set(["create", "delete", "label", "taint", "cordon", "uncordon", "scale"]);
+
+function renderHistory() {
+  const undo = $("#undo");
+  const redo = $("#redo");
+  if (!undo) return;
+  undo.disabled = !history.canUndo();
+  redo.disabled = !history.canRedo();
+  undo.title = history.canUndo() ? `undo: ${describe(history.done[history.done.length - 1].action)}` : "nothing to undo";
+  redo.title = history.canRedo() ? `redo: ${describe(history.undone[history.undone.length - 1].action)}` : "nothing to redo";
+}
+
+function undoOrRedo(which) {
+  const step = which === "undo" ? history.undo() : history.redo();
+  renderHistory();
+  if (!step) return;
+  const action = which === "undo" ? step.inverse : step.action;
+  apply(action, null, false)
+    .then((result) => {
+      // A re-created object has a new name only if the server chose one; deleting it stays the inverse.
+      if (which === "redo" && action.action === "create") step.inverse = inverseOfCreate(result) || step.inverse;
+      toast(`${which}: ${describe(action)}`);
+    })
+    .catch(() => {});
 }
 
 const palette = new Palette($("#palette"), { apply: (a) => apply(a).catch(() => {}), notify: toast, readOnly });
@@ -521,6 +557,14 @@ function nextLessonStep() {
 // --- controls -----------------------------------------------------------------------------------
 
 $("#board").addEventListener("click", (event) => {
+  const act = event.target.closest("[data-act]");
+  if (act && !readOnly) {
+    const d = act.dataset;
+    if (d.act === "delete-node" && confirm(`Delete node ${d.name}? Its pods are deleted too.`)) apply({ action: "delete", kind: "Node", name: d.name }).catch(() => {});
+    else if (d.act === "delete-pod") apply({ action: "delete", kind: "Pod", name: d.name, namespace: d.namespace }).catch(() => {});
+    else if (d.act === "scale") apply({ action: "scale", kind: "Deployment", name: d.name, namespace: d.namespace, replicas: Math.max(0, parseInt(d.replicas, 10)) }).catch(() => {});
+    return;
+  }
   const verdicts = event.target.closest("[data-verdicts]");
   if (verdicts) {
     ui.hideVerdicts = verdicts.dataset.verdicts === "hide";
@@ -660,5 +704,20 @@ function tick(now) {
 }
 requestAnimationFrame(tick);
 setInterval(rerender, 1000); // the ages of cycles and the eviction countdowns
+for (const which of ["undo", "redo"]) {
+  const button = $(`#${which}`);
+  if (button) button.addEventListener("click", () => undoOrRedo(which));
+}
+document.addEventListener("keydown", (event) => {
+  if (readOnly || !(event.ctrlKey || event.metaKey) || event.target.closest("textarea, input")) return;
+  if (event.key === "z" || event.key === "Z") {
+    event.preventDefault();
+    undoOrRedo(event.shiftKey ? "redo" : "undo");
+  } else if (event.key === "y") {
+    event.preventDefault();
+    undoOrRedo("redo");
+  }
+});
+renderHistory();
 if (ui.tab === "why") askWhy();
 rerender();

@@ -145,6 +145,7 @@ function nodeCard(state, node, frame, ui) {
       h("span", { class: "node-name" }, name),
       node.spec.unschedulable ? h("span", { class: "badge badge-cordoned" }, "cordoned") : null,
       h("button", { class: "cordon presenter-only", type: "button", dataset: { cordon: name }, title: node.spec.unschedulable ? "uncordon" : "cordon" }, node.spec.unschedulable ? "uncordon" : "cordon"),
+      h("button", { class: "delete-node presenter-only", type: "button", dataset: { act: "delete-node", name }, title: `delete node ${name}`, "aria-label": `delete node ${name}` }, "✕"),
     ),
     h("div", { class: "chips labels" }, labels.map(([k, v]) => chip("label", `${k}=${v}`, { chip: "label", node: name, key: k, value: v }, ui.readOnly))),
     h("div", { class: "chips taints" }, (node.spec.taints || []).map((t) => taintChip(name, t, ui.readOnly))),
@@ -236,6 +237,7 @@ export function renderBoard(root, state, frame, ui) {
   );
   root.querySelector(".node-count").textContent = `${shown.length}/${all.length} nodes`;
   renderVerdictSource(root.querySelector(".verdict-source"), ui);
+  renderSelection(root.querySelector(".selection"), state, ui);
   const lane = root.querySelector(".pending-lane .pods");
   const pending = pendingPods(state);
   keyed(
@@ -283,4 +285,39 @@ function renderVerdictSource(el, ui) {
     " ",
     h("button", { type: "button", dataset: { verdicts: "hide" } }, "hide verdicts"),
   );
+}
+
+// The Deployment a pod belongs to (pod → ReplicaSet → Deployment), or null.
+function deploymentOf(state, pod) {
+  const ns = pod.metadata.namespace || "default";
+  const rsRef = (pod.metadata.ownerReferences || []).find((r) => r.kind === "ReplicaSet");
+  const rs = rsRef && state.objects.ReplicaSet.get(`${ns}/${rsRef.name}`);
+  const depRef = rs && (rs.metadata.ownerReferences || []).find((r) => r.kind === "Deployment");
+  return (depRef && state.objects.Deployment.get(`${ns}/${depRef.name}`)) || null;
+}
+
+// What can be done to the selection: delete the pod, scale its Deployment.
+function renderSelection(el, state, ui) {
+  const pod = ui.selectedPod ? state.objects.Pod.get(ui.selectedPod) : null;
+  const deployment = pod ? deploymentOf(state, pod) : null;
+  const sig = JSON.stringify([ui.selectedPod, pod && pod.metadata.resourceVersion, deployment && deployment.metadata.resourceVersion, ui.readOnly]);
+  if (el._sig === sig) return;
+  el._sig = sig;
+  if (!pod || ui.readOnly) {
+    replace(el);
+    return;
+  }
+  const ns = pod.metadata.namespace || "default";
+  const parts = [h("span", {}, `pod ${objectKey(pod)} `), h("button", { type: "button", dataset: { act: "delete-pod", name: pod.metadata.name, namespace: ns } }, "delete pod")];
+  if (deployment) {
+    const replicas = deployment.spec.replicas ?? 1;
+    const scale = (n) => ({ act: "scale", name: deployment.metadata.name, namespace: ns, replicas: String(n) });
+    parts.push(
+      h("span", { class: "scale" }, ` · deployment ${deployment.metadata.name}: `),
+      h("button", { type: "button", dataset: scale(replicas - 1), "aria-label": "scale down", disabled: replicas <= 0 }, "−"),
+      h("span", { class: "replicas" }, ` ${replicas} replicas `),
+      h("button", { type: "button", dataset: scale(replicas + 1), "aria-label": "scale up" }, "+"),
+    );
+  }
+  replace(el, parts);
 }
