@@ -84,3 +84,26 @@ test("nodes changed since a cycle's resourceVersion are the out-of-date ones", a
   assert.deepEqual([...nodesChangedSince(state, "11")], ["b"]);
   assert.deepEqual([...nodesChangedSince(state, null)], []);
 });
+
+test("undo knows the inverse of each change from the cluster as it was", async () => {
+  const { History, inverseOf, inverseOfCreate } = await import("../../static/js/model/history.js");
+  const state = emptyState();
+  state.objects.Node.set("n1", { metadata: { name: "n1", labels: { disk: "hdd" } }, spec: { taints: [{ key: "gpu", value: "true", effect: "NoSchedule" }] } });
+  state.objects.Deployment.set("default/web", { metadata: { name: "web", namespace: "default" }, spec: { replicas: 3 } });
+  state.objects.Pod.set("default/owned", { metadata: { name: "owned", namespace: "default", ownerReferences: [{ kind: "ReplicaSet", name: "web-1" }] }, spec: {} });
+  state.objects.Pod.set("default/solo", { metadata: { name: "solo", namespace: "default", uid: "u1", resourceVersion: "9" }, spec: { nodeName: "n1" }, status: { phase: "Running" } });
+  assert.deepEqual(inverseOf({ action: "label", node: "n1", key: "disk", value: "ssd" }, state), { action: "label", node: "n1", key: "disk", value: "hdd" });
+  assert.deepEqual(inverseOf({ action: "label", node: "n1", key: "zone", value: "a" }, state), { action: "label", node: "n1", key: "zone", value: null });
+  assert.deepEqual(inverseOf({ action: "taint", node: "n1", key: "gpu", value: "true", effect: "NoSchedule", remove: true }, state), { action: "taint", node: "n1", key: "gpu", value: "true", effect: "NoSchedule" });
+  assert.equal(inverseOf({ action: "scale", kind: "Deployment", name: "web", namespace: "default", replicas: 5 }, state).replicas, 3);
+  assert.equal(inverseOf({ action: "delete", kind: "Pod", name: "owned", namespace: "default" }, state), null);
+  const recreate = inverseOf({ action: "delete", kind: "Pod", name: "solo", namespace: "default" }, state);
+  assert.deepEqual(JSON.parse(recreate.yaml), { metadata: { name: "solo", namespace: "default" }, spec: { nodeName: "n1" } });
+  assert.deepEqual(inverseOfCreate({ created: ["Pod/p"] }), { action: "delete", kind: "Pod", name: "p", namespace: "default" });
+  const history = new History();
+  history.record({ action: "cordon", node: "n1" }, { action: "uncordon", node: "n1" });
+  assert.equal(history.undo().inverse.action, "uncordon");
+  assert.equal(history.redo().action.action, "cordon");
+  history.record({ action: "x" }, null); // no inverse: the history ends there
+  assert.equal(history.canUndo(), false);
+});
