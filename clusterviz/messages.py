@@ -118,6 +118,7 @@ class View(_Action):
     playing: bool = False
     follow: bool = False
     what_if: WhatIfView | None = Field(default=None, alias="whatIf")
+    seq: int = Field(default=0, ge=0, le=2**53)  # the presenter's clock: a later view wins
 
 
 Action = Annotated[
@@ -194,7 +195,7 @@ def perform(cluster: Cluster, action: Any, component: str) -> dict[str, Any]:
         return {"say": step.say if step else "", "command": step.command if step else "", "done": step is None}
     if isinstance(action, View):
         view = action.model_dump(exclude={"id", "action"}, by_alias=True)
-        services.set_presenter_view(cluster, view)
-        publish(cluster.pk, {"type": "presenter.view", **view})
+        if services.set_presenter_view(cluster, view):
+            publish(cluster.pk, {"type": "presenter.view", **view})
         return {"view": True}
     raise InputError("action: unsupported")

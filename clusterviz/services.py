@@ -21,7 +21,7 @@ from scheduler_core.api.validation import (
     label_key_error,
     label_value_error,
 )
-from scheduler_core.explain import explain, result_to_json
+from scheduler_core.explain import explain, result_to_json, wire_events
 from scheduler_core.fixes import suggest_fixes
 
 from . import store
@@ -271,10 +271,16 @@ def set_pace(cluster: Cluster, pace: str, delay_ms: int | None = None) -> Cluste
     return cluster
 
 
-def set_presenter_view(cluster: Cluster, view: dict[str, Any]) -> None:
-    """Keep the presenter's last view: a follower who joins later starts on the same frame."""
-    Cluster.objects.filter(pk=cluster.pk).update(presenter_view=view)
+def set_presenter_view(cluster: Cluster, view: dict[str, Any]) -> bool:
+    """Keep the presenter's last view, so a follower who joins later starts on the same frame.
+    Views may be handled out of order: one older (by its `seq`) than the kept one is dropped (False)."""
+    with transaction.atomic():
+        kept = Cluster.objects.select_for_update().filter(pk=cluster.pk).values_list("presenter_view", flat=True).get()
+        if (kept or {}).get("seq", 0) > view.get("seq", 0):
+            return False
+        Cluster.objects.filter(pk=cluster.pk).update(presenter_view=view)
     cluster.presenter_view = view
+    return True
 
 
 def explain_pod(cluster: Cluster, text: str | bytes, seed: int = 0) -> dict[str, Any]:
@@ -283,9 +289,8 @@ def explain_pod(cluster: Cluster, text: str | bytes, seed: int = 0) -> dict[str,
     classes = {pc.metadata.name: pc for pc in snap.objects.priority_classes}
     pod = load_pod(text, "pod.yaml", classes, {})
     explanation = explain(snap.objects, pod, seed=seed)
-    names = [n.metadata.name for n in snap.objects.nodes]
     data = result_to_json(explanation)
-    data["events"] = [event.to_dict(names) for event in explanation.events]
+    data["events"] = wire_events(explanation)
     return data
 
 

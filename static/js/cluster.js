@@ -268,10 +268,12 @@ function selectPod(key) {
   rerender();
 }
 
-// Everything a follower needs to show the presenter's frame.
+// Everything a follower needs to show the presenter's frame; `seq` orders the views.
+let viewSeq = 0;
 function presenterView() {
   const c = player.current;
-  const v = { pod: ui.selectedPod, node: ui.selectedNode, tab: ui.tab, cycle: null, step: player.cursor, speed: player.speed, playing: player.playing, follow: player.follow, whatIf: null };
+  viewSeq = Math.max(viewSeq + 1, Date.now() * 1000);
+  const v = { pod: ui.selectedPod, node: ui.selectedNode, tab: ui.tab, cycle: null, step: player.cursor, speed: player.speed, playing: player.playing, follow: player.follow, whatIf: null, seq: viewSeq };
   if (c && c.whatIf && c.followYaml) v.whatIf = { yaml: c.followYaml, fixFor: c.fixFor || null, reexplained: !!c.reexplained };
   else if (c && !c.whatIf) v.cycle = c.cycle;
   return v;
@@ -318,6 +320,7 @@ let lastPresenterView = null;
 const followedWhatIfs = new Map(); // what-if key → its cycle (or null while it is being asked)
 
 function followPresenter(v) {
+  if (lastPresenterView && (v.seq || 0) < (lastPresenterView.seq || 0)) return; // an older view, late
   lastPresenterView = v;
   ui.selectedPod = v.pod || null;
   ui.selectedNode = v.node || null;

@@ -591,5 +591,9 @@ def test_the_presenters_view_is_kept_for_late_followers(client: Client, make_clu
     assert post_action(client, "c1", view).status_code == 200
     kept = client.get("/api/clusters/c1/state").json()["cluster"]["presenterView"]
     assert (kept["tab"], kept["cycle"], kept["step"], kept["speed"], kept["whatIf"]) == ("scores", 3, 7, 4.0, None)
+    # Views handled out of order: an older one (by the presenter's seq) does not replace a newer one.
+    assert post_action(client, "c1", {"action": "view", "step": 9, "seq": 20}).status_code == 200
+    assert post_action(client, "c1", {"action": "view", "step": 8, "seq": 19}).status_code == 200
+    assert client.get("/api/clusters/c1/state").json()["cluster"]["presenterView"]["step"] == 9
     response = post_action(client, "c1", {"action": "view", "step": -1})
     assert response.status_code == 400 and "step" in response.json()["message"]
