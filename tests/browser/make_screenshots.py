@@ -111,7 +111,7 @@ def test_screenshots(page: Page, context: BrowserContext, new_cluster: Any) -> N
 
 
 def test_screenshots_of_the_truthful_views(page: Page, browser: Any, new_cluster: Any) -> None:
-    from .test_truth import PLAIN_POD, SSD_POD
+    from .test_truth import PLAIN_POD, SSD_POD, without_deployment
 
     # Fixes verified by the scheduler, node by node.
     api = new_cluster("demo")
@@ -125,7 +125,9 @@ def test_screenshots_of_the_truthful_views(page: Page, browser: Any, new_cluster
     shot(page, "fixes-verified", '[data-panel=why] .fix-node[data-fix-node="node02"]')
 
     # A node changed since the viewed cycle: out of date, re-explain in one click.
-    api.act({"action": "delete", "kind": "Deployment", "name": "myapp"})
+    api = new_cluster("demo")
+    without_deployment(api)
+    open_cluster(page, api.url)
     page.locator("#editor textarea").fill(PLAIN_POD)
     page.locator("[data-editor=create]").click()
     finish_cycle_of(page, "default/plain")
@@ -137,8 +139,13 @@ def test_screenshots_of_the_truthful_views(page: Page, browser: Any, new_cluster
 
     # Preemption: the nominated node, the struck-through victim with its priority, the losing candidate.
     pre = new_cluster("preemption")
-    for _ in range(3):
-        pre.act({"action": "lesson.next"})
+    pre.act({"action": "lesson.next"})
+    pre.wait_for(
+        "two replicas running",
+        lambda: sum(1 for p in pre.objects("Pod").values() if p.get("status", {}).get("phase") == "Running") == 2,
+    )
+    pre.act({"action": "lesson.next"})
+    pre.act({"action": "lesson.next"})
     pre.wait_for(
         "myapp-vip bound", lambda: (pre.objects("Pod").get("default/myapp-vip") or {}).get("spec", {}).get("nodeName")
     )
