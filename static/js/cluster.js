@@ -518,7 +518,8 @@ function reexplain() {
 
 const render = () => {
   const frame = player.frame();
-  renderBoard($("#board"), state, boardVerdicts(), ui);
+  // A drag in progress keeps its card: redrawing it would drop the drag on the floor.
+  if (!ui.dragging) renderBoard($("#board"), state, boardVerdicts(), ui);
   renderPipeline($("#pipeline"), player);
   renderTabs($("#detail"), ui.tab);
   for (const panel of document.querySelectorAll("#detail [data-panel]")) panel.hidden = panel.dataset.panel !== ui.tab;
@@ -707,6 +708,15 @@ function tick(now) {
 }
 requestAnimationFrame(tick);
 setInterval(rerender, 1000); // the ages of cycles and the eviction countdowns
+document.addEventListener("dragstart", () => {
+  ui.dragging = true;
+});
+for (const type of ["dragend", "drop"]) {
+  document.addEventListener(type, () => {
+    ui.dragging = false;
+    rerender();
+  });
+}
 for (const which of ["undo", "redo"]) {
   const button = $(`#${which}`);
   if (button) button.addEventListener("click", () => undoOrRedo(which));
