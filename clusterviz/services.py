@@ -12,6 +12,7 @@ from typing import Any
 
 import yaml
 from django.db import transaction
+from django.db.models import Q
 
 from scheduler_core.api.limits import MAX_OBJECTS_PER_REQUEST, MAX_REPLICAS
 from scheduler_core.api.loading import Document, InputError, load_cluster, load_pod, load_yaml_documents
@@ -274,11 +275,10 @@ def set_pace(cluster: Cluster, pace: str, delay_ms: int | None = None) -> Cluste
 def set_presenter_view(cluster: Cluster, view: dict[str, Any]) -> bool:
     """Keep the presenter's last view, so a follower who joins later starts on the same frame.
     Views may be handled out of order: one older (by its `seq`) than the kept one is dropped (False)."""
-    with transaction.atomic():
-        kept = Cluster.objects.select_for_update().filter(pk=cluster.pk).values_list("presenter_view", flat=True).get()
-        if (kept or {}).get("seq", 0) > view.get("seq", 0):
-            return False
-        Cluster.objects.filter(pk=cluster.pk).update(presenter_view=view)
+    # One conditional UPDATE: atomic on SQLite and PostgreSQL alike, whatever the interleaving.
+    newer = Q(presenter_view__seq__isnull=True) | Q(presenter_view__seq__lte=view.get("seq", 0))
+    if not Cluster.objects.filter(newer, pk=cluster.pk).update(presenter_view=view):
+        return False
     cluster.presenter_view = view
     return True
 

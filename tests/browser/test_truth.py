@@ -217,7 +217,13 @@ def test_fixes_are_verified_by_the_scheduler_and_applying_them_schedules_the_pod
 
 
 def cycle_info(page: Page) -> str:
-    return str(page.locator("#pipeline .cycle-info").inner_text())
+    """The pipeline's cycle line once the page has drawn its latest state (two animation frames)."""
+    return str(
+        page.evaluate(
+            """() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() =>
+                 done(document.querySelector("#pipeline .cycle-info").innerText))))"""
+        )
+    )
 
 
 def test_followers_follow_replays_steps_speed_what_ifs_and_late_joiners_land_on_the_same_frame(
