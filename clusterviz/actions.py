@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 # The largest action: a YAML of MAX_YAML_CHARS characters as JSON.stringify writes it (UTF-8, escaped
 # newlines: up to 3 bytes per character); the YAML's own limit is checked, with its field, when parsed.
 MAX_ACTION_BYTES = 3 * MAX_YAML_CHARS
+SCHEDULER_ACTIONS = frozenset({"explain", "fixes"})
 WINDOW_SECONDS = 10.0
 # Per client and 10 s (settings CLUSTERVIZ_RATE_ACTIONS / CLUSTERVIZ_RATE_EXPLAINS): far above a
 # person's pace, a bound for a runaway script; a what-if runs the whole scheduler, so it is cheap to refuse.
@@ -100,7 +101,8 @@ class Limits:
     )
 
     def allow(self, action: str) -> bool:
-        return (self.explains if action == "explain" else self.actions).allow()
+        """Actions that run the scheduler (explain, fixes) have their own, smaller budget."""
+        return (self.explains if action in SCHEDULER_ACTIONS else self.actions).allow()
 
 
 _http_clients: collections.OrderedDict[tuple[str, ...], Limits] = collections.OrderedDict()

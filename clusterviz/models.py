@@ -29,6 +29,8 @@ class Cluster(models.Model):
     pace_delay_ms = models.PositiveIntegerField(default=800)
     lesson = models.CharField(max_length=64, blank=True)
     lesson_step = models.PositiveIntegerField(default=0)
+    # The presenter's last view (cycle, step, speed, what-if, selection, tab): late followers start there.
+    presenter_view = models.JSONField(default=dict, blank=True)
     # The secret of the edit link (and of the kubeconfig's bearer token): whoever holds it may write.
     owner_token = models.CharField(max_length=64, default=new_token)
     owner = models.ForeignKey("auth.User", null=True, blank=True, on_delete=models.SET_NULL)
@@ -48,6 +50,7 @@ class Cluster(models.Model):
             "paceDelayMs": self.pace_delay_ms,
             "lesson": self.lesson,
             "lessonStep": self.lesson_step,
+            "presenterView": self.presenter_view,
         }
 
 

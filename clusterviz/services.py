@@ -7,10 +7,12 @@ Each validates first and writes only when everything is valid, so a bad request 
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import yaml
 from django.db import transaction
+from django.db.models import Q
 
 from scheduler_core.api.limits import MAX_OBJECTS_PER_REQUEST, MAX_REPLICAS
 from scheduler_core.api.loading import Document, InputError, load_cluster, load_pod, load_yaml_documents
@@ -21,9 +23,11 @@ from scheduler_core.api.validation import (
     label_value_error,
 )
 from scheduler_core.api.workloads import WorkloadIndex
-from scheduler_core.explain import explain_on, result_to_json
+from scheduler_core.explain import explain_on, result_to_json, wire_events
+from scheduler_core.fixes import suggest_fixes
 
 from . import scheduler_cache, store
+from .adapters import snapshot
 from .admission import admission_context
 from .models import PACE_CHOICES, Cluster, KubeObject
 from .validation import admit
@@ -37,11 +41,14 @@ __all__ = [
     "ensure_namespace",
     "explain_pod",
     "export_yaml",
+    "fix_pod",
     "import_snapshot",
+    "node_requests",
     "scale",
     "set_cordon",
     "set_label",
     "set_pace",
+    "set_presenter_view",
     "set_taint",
     "state",
 ]
@@ -305,6 +312,17 @@ def set_pace(cluster: Cluster, pace: str, delay_ms: int | None = None) -> Cluste
     return cluster
 
 
+def set_presenter_view(cluster: Cluster, view: dict[str, Any]) -> bool:
+    """Keep the presenter's last view, so a follower who joins later starts on the same frame.
+    Views may be handled out of order: one older (by its `seq`) than the kept one is dropped (False)."""
+    # One conditional UPDATE: atomic on SQLite and PostgreSQL alike, whatever the interleaving.
+    newer = Q(presenter_view__seq__isnull=True) | Q(presenter_view__seq__lte=view.get("seq", 0))
+    if not Cluster.objects.filter(newer, pk=cluster.pk).update(presenter_view=view):
+        return False
+    cluster.presenter_view = view
+    return True
+
+
 def explain_pod(cluster: Cluster, text: str | bytes, seed: int = 0) -> dict[str, Any]:
     """What-if: the full explanation for a pod against the current cluster; nothing changes."""
     cache = scheduler_cache.synced(cluster)  # the scheduler's own view: no re-read of the cluster
@@ -316,10 +334,42 @@ def explain_pod(cluster: Cluster, text: str | bytes, seed: int = 0) -> dict[str,
     except Exception:
         cache.drop_table()  # a cycle that failed midway may not have restored what it tried
         raise
-    names = list(table.names)
     data = result_to_json(explanation)
-    data["events"] = [event.to_dict(names) for event in explanation.events]
+    data["events"] = wire_events(explanation)
     return data
+
+
+def fix_pod(cluster: Cluster, text: str | bytes, seed: int = 0) -> dict[str, Any]:
+    """Per rejected node, the fixes that would make the pod fit, each verified by running the
+    scheduler again on the fixed pod and node (see scheduler_core.fixes); nothing changes."""
+    snap = snapshot(cluster)
+    classes = {pc.metadata.name: pc for pc in snap.objects.priority_classes}
+    load_pod(text, "pod.yaml", classes, {})  # a clear, located error for bad input first
+    documents = load_yaml_documents(text, "pod.yaml")
+
+    def load(body: dict[str, Any]) -> Any:
+        return load_pod(json.dumps(body), "pod.yaml", classes, {})
+
+    return suggest_fixes(snap.objects, documents[0].data, load, seed)
+
+
+BAR_RESOURCES = ("cpu", "memory")
+
+
+def node_requests(cluster: Cluster) -> dict[str, Any]:
+    """Per node, what the scheduler counts as requested of its allocatable (cpu in millicores,
+    memory in bytes, pods): the board's bars, from scheduler_core's own accounting (sidecars,
+    pod-level resources and overhead included)."""
+    cache = scheduler_cache.synced(cluster)  # the scheduler's own view and its resourceVersion
+    rv, table = cache.rv, cache.table()
+    nodes: dict[str, Any] = {}
+    for i, name in enumerate(table.names):
+        figures = {
+            r: {"requested": int(table.requested[r][i]), "allocatable": int(table.alloc[r][i])} for r in BAR_RESOURCES
+        }
+        figures["pods"] = {"requested": int(table.pod_count[i]), "allocatable": int(table.alloc["pods"][i])}
+        nodes[name] = figures
+    return {"resourceVersion": str(rv), "nodes": nodes}
 
 
 def state(cluster: Cluster) -> dict[str, Any]:

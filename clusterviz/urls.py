@@ -14,6 +14,7 @@ urlpatterns = [
     path("clusters/<slug:slug>/fork", classroom.fork, name="clusterviz-fork"),
     path("api/lessons", views.api_lessons, name="clusterviz-lessons"),
     path("api/clusters/<slug:slug>/state", views.api_state, name="clusterviz-state"),
+    path("api/clusters/<slug:slug>/requested", views.api_requested, name="clusterviz-requested"),
     path("api/clusters/<slug:slug>/actions", views.api_action, name="clusterviz-action"),
     path("api/clusters/<slug:slug>/export", views.api_export, name="clusterviz-export"),
     path("api/clusters/<slug:slug>/snapshot", views.api_snapshot, name="clusterviz-snapshot"),

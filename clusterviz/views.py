@@ -6,6 +6,7 @@ import functools
 import hashlib
 import json
 import logging
+import secrets
 from collections.abc import Callable
 from typing import Any
 
@@ -79,7 +80,13 @@ def _api(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
     clusters = Cluster.objects.exclude(slug__startswith=STAGING_PREFIX).order_by("-created_at")[:50]
-    return render(request, "clusterviz/home.html", {"clusters": clusters, "lessons": list(all_lessons().values())})
+    context = {"clusters": clusters, "lessons": list(all_lessons().values()), "demo_slug": _demo_slug()}
+    return render(request, "clusterviz/home.html", context)
+
+
+def _demo_slug() -> str:
+    """A fresh name for "try the demo": every visitor gets a demo cluster of their own."""
+    return f"demo-{secrets.token_hex(3)}"
 
 
 @require_POST
@@ -100,6 +107,7 @@ def create_cluster(request: HttpRequest) -> HttpResponse:
     except (InputError, store.StoreError) as exc:
         clusters = Cluster.objects.exclude(slug__startswith=STAGING_PREFIX).order_by("-created_at")[:50]
         context = {"clusters": clusters, "lessons": list(all_lessons().values()), "error": str(exc)}
+        context["demo_slug"] = _demo_slug()
         return render(request, "clusterviz/home.html", context, status=400)
     access.grant(request.session, cluster)  # the creator holds the edit link
     return HttpResponseRedirect(reverse("clusterviz-cluster", args=[cluster.slug]))
@@ -171,6 +179,13 @@ def api_state(request: HttpRequest, slug: str) -> HttpResponse:
     response["ETag"] = _state_etag(cluster, head["resourceVersion"])
     response["Cache-Control"] = "no-cache"
     return response
+
+
+@require_GET
+@_api
+def api_requested(request: HttpRequest, slug: str) -> JsonResponse:
+    """Per node, requested and allocatable as the scheduler counts them (the board's bars)."""
+    return JsonResponse(services.node_requests(_api_cluster(slug)))
 
 
 @csrf_exempt

@@ -22,7 +22,7 @@ from .framework.volume_index import VolumeIndex
 from .plugins.registry import new_framework
 from .schedule_one import Scheduler, ScheduleResult
 
-__all__ = ["Explanation", "build_table", "explain", "explain_on", "format_text", "result_to_json"]
+__all__ = ["Explanation", "build_table", "explain", "explain_on", "format_text", "result_to_json", "wire_events"]
 
 
 def add_workloads(table: NodeTable, workloads: Iterable[Workload]) -> None:
@@ -81,6 +81,12 @@ def explain_on(
     scheduler.subscribe(events.append)
     result = scheduler.schedule_pod(table, info)
     return Explanation(result, events, None, info, workload)
+
+
+def wire_events(explanation: Explanation) -> list[dict[str, Any]]:
+    """The cycle's events as the stream carries them (node names resolved)."""
+    names = explanation.result.table.names if explanation.result else []
+    return [event.to_dict(names) for event in explanation.events]
 
 
 def _status_json(status: Status | None) -> dict[str, Any] | None:

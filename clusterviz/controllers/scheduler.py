@@ -78,10 +78,18 @@ def schedule_next(cluster: Cluster) -> bool:
         cache.drop_table()  # a cycle that failed midway may not have restored what it tried
         raise
     wire = encode_cycle(events, table.names)
-    summary = {"cycle": result.cycle, "pod": key, "scheduled": result.scheduled, "node": result.selected_node}
+    # `resourceVersion`: the one the scheduler's view is at; a browser marks a node whose
+    # resourceVersion is newer as changed since this cycle.
+    summary = {
+        "cycle": result.cycle,
+        "pod": key,
+        "scheduled": result.scheduled,
+        "node": result.selected_node,
+        "resourceVersion": str(cache.rv),
+    }
     # Kept before it streams (a client fetches a large cycle as soon as it hears of it); the cycle
     # streams first, then the writes it leads to (bind, condition, events).
-    _keep_cycle(cluster, result, wire)
+    _keep_cycle(cluster, result, wire, cache.rv)
     publish(cluster.pk, cycle_message({**summary, "message": result.message}, wire))
     with transaction.atomic():
         if result.selected is not None:
@@ -150,11 +158,13 @@ def _preempt(cluster: Cluster, victim: PodInfo, preemptor: dict[str, Any], node:
             body = delete_object(cluster, "Pod", victim.namespace, victim.name, COMPONENT)
     except store.NotFound:
         return
+    # Upstream's message names the preemptor by UID (preemption.go); `related` names it too.
     uid = preemptor["metadata"].get("uid", "")
-    record_event(cluster, body, "Normal", "Preempted", f"Preempted by pod {uid} on node {node}", COMPONENT)
+    message = f"Preempted by pod {uid} on node {node}"
+    record_event(cluster, body, "Normal", "Preempted", message, COMPONENT, related=preemptor, action="Preempting")
 
 
-def _keep_cycle(cluster: Cluster, result: ScheduleResult, wire: list[dict[str, Any]]) -> None:
+def _keep_cycle(cluster: Cluster, result: ScheduleResult, wire: list[dict[str, Any]], seen_rv: int) -> None:
     SchedulingCycle.objects.create(
         cluster=cluster,
         number=result.cycle,
@@ -163,6 +173,6 @@ def _keep_cycle(cluster: Cluster, result: ScheduleResult, wire: list[dict[str, A
         node=result.selected_node or "",
         message=result.message,
         events=wire,
-        resource_version=cluster.resource_version,
+        resource_version=seen_rv,
     )
     SchedulingCycle.objects.filter(cluster=cluster, number__lte=result.cycle - CYCLES_KEPT).delete()

@@ -71,6 +71,7 @@ def test_state_json(client: Client, make_cluster: Any) -> None:
         "paceDelayMs": 800,
         "lesson": "",
         "lessonStep": 0,
+        "presenterView": {},
     }
     assert sorted(data["objects"]) == ["Node", "Pod"]
     assert data["objects"]["Pod"][0]["metadata"]["name"] == "p1"
@@ -560,3 +561,39 @@ def test_static_files_are_served(client: Client) -> None:
     assert response.status_code == 200
     assert b"".join(response.streaming_content) == script.read_bytes()
     assert client.get("/static/js/no-such-file.js").status_code == 404
+
+
+@pytest.mark.django_db
+def test_requested_figures_are_the_schedulers(client: Client, make_cluster: Any) -> None:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p1"},
+        "spec": {
+            "nodeName": "n1",
+            "initContainers": [
+                {"name": "log", "image": "x", "restartPolicy": "Always", "resources": {"requests": {"cpu": "250m"}}}
+            ],
+            "containers": [{"name": "app", "image": "x", "resources": {"requests": {"cpu": "500m"}}}],
+        },
+    }
+    make_cluster("c1", node_yaml("n1") + "---\n" + json.dumps(pod))
+    data = client.get("/api/clusters/c1/requested").json()
+    assert data["nodes"]["n1"]["cpu"] == {"requested": 750, "allocatable": 2000}
+    assert data["nodes"]["n1"]["pods"] == {"requested": 1, "allocatable": 110}
+    assert data["resourceVersion"] == "2"
+
+
+@pytest.mark.django_db
+def test_the_presenters_view_is_kept_for_late_followers(client: Client, make_cluster: Any) -> None:
+    make_cluster("c1", node_yaml("n1"))
+    view = {"action": "view", "tab": "scores", "cycle": 3, "step": 7, "speed": 4, "playing": False}
+    assert post_action(client, "c1", view).status_code == 200
+    kept = client.get("/api/clusters/c1/state").json()["cluster"]["presenterView"]
+    assert (kept["tab"], kept["cycle"], kept["step"], kept["speed"], kept["whatIf"]) == ("scores", 3, 7, 4.0, None)
+    # Views handled out of order: an older one (by the presenter's seq) does not replace a newer one.
+    assert post_action(client, "c1", {"action": "view", "step": 9, "seq": 20}).status_code == 200
+    assert post_action(client, "c1", {"action": "view", "step": 8, "seq": 19}).status_code == 200
+    assert client.get("/api/clusters/c1/state").json()["cluster"]["presenterView"]["step"] == 9
+    response = post_action(client, "c1", {"action": "view", "step": -1})
+    assert response.status_code == 400 and "step" in response.json()["message"]
