@@ -101,6 +101,11 @@ def test_create_and_apply_a_pod(cluster: Cluster) -> None:
 
 def test_get_pods_wide_all_namespaces_and_events(cluster: Cluster) -> None:
     cluster.kubectl("create", "-f", cluster.write("p.yaml", pod("x", extra="nodeName: node02")))
+    missing = cluster.kubectl("run", "t1", "--image=nginx", "-n", "team", ok=False)  # as on a real cluster
+    assert 'namespaces "team" not found' in missing.stderr
+    cluster.kubectl(
+        "apply", "-f", cluster.write("ns.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: team}\n")
+    )
     cluster.kubectl("run", "t1", "--image=nginx", "-n", "team")
     cluster.wait_running("x")
     cluster.wait_running("t1", namespace="team")
