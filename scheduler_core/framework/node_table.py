@@ -185,6 +185,7 @@ class NodeTable:
         self.affinity_groups: dict[tuple[object, ...], AffinityGroup] = {}
         self._label_columns: dict[str, LabelColumn] = {}
         self._has_labels: np.ndarray | None = None
+        self._statics: dict[str, tuple[np.ndarray, np.ndarray, bool, bool]] = {}
         self.nominated: dict[int, list[PodInfo]] = {}  # node index → pods nominated there by preemption
         self.volume_pods: list[tuple[int, PodInfo]] = []
         # `namespace/claim` → pods on the nodes using it (NodeInfo.PVCRefCounts, summed over nodes).
@@ -308,6 +309,19 @@ class NodeTable:
             affinity_group.counts[i] += sign
 
     # --- queries ----------------------------------------------------------------------------
+
+    def resource_statics(self, resource: str) -> tuple[np.ndarray, bool, bool]:
+        """Node-static facts about allocatable `resource`, computed once per table: the column as a
+        float64 divisor (1 where it is 0), whether every node has some, and whether
+        `alloc·101 < 2**53` on every node (so a float quotient of at most alloc·100 truncates exactly)."""
+        alloc = self.alloc[resource]
+        cached = self._statics.get(resource)
+        if cached is None or cached[0] is not alloc:
+            positive = alloc != 0
+            divisor = np.where(positive, alloc, 1).astype(np.float64)
+            exact = not len(alloc) or int(np.abs(alloc).max()) * 101 < 2**53
+            cached = self._statics[resource] = (alloc, divisor, bool(positive.all()), exact)
+        return cached[1], cached[2], cached[3]
 
     def take(self, column: np.ndarray, idx: np.ndarray) -> np.ndarray:
         """`column[idx]`, without a copy when `idx` (sorted, unique) covers every node."""

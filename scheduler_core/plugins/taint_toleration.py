@@ -31,6 +31,8 @@ class TaintToleration:
             taint = find_untolerated_taint(taints, pod.tolerations)
             if taint is not None:
                 by_reason.setdefault(untolerated_taint_reason(taint.key, taint.value), []).append(sig)
+        if not by_reason:
+            return NodeVerdicts.all_pass(table.n)
         codes = np.zeros(table.n, dtype=np.int8)
         reasons = []
         for reason, sigs in by_reason.items():

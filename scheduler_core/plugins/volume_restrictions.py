@@ -123,6 +123,7 @@ class VolumeRestrictions:
         if prefiltered is not None and prefiltered.conflicting_refs > 0:
             # Every node the disk check let through fails on the claim in use elsewhere.
             rwop = ~conflict
+            verdicts = verdicts.writable()
             verdicts.codes[rwop] = np.int8(Code.UNSCHEDULABLE)
             verdicts.reasons.append((ERR_REASON_RWOP, rwop))
         return verdicts
