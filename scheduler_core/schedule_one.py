@@ -296,7 +296,10 @@ def _filter_error(outcome: FilterOutcome, first_fail: np.ndarray) -> Status | No
         verdicts = outcome.verdicts[k]
         if verdicts is None:
             continue
-        errored = np.flatnonzero((first_fail == k) & (verdicts.codes == Code.ERROR))
+        errors = verdicts.codes == Code.ERROR
+        if not errors.any():
+            continue
+        errored = np.flatnonzero((first_fail == k) & errors)
         if len(errored) and (found is None or errored[0] < found[0]):
             found = (int(errored[0]), k)
     if found is None:

@@ -186,6 +186,7 @@ class NodeTable:
         self._label_columns: dict[str, LabelColumn] = {}
         self._has_labels: np.ndarray | None = None
         self._statics: dict[str, tuple[np.ndarray, np.ndarray, bool, bool]] = {}
+        self._every_node: np.ndarray | None = None
         self.nominated: dict[int, list[PodInfo]] = {}  # node index → pods nominated there by preemption
         self.volume_pods: list[tuple[int, PodInfo]] = []
         # `namespace/claim` → pods on the nodes using it (NodeInfo.PVCRefCounts, summed over nodes).
@@ -322,6 +323,13 @@ class NodeTable:
             exact = not len(alloc) or int(np.abs(alloc).max()) * 101 < 2**53
             cached = self._statics[resource] = (alloc, divisor, bool(positive.all()), exact)
         return cached[1], cached[2], cached[3]
+
+    @property
+    def every_node(self) -> np.ndarray:
+        """0..n-1: the idx of "all nodes" (`take` then hands columns over without a copy)."""
+        if self._every_node is None or len(self._every_node) != self.n:
+            self._every_node = np.arange(self.n, dtype=np.int64)
+        return self._every_node
 
     def take(self, column: np.ndarray, idx: np.ndarray) -> np.ndarray:
         """`column[idx]`, without a copy when `idx` (sorted, unique) covers every node."""

@@ -34,6 +34,8 @@ class BalancedAllocation:
         return Status()
 
     def score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> np.ndarray:
+        # per-node arithmetic: over whole columns (no gathers per resource), then the scored nodes
+        scored, idx = idx, table.every_node
         n = len(idx)
         fractions = []
         valids = []
@@ -54,7 +56,7 @@ class BalancedAllocation:
             std = _std_over_valid(np.array(fractions), np.array(masks))
         std = 1 - std
         std *= MAX_NODE_SCORE
-        return std.astype(np.int64)
+        return table.take(std.astype(np.int64), scored)
 
 
 def _std_over_valid(f: np.ndarray, v: np.ndarray) -> np.ndarray:

@@ -111,13 +111,18 @@ class Fit:
         return Status()
 
     def score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> np.ndarray:
-        columns = [resource_column(table, pod, idx, spec, use_requested=False) for spec in self.resources]
+        # A node's score depends on that node alone: score every node from whole columns (no
+        # gathers per resource), then keep the scored ones.
+        every = table.every_node
+        columns = [resource_column(table, pod, every, spec, use_requested=False) for spec in self.resources]
         if self.strategy == MOST_ALLOCATED:
-            return most_allocated(columns, len(idx))
-        if self.strategy == REQUESTED_TO_CAPACITY_RATIO:
+            scores = most_allocated(columns, table.n)
+        elif self.strategy == REQUESTED_TO_CAPACITY_RATIO:
             assert self.shape is not None
-            return requested_to_capacity_ratio(columns, len(idx), self.shape)
-        return least_allocated(columns, len(idx))
+            scores = requested_to_capacity_ratio(columns, table.n, self.shape)
+        else:
+            scores = least_allocated(columns, table.n)
+        return table.take(scores, idx)
 
 
 def new(args: dict[str, Any], handle: object) -> Fit:
