@@ -34,6 +34,26 @@ class LabelColumn:
     values: list[str]
     vocab: dict[str, int]
     _numeric: list[int | None] | None = None
+    _present: np.ndarray | None = None
+    _identity: bool | None = None
+
+    @property
+    def present(self) -> np.ndarray:
+        """Nodes carrying the key (computed once; read-only)."""
+        if self._present is None:
+            present = self.codes >= 0
+            present.flags.writeable = False
+            self._present = present
+        return self._present
+
+    @property
+    def identity(self) -> bool:
+        """Every node has a value of its own, in node order (codes are 0..n-1), as with
+        kubernetes.io/hostname: a per-domain column is then the per-node column itself."""
+        if self._identity is None:
+            n = len(self.codes)
+            self._identity = len(self.values) == n and bool(np.array_equal(self.codes, np.arange(n)))
+        return self._identity
 
     def lookup(self, value_mask: np.ndarray, absent: bool) -> np.ndarray:
         """Per-node booleans from per-value booleans (`absent` for nodes without the key)."""
@@ -397,12 +417,14 @@ class NodeTable:
         return self.count_pods(lambda g: g.namespace == namespace and selector.matches(g.labels), include_terminating)
 
     def key_mask(self, key: str) -> np.ndarray:
-        """Nodes that carry label `key`."""
-        return self.label_column(key).codes >= 0
+        """Nodes that carry label `key` (read-only)."""
+        return self.label_column(key).present
 
     def domain_counts(self, key: str, per_node: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
         """Sum `per_node` over the nodes of each value of label `key` (nodes in `mask` only)."""
         column = self.label_column(key)
+        if column.identity:  # one domain per node: the sums are the per-node values
+            return (per_node if mask is None else np.where(mask, per_node, 0)).astype(np.int64)
         ok = column.codes >= 0
         if mask is not None:
             ok &= mask
