@@ -112,11 +112,15 @@ def build_nodes(workload: Workload, num_nodes: int | None = None) -> list[Node]:
         counts[largest] = max(num_nodes - (sum(counts) - counts[largest]), 0)
     nodes: list[Node] = []
     for op, count in zip(ops, counts, strict=True):
+        template_meta = op.template.get("metadata") or {}
         for index in range(count):
-            data = _named(op.template, len(nodes) if "name" not in op.template.get("metadata", {}) else index)
-            labels = data["metadata"].setdefault("labels", {}) or {}
-            data["metadata"]["labels"] = labels
-            labels[HOSTNAME_LABEL] = data["metadata"]["name"]
+            # a shallow copy: validation reads the template, never changes it
+            meta = {k: v for k, v in template_meta.items() if k != "generateName"}
+            if not meta.get("name"):
+                meta["name"] = f"{template_meta.get('generateName', 'obj-')}{len(nodes):05d}"
+            labels = meta["labels"] = dict(meta.get("labels") or {})
+            data = {**op.template, "metadata": meta}
+            labels[HOSTNAME_LABEL] = meta["name"]
             if op.label_nodes:
                 key, values = op.label_nodes
                 labels[key] = values[index % len(values)]
