@@ -83,6 +83,8 @@ class VolumeRestrictions:
 
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> tuple[PreFilterResult | None, Status]:
         volumes = pod.pod.spec.volumes
+        if not volumes:
+            return None, Status(Code.SKIP)  # nothing to check, no claim to hold
         needs_check = any(_needs_check(v) for v in volumes)
         rwop: set[str] = set()
         for volume in volumes:
