@@ -176,14 +176,14 @@ class Scheduler:
             fw.emit_skipped(np.flatnonzero(~in_scope), diagnosis.absent_status.message())
         diagnosis.first_fail = first_fail
         any_failed = bool(len(first_fail)) and int(first_fail.max()) >= 0
-        error = _filter_error(outcome, first_fail) if any_failed else None
+        rejecting = np.unique(first_fail[first_fail >= 0]).tolist() if any_failed else []
+        error = _filter_error(outcome, first_fail, rejecting)
         if error is not None:  # an Error ends the cycle (findNodesThatPassFilters)
             result.status = error
             result.message = error.message()
             return result
-        if any_failed:
-            for k in np.unique(first_fail[first_fail >= 0]).tolist():
-                diagnosis.unschedulable_plugins.add(outcome.plugins[k])
+        for k in rejecting:
+            diagnosis.unschedulable_plugins.add(outcome.plugins[k])
         feasible = first_fail < 0
         if in_scope is not None:
             feasible &= in_scope
@@ -285,14 +285,11 @@ class Scheduler:
         return result
 
 
-def _filter_error(outcome: FilterOutcome, first_fail: np.ndarray) -> Status | None:
+def _filter_error(outcome: FilterOutcome, first_fail: np.ndarray, rejecting: list[int]) -> Status | None:
     """The Error a filter plugin returned for the first node where it ran, worded as
     `RunFilterPlugins` wraps it: `running "VolumeBinding" filter plugin: <error>`."""
-    failing = first_fail >= 0
-    if not failing.any():
-        return None
     found: tuple[int, int] | None = None  # (node, plugin)
-    for k in np.unique(first_fail[failing]).tolist():
+    for k in rejecting:  # the plugins that are some node's first rejection
         verdicts = outcome.verdicts[k]
         if verdicts is None:
             continue
