@@ -49,7 +49,15 @@ def _explain(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from .bench import format_preemption_report, format_report, load_workload, run_preemption, run_workload
+    from .bench import (
+        TABLE_HEADER,
+        format_curve,
+        format_preemption_report,
+        format_row,
+        load_workload,
+        run_preemption,
+        run_workload,
+    )
 
     if args.preemption:
         for spread in (False, True):
@@ -62,13 +70,22 @@ def _bench(args: argparse.Namespace) -> int:
         return 0
     if not args.workload:
         raise InputError("bench: --workload is required (or --preemption)")
-    workload = load_workload(_read(args.workload), args.workload)
-    report = run_workload(workload, seed=args.seed)
-    if args.output == "json":
-        json.dump(report, sys.stdout, indent=2)
+    workloads = [load_workload(_read(path), path) for path in args.workload]
+    if len(workloads) == 1 and not args.sizes and args.output == "json":
+        json.dump(run_workload(workloads[0], seed=args.seed, max_pods=args.pods), sys.stdout, indent=2)
         sys.stdout.write("\n")
-    else:
-        sys.stdout.write(format_report(report))
+        return 0
+    reports = []
+    if args.output == "text":
+        sys.stdout.write(TABLE_HEADER + "\n")
+    for size in args.sizes or [None]:
+        for k, workload in enumerate(workloads):
+            report = run_workload(workload, seed=args.seed, num_nodes=size, max_pods=args.pods, measure_memory=k == 0)
+            reports.append(report)
+            sys.stdout.write(json.dumps(report) + "\n" if args.output == "json" else format_row(report))
+            sys.stdout.flush()
+    if args.output == "text" and args.sizes and len(args.sizes) > 1:
+        sys.stdout.write(format_curve(reports))
     return 0
 
 
@@ -115,7 +132,9 @@ def main(argv: list[str] | None = None) -> int:
     ex.add_argument("-o", "--output", choices=("text", "json"), default="text")
     ex.set_defaults(run=_explain)
     be = sub.add_parser("bench", help="run a scheduler_perf-style workload and print pods per second")
-    be.add_argument("--workload")
+    be.add_argument("--workload", nargs="+", help="workload files (bench/workloads/*.yaml)")
+    be.add_argument("--sizes", type=_sizes, help="run each workload at these node counts, e.g. 5000,15000,50000")
+    be.add_argument("--pods", type=int, help="cap the measured pods per workload")
     be.add_argument("--preemption", action="store_true", help="time one preempting pod's cycle instead")
     be.add_argument("--nodes", type=int, nargs="+", default=[400, 1000, 5000], help="cluster sizes for --preemption")
     be.add_argument("--repeats", type=int, default=5, help="cycles timed per size for --preemption (median)")

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import copy
 import gc
+import os
 import time
+import tracemalloc
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -18,14 +20,16 @@ from pydantic import ValidationError
 
 from .api.loading import InputError, format_validation_error, load_yaml_documents
 from .api.objects import Node, Pod, TopologySpreadConstraint
+from .bench_reference import ReferenceKernel
 from .framework.events import Event
 from .framework.node_table import NodeTable
 from .framework.pod_info import PodInfo
 from .schedule_one import Scheduler, ScheduleResult
 
-__all__ = ["Workload", "format_report", "load_workload", "run_workload"]
+__all__ = ["Workload", "format_curve", "format_row", "load_workload", "run_workload"]
 
 HOSTNAME_LABEL = "kubernetes.io/hostname"
+CHUNK = 50  # measured pods timed per turn, reference then scheduler
 
 
 @dataclass
@@ -98,81 +102,191 @@ def _validate(model: type[Node] | type[Pod], data: dict[str, Any], source: str) 
         raise InputError(format_validation_error(exc, source, None)) from None
 
 
-def run_workload(workload: Workload, seed: int = 0) -> dict[str, Any]:
+def build_nodes(workload: Workload, num_nodes: int | None = None) -> list[Node]:
+    """The workload's nodes; with `num_nodes`, its largest createNodes op is resized so the
+    cluster has that many nodes (the same workload on a bigger or smaller cluster)."""
+    ops = [op for op in workload.ops if op.opcode == "createNodes"]
+    counts = [op.count for op in ops]
+    if num_nodes is not None and ops:
+        largest = counts.index(max(counts))
+        counts[largest] = max(num_nodes - (sum(counts) - counts[largest]), 0)
     nodes: list[Node] = []
-    for op in workload.ops:
-        if op.opcode != "createNodes":
-            continue
-        for index in range(op.count):
-            data = _named(op.template, len(nodes) if "name" not in op.template.get("metadata", {}) else index)
-            labels = data["metadata"].setdefault("labels", {}) or {}
-            data["metadata"]["labels"] = labels
-            labels[HOSTNAME_LABEL] = data["metadata"]["name"]
+    for op, count in zip(ops, counts, strict=True):
+        template_meta = op.template.get("metadata") or {}
+        for index in range(count):
+            # a shallow copy: validation reads the template, never changes it
+            meta = {k: v for k, v in template_meta.items() if k != "generateName"}
+            if not meta.get("name"):
+                meta["name"] = f"{template_meta.get('generateName', 'obj-')}{len(nodes):05d}"
+            labels = meta["labels"] = dict(meta.get("labels") or {})
+            data = {**op.template, "metadata": meta}
+            labels[HOSTNAME_LABEL] = meta["name"]
             if op.label_nodes:
                 key, values = op.label_nodes
                 labels[key] = values[index % len(values)]
             nodes.append(_validate(Node, data, workload.name))
+    return nodes
+
+
+def _pods(workload: Workload, op: Op, limit: int | None = None) -> list[PodInfo]:
+    infos = []
+    for index in range(op.count if limit is None else min(limit, op.count)):
+        data = _named(op.template, index)
+        data["metadata"]["namespace"] = op.namespace
+        pod = _validate(Pod, data, workload.name)
+        pod.spec.priority = pod.spec.priority or 0
+        infos.append(PodInfo.of(pod))
+    return infos
+
+
+def _clock() -> tuple[float, float]:
+    return time.perf_counter(), time.process_time()
+
+
+def run_workload(
+    workload: Workload,
+    seed: int = 0,
+    num_nodes: int | None = None,
+    max_pods: int | None = None,
+    reference: bool = True,
+    measure_memory: bool = False,
+    profiler: Any = None,
+) -> dict[str, Any]:
+    """Run one workload: setup ops, then the measured op timed twice on the same cluster — by the
+    reference kernel (then undone) and by the scheduler, which keeps every result and event.
+
+    Setup pods are placed by the reference kernel (the same filters and scores, no explanation),
+    so a 50,000-node run does not spend minutes before its timed part. `max_pods` caps the
+    measured pods. CPU time (`time.process_time`) is what pods/s are computed from: wall time on
+    a shared machine measures the other tenants too.
+    """
+    if measure_memory:
+        tracemalloc.start()
+    nodes = build_nodes(workload, num_nodes)
     table = NodeTable.build(nodes)
+    memory_per_node = None
+    if measure_memory:
+        memory_per_node = tracemalloc.get_traced_memory()[0] / max(table.n, 1)
+        tracemalloc.stop()
+    del nodes
+    kernel = ReferenceKernel(table, seed)
     scheduler = Scheduler(seed=seed)
-    measured: dict[str, Any] = {"pods": 0, "scheduled": 0, "unschedulable": 0, "seconds": 0.0}
+    measured: dict[str, Any] = {"pods": 0, "scheduled": 0, "seconds": 0.0, "cpuSeconds": 0.0}
     for op in workload.ops:
         if op.opcode != "createPods":
             continue
-        infos = []
-        for index in range(op.count):
-            data = _named(op.template, index)
-            data["metadata"]["namespace"] = op.namespace
-            pod = _validate(Pod, data, workload.name)
-            pod.spec.priority = pod.spec.priority or 0
-            infos.append(PodInfo.of(pod))
+        infos = _pods(workload, op, max_pods if op.collect_metrics else None)
+        if not op.collect_metrics:
+            for info in infos:
+                kernel.schedule(info)
+            continue
         # The snapshot and the queued pods are long-lived: keep them out of the cyclic GC's scans,
         # as a long-running scheduler process does after loading its cache.
         gc.collect()
         gc.freeze()
         results: list[ScheduleResult] = []
         events: list[Event] = []
-        if op.collect_metrics:
-            scheduler.subscribe(events.append)
-        started = time.perf_counter()
+        scheduler.subscribe(events.append)
+        ref = {"seconds": 0.0, "cpuSeconds": 0.0}
+        wall_total = cpu_total = 0.0
         scheduled = 0
-        for info in infos:
-            result = scheduler.schedule_pod(table, info)
-            if result.selected is not None:
-                scheduler.bind(table, info, result.selected)
-                scheduled += 1
-            if op.collect_metrics:
+        # Interleaved in chunks, each timed first for the reference (then undone) and then for the
+        # scheduler on the same cluster state, so both see the same load on a shared machine.
+        for start in range(0, len(infos), CHUNK):
+            chunk = infos[start : start + CHUNK]
+            if reference:
+                wall, cpu = _clock()
+                placed = [(info, kernel.schedule(info)) for info in chunk]
+                wall_end, cpu_end = _clock()
+                ref["seconds"] += wall_end - wall
+                ref["cpuSeconds"] += cpu_end - cpu
+                for info, i in reversed(placed):
+                    if i is not None:
+                        table.remove_pod(info, i)
+            if profiler is not None:
+                profiler.enable()
+            wall, cpu = _clock()
+            for info in chunk:
+                result = scheduler.schedule_pod(table, info)
+                if result.selected is not None:
+                    scheduler.bind(table, info, result.selected)
+                    scheduled += 1
                 results.append(result)
-        elapsed = time.perf_counter() - started
-        if op.collect_metrics:
-            scheduler.framework.emitter.sinks.clear()
-            measured = {
-                "pods": len(infos),
-                "scheduled": scheduled,
-                "unschedulable": len(infos) - scheduled,
-                "seconds": elapsed,
-                "events": len(events),
-            }
-    seconds = measured["seconds"]
+            wall_end, cpu_end = _clock()
+            if profiler is not None:
+                profiler.disable()
+            wall_total += wall_end - wall
+            cpu_total += cpu_end - cpu
+        scheduler.framework.emitter.sinks.clear()
+        measured = {
+            "pods": len(infos),
+            "scheduled": scheduled,
+            "seconds": wall_total,
+            "cpuSeconds": cpu_total,
+            "events": len(events),
+        }
+        del results, events
+        gc.unfreeze()
+    pods = measured["pods"]
+
+    def rate(seconds: float | None) -> float | None:
+        return round(pods / seconds, 1) if seconds else None
+
+    cpu_rate, ref_rate = rate(measured["cpuSeconds"]), rate(ref.get("cpuSeconds"))
     return {
         "workload": workload.name,
         "nodes": table.n,
-        "measuredPods": measured["pods"],
+        "measuredPods": pods,
         "scheduled": measured["scheduled"],
-        "unschedulable": measured["unschedulable"],
-        "seconds": round(seconds, 3),
-        "podsPerSecond": round(measured["pods"] / seconds, 1) if seconds else None,
+        "unschedulable": pods - measured["scheduled"],
+        "seconds": round(measured["seconds"], 3),
+        "cpuSeconds": round(measured["cpuSeconds"], 3),
+        "podsPerSecond": rate(measured["seconds"]),
+        "podsPerCpuSecond": cpu_rate,
+        "cpuMicrosecondsPerPod": round(1e6 * measured["cpuSeconds"] / pods, 1) if pods else None,
+        "referencePodsPerCpuSecond": ref_rate,
+        "ratioToReference": round(cpu_rate / ref_rate, 3) if cpu_rate and ref_rate else None,
+        "memoryBytesPerNode": None if memory_per_node is None else round(memory_per_node),
         "events": measured.get("events", 0),
         "upstreamThresholdPodsPerSecond": workload.threshold,
+        "loadAverage": round(os.getloadavg()[0], 1),
     }
 
 
-def format_report(report: dict[str, Any]) -> str:
+TABLE_HEADER = (
+    f"{'workload':<36} {'nodes':>6} {'pods':>5} {'pods/cpu-s':>10} {'wall pods/s':>11} {'reference':>9} "
+    f"{'ratio':>6} {'floor':>5} {'cpu µs/pod':>10} {'B/node':>7} {'load':>5}"
+)
+
+
+def format_row(report: dict[str, Any]) -> str:
+    memory = report["memoryBytesPerNode"]
     return (
-        f"{report['workload']}: nodes={report['nodes']} measuredPods={report['measuredPods']} "
-        f"scheduled={report['scheduled']} unschedulable={report['unschedulable']} "
-        f"seconds={report['seconds']} podsPerSecond={report['podsPerSecond']} "
-        f"(upstream floor {report['upstreamThresholdPodsPerSecond']})\n"
+        f"{report['workload']:<36} {report['nodes']:>6} {report['measuredPods']:>5} "
+        f"{report['podsPerCpuSecond'] or 0:>10,.0f} {report['podsPerSecond'] or 0:>11,.0f} "
+        f"{report['referencePodsPerCpuSecond'] or 0:>9,.0f} {report['ratioToReference'] or 0:>6.2f} "
+        f"{report['upstreamThresholdPodsPerSecond'] or 0:>5} {report['cpuMicrosecondsPerPod'] or 0:>10,.0f} "
+        f"{'' if memory is None else f'{memory:,}':>7} {report['loadAverage']:>5}\n"
     )
+
+
+def format_curve(reports: list[dict[str, Any]]) -> str:
+    """Per workload, CPU cost per pod against nodes, relative to the smallest size: linear
+    growth means the cost ratio stays at or below the node ratio."""
+    lines = ["cost per pod vs nodes (cpu µs/pod; ×cost / ×nodes relative to the smallest size):\n"]
+    by_name: dict[str, list[dict[str, Any]]] = {}
+    for report in reports:
+        by_name.setdefault(report["workload"], []).append(report)
+    for name, rows in by_name.items():
+        rows.sort(key=lambda r: r["nodes"])
+        base = rows[0]
+        parts = []
+        for row in rows:
+            cost, grow = row["cpuMicrosecondsPerPod"] or 0, row["nodes"] / base["nodes"]
+            factor = cost / base["cpuMicrosecondsPerPod"] if base["cpuMicrosecondsPerPod"] else 0
+            parts.append(f"{row['nodes']}: {cost:,.0f} (×{factor:.2f} / ×{grow:.1f})")
+        lines.append(f"  {name:<36} " + "  ".join(parts) + "\n")
+    return "".join(lines)
 
 
 # --- preemption ---------------------------------------------------------------------------------

@@ -163,7 +163,7 @@ class Scheduler:
         diagnosis.plugins = outcome.plugins
         diagnosis.verdicts = outcome.verdicts
         first_fail = outcome.first_fail
-        in_scope = np.ones(table.n, dtype=bool)
+        in_scope: np.ndarray | None = None  # None: every node
         if pre_result is not None and pre_result.node_names is not None:
             in_scope = np.zeros(table.n, dtype=bool)
             for name in pre_result.node_names:
@@ -177,14 +177,18 @@ class Scheduler:
             first_fail = np.where(in_scope, first_fail, -1).astype(np.int16)
             fw.emit_skipped(np.flatnonzero(~in_scope), diagnosis.absent_status.message())
         diagnosis.first_fail = first_fail
-        error = _filter_error(outcome, first_fail)
+        any_failed = bool(len(first_fail)) and int(first_fail.max()) >= 0
+        rejecting = np.unique(first_fail[first_fail >= 0]).tolist() if any_failed else []
+        error = _filter_error(outcome, first_fail, rejecting)
         if error is not None:  # an Error ends the cycle (findNodesThatPassFilters)
             result.status = error
             result.message = error.message()
             return result
-        for k in np.unique(first_fail[first_fail >= 0]).tolist():
+        for k in rejecting:
             diagnosis.unschedulable_plugins.add(outcome.plugins[k])
-        feasible = (first_fail < 0) & in_scope
+        feasible = first_fail < 0
+        if in_scope is not None:
+            feasible &= in_scope
         if fw.emitter.sinks:
             self._emit_filter_finished(outcome, first_fail, feasible)
         candidates = self._candidates(table, pod, feasible, in_scope, result)
@@ -205,8 +209,8 @@ class Scheduler:
             result.status = score_status
             result.message = score_status.message()
             return result
-        totals = np.zeros(len(candidates), dtype=np.int64)
-        for entry in scores:
+        totals = scores[0].weighted + scores[1].weighted if len(scores) > 1 else np.zeros(len(candidates), np.int64)
+        for entry in scores[2:] if len(scores) > 1 else scores:
             totals += entry.weighted
         return self._select(result, candidates, totals)
 
@@ -222,7 +226,7 @@ class Scheduler:
         )
 
     def _candidates(
-        self, table: NodeTable, pod: PodInfo, feasible: np.ndarray, in_scope: np.ndarray, result: ScheduleResult
+        self, table: NodeTable, pod: PodInfo, feasible: np.ndarray, in_scope: np.ndarray | None, result: ScheduleResult
     ) -> np.ndarray:
         """The feasible nodes upstream would score: the nominated node alone if it fits, else
         all (teaching default) or the first `numFeasibleNodesToFind` from the rotating start."""
@@ -230,10 +234,13 @@ class Scheduler:
         if nominated and nominated in table.index and feasible[table.index[nominated]]:
             return np.array([table.index[nominated]], dtype=np.int64)
         percentage = self.framework.profile.percentage_of_nodes_to_score
-        scope = np.flatnonzero(in_scope)
         if percentage is None:
-            self.next_start_node_index = (self.next_start_node_index + len(scope)) % table.n
+            in_scope_count = table.n if in_scope is None else int(np.count_nonzero(in_scope))
+            self.next_start_node_index = (self.next_start_node_index + in_scope_count) % table.n
             return np.flatnonzero(feasible)
+        if in_scope is None:
+            in_scope = np.ones(table.n, dtype=bool)
+        scope = np.flatnonzero(in_scope)
         limit = num_feasible_nodes_to_find(percentage, len(scope))
         start = self.next_start_node_index % len(scope) if len(scope) else 0
         order = np.roll(scope, -start)
@@ -257,12 +264,14 @@ class Scheduler:
 
     def _select(self, result: ScheduleResult, candidates: np.ndarray, totals: np.ndarray | None) -> ScheduleResult:
         """`selectHost`: the top total; ties broken uniformly at random (seeded)."""
+        best = None
         if totals is None:
             chosen = int(candidates[0])
             tied = [chosen]
         else:
             result.totals = totals
-            tied = candidates[totals == totals.max()]
+            best = totals.max()
+            tied = candidates[totals == best]
             chosen = int(tied[self.rng.randrange(len(tied))]) if len(tied) > 1 else int(tied[0])
         result.selected = chosen
         result.tied_top = tied
@@ -272,7 +281,7 @@ class Scheduler:
         self.framework.emitter.emit(
             HOST_SELECTED,
             node=node,
-            total=None if totals is None else int(totals.max()),
+            total=None if totals is None else int(best),
             tiedTop=NodeNames(np.asarray(tied)),
         )
         return result
@@ -291,18 +300,18 @@ class Scheduler:
         return result
 
 
-def _filter_error(outcome: FilterOutcome, first_fail: np.ndarray) -> Status | None:
+def _filter_error(outcome: FilterOutcome, first_fail: np.ndarray, rejecting: list[int]) -> Status | None:
     """The Error a filter plugin returned for the first node where it ran, worded as
     `RunFilterPlugins` wraps it: `running "VolumeBinding" filter plugin: <error>`."""
-    failing = first_fail >= 0
-    if not failing.any():
-        return None
     found: tuple[int, int] | None = None  # (node, plugin)
-    for k in np.unique(first_fail[failing]).tolist():
+    for k in rejecting:  # the plugins that are some node's first rejection
         verdicts = outcome.verdicts[k]
         if verdicts is None:
             continue
-        errored = np.flatnonzero((first_fail == k) & (verdicts.codes == Code.ERROR))
+        errors = verdicts.codes == Code.ERROR
+        if not errors.any():
+            continue
+        errored = np.flatnonzero((first_fail == k) & errors)
         if len(errored) and (found is None or errored[0] < found[0]):
             found = (int(errored[0]), k)
     if found is None:

@@ -146,3 +146,11 @@ ops:
     assert report["scheduled"] == 20 and report["unschedulable"] == 10
     assert report["podsPerSecond"] > 0 and report["seconds"] > 0
     assert report["events"] > 30 * 10
+    assert report["referencePodsPerCpuSecond"] > 0 and report["ratioToReference"] > 0
+
+    # several sizes: one row per workload and size, then the cost-per-pod curve
+    assert main(["bench", "--workload", str(workload), "--sizes", "20,60", "--pods", "10"]) == 0
+    out = capsys.readouterr().out
+    rows = [line.split() for line in out.splitlines() if line.startswith("Tiny ")]
+    assert [(row[1], row[2]) for row in rows] == [("20", "10"), ("60", "10")]
+    assert "cost per pod vs nodes" in out and "×3.0" in out

@@ -34,6 +34,26 @@ class LabelColumn:
     values: list[str]
     vocab: dict[str, int]
     _numeric: list[int | None] | None = None
+    _present: np.ndarray | None = None
+    _identity: bool | None = None
+
+    @property
+    def present(self) -> np.ndarray:
+        """Nodes carrying the key (computed once; read-only)."""
+        if self._present is None:
+            present = self.codes >= 0
+            present.flags.writeable = False
+            self._present = present
+        return self._present
+
+    @property
+    def identity(self) -> bool:
+        """Every node has a value of its own, in node order (codes are 0..n-1), as with
+        kubernetes.io/hostname: a per-domain column is then the per-node column itself."""
+        if self._identity is None:
+            n = len(self.codes)
+            self._identity = len(self.values) == n and bool(np.array_equal(self.codes, np.arange(n)))
+        return self._identity
 
     def lookup(self, value_mask: np.ndarray, absent: bool) -> np.ndarray:
         """Per-node booleans from per-value booleans (`absent` for nodes without the key)."""
@@ -185,6 +205,8 @@ class NodeTable:
         self.affinity_groups: dict[tuple[object, ...], AffinityGroup] = {}
         self._label_columns: dict[str, LabelColumn] = {}
         self._has_labels: np.ndarray | None = None
+        self._statics: dict[str, tuple[np.ndarray, np.ndarray, bool, bool]] = {}
+        self._every_node: np.ndarray | None = None
         self.nominated: dict[int, list[PodInfo]] = {}  # node index → pods nominated there by preemption
         self.volume_pods: list[tuple[int, PodInfo]] = []
         # `namespace/claim` → pods on the nodes using it (NodeInfo.PVCRefCounts, summed over nodes).
@@ -434,6 +456,26 @@ class NodeTable:
 
     # --- queries ----------------------------------------------------------------------------
 
+    def resource_statics(self, resource: str) -> tuple[np.ndarray, bool, bool]:
+        """Node-static facts about allocatable `resource`, computed once per table: the column as a
+        float64 divisor (1 where it is 0), whether every node has some, and whether
+        `alloc·101 < 2**53` on every node (so a float quotient of at most alloc·100 truncates exactly)."""
+        alloc = self.alloc[resource]
+        cached = self._statics.get(resource)
+        if cached is None or cached[0] is not alloc:
+            positive = alloc != 0
+            divisor = np.where(positive, alloc, 1).astype(np.float64)
+            exact = not len(alloc) or int(np.abs(alloc).max()) * 101 < 2**53
+            cached = self._statics[resource] = (alloc, divisor, bool(positive.all()), exact)
+        return cached[1], cached[2], cached[3]
+
+    @property
+    def every_node(self) -> np.ndarray:
+        """0..n-1: the idx of "all nodes" (`take` then hands columns over without a copy)."""
+        if self._every_node is None or len(self._every_node) != self.n:
+            self._every_node = np.arange(self.n, dtype=np.int64)
+        return self._every_node
+
     def take(self, column: np.ndarray, idx: np.ndarray) -> np.ndarray:
         """`column[idx]`, without a copy when `idx` (sorted, unique) covers every node."""
         return column if len(idx) == self.n else column[idx]
@@ -500,12 +542,14 @@ class NodeTable:
         return self.count_pods(lambda g: g.namespace == namespace and selector.matches(g.labels), include_terminating)
 
     def key_mask(self, key: str) -> np.ndarray:
-        """Nodes that carry label `key`."""
-        return self.label_column(key).codes >= 0
+        """Nodes that carry label `key` (read-only)."""
+        return self.label_column(key).present
 
     def domain_counts(self, key: str, per_node: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
         """Sum `per_node` over the nodes of each value of label `key` (nodes in `mask` only)."""
         column = self.label_column(key)
+        if column.identity:  # one domain per node: the sums are the per-node values
+            return (per_node if mask is None else np.where(mask, per_node, 0)).astype(np.int64)
         ok = column.codes >= 0
         if mask is not None:
             ok &= mask

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -82,9 +82,11 @@ class PluginScores:
     raw: np.ndarray
     normalized: np.ndarray
 
-    @property
-    def weighted(self) -> np.ndarray:
-        return self.normalized * self.weight
+    weighted: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        # weight 1 (most plugins): the normalized column itself; nothing writes to either
+        self.weighted = self.normalized if self.weight == 1 else self.normalized * self.weight
 
 
 class Framework:
@@ -209,9 +211,10 @@ class Framework:
                 verdicts.append(None)
                 continue
             result = plugin.filter(state, pod, table)
-            failed = result.codes != 0
-            if failed.any():
-                first_fail[failed & (first_fail < 0)] = k
+            if not result.passes_all:
+                failed = result.codes != 0
+                if failed.any():
+                    first_fail[failed & (first_fail < 0)] = k
             verdicts.append(result)
         return first_fail, verdicts
 
@@ -366,8 +369,8 @@ class Framework:
             else:
                 normalized = raw
             weight = self.weights[plugin.name]
-            bad = (normalized > MAX_NODE_SCORE) | (normalized < MIN_NODE_SCORE)
-            if bad.any():
+            if len(normalized) and (normalized.max() > MAX_NODE_SCORE or normalized.min() < MIN_NODE_SCORE):
+                bad = (normalized > MAX_NODE_SCORE) | (normalized < MIN_NODE_SCORE)
                 value = int(normalized[np.argmax(bad)])
                 return results, _error(
                     f'plugin "{plugin.name}" returns an invalid score {value}, '

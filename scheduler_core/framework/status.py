@@ -67,6 +67,7 @@ class Status:
 
 
 SUCCESS = Status()
+_ZEROS: dict[int, np.ndarray] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,15 +96,29 @@ class NodeVerdicts:
     codes: np.ndarray
     reasons: list[tuple[str, np.ndarray]] = field(default_factory=list)
     detail: dict[str, object] | None = None
+    passes_all: bool = False  # known to reject no node (the runtime then skips looking at codes)
 
     @classmethod
     def all_pass(cls, n: int) -> NodeVerdicts:
-        return cls(np.zeros(n, dtype=np.int8))
+        """Every node passes; the codes are one shared read-only zero column per size."""
+        zeros = _ZEROS.get(n)
+        if zeros is None:
+            zeros = _ZEROS[n] = np.zeros(n, dtype=np.int8)
+            zeros.flags.writeable = False
+        return cls(zeros, [], None, True)
 
     @classmethod
     def reject_where(cls, mask: np.ndarray, code: Code, reason: str) -> NodeVerdicts:
+        if not mask.any():
+            return cls.all_pass(len(mask))
         codes = np.where(mask, np.int8(code), np.int8(0)).astype(np.int8)
-        return cls(codes, [(reason, mask)] if mask.any() else [])
+        return cls(codes, [(reason, mask)])
+
+    def writable(self) -> NodeVerdicts:
+        """Verdicts whose codes a plugin may still change in place."""
+        if self.codes.flags.writeable:
+            return self
+        return NodeVerdicts(self.codes.copy(), self.reasons, self.detail, False)
 
     def status_of(self, i: int, plugin: str = "") -> Status:
         code = Code(int(self.codes[i]))

@@ -31,6 +31,8 @@ class ImageLocality:
     def score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> np.ndarray:
         spec = pod.pod.spec
         containers = [*spec.init_containers, *spec.containers]
+        if containers and not any(table.images.get(normalized_image_name(c.image)) for c in containers):
+            return np.zeros(len(idx), dtype=np.int64)  # every node sums 0, below the threshold: 0
         total = np.zeros(table.n, dtype=np.int64)
         for container in containers:
             holders = table.images.get(normalized_image_name(container.image))

@@ -110,6 +110,8 @@ class NodeAffinity:
         mismatch = ~required.mask(table) & ~failed
         if mismatch.any():
             reasons.append((ERR_REASON_POD, mismatch))
+        if not reasons:
+            return NodeVerdicts.all_pass(table.n)
         codes[failed | mismatch] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
         return NodeVerdicts(codes, reasons, _missing_labels(pod, table, mismatch) if mismatch.any() else None)
 

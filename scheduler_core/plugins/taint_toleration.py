@@ -34,6 +34,8 @@ class TaintToleration:
                 reason = untolerated_taint_reason(taint.key, taint.value)
                 by_reason.setdefault(reason, []).append(sig)
                 taint_of.setdefault(reason, {"key": taint.key, "value": taint.value or "", "effect": taint.effect})
+        if not by_reason:
+            return NodeVerdicts.all_pass(table.n)
         codes = np.zeros(table.n, dtype=np.int8)
         reasons = []
         for reason, sigs in by_reason.items():

@@ -83,6 +83,8 @@ class VolumeRestrictions:
 
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> tuple[PreFilterResult | None, Status]:
         volumes = pod.pod.spec.volumes
+        if not volumes:
+            return None, Status(Code.SKIP)  # nothing to check, no claim to hold
         needs_check = any(_needs_check(v) for v in volumes)
         rwop: set[str] = set()
         for volume in volumes:
@@ -123,6 +125,7 @@ class VolumeRestrictions:
         if prefiltered is not None and prefiltered.conflicting_refs > 0:
             # Every node the disk check let through fails on the claim in use elsewhere.
             rwop = ~conflict
+            verdicts = verdicts.writable()
             verdicts.codes[rwop] = np.int8(Code.UNSCHEDULABLE)
             verdicts.reasons.append((ERR_REASON_RWOP, rwop))
         return verdicts

@@ -15,7 +15,7 @@ import numpy as np
 from ...api.loading import InputError
 from ...framework.cycle_state import CycleState
 from ...framework.interface import MAX_NODE_SCORE
-from ...framework.node_table import NodeTable
+from ...framework.node_table import LabelColumn, NodeTable
 from ...framework.pod_info import AffinityTerm, PodInfo
 from ...framework.status import Code, NodeVerdicts, PreFilterResult, Status
 from ..names import INTER_POD_AFFINITY
@@ -56,11 +56,12 @@ class _FilterState:
         return not any(c.any() for c in self.affinity_counts)
 
 
-def _at_node(counts: np.ndarray | None, delta: np.ndarray | None, codes: np.ndarray) -> np.ndarray:
+def _at_node(counts: np.ndarray | None, delta: np.ndarray | None, column: LabelColumn) -> np.ndarray:
     """Per node, the count of its own topology value as its copy of the state sees it (0 without the key)."""
+    codes = column.codes
     seen = np.zeros(len(codes), dtype=np.int64)
     if counts is not None and len(counts):
-        seen = np.where(codes >= 0, counts[codes], 0)
+        seen = counts if column.identity else np.where(codes >= 0, counts[codes], 0)
     if delta is not None:
         seen = seen + delta
     return seen
@@ -121,26 +122,26 @@ class InterPodAffinity:
             pods_exist = np.ones(n, dtype=bool)
             some_match = np.zeros(n, dtype=bool)  # any pod in the cluster matches (per node's copy)
             for k, (term, counts) in enumerate(zip(s.affinity_terms, s.affinity_counts, strict=True)):
-                codes = table.label_column(term.topology_key).codes
-                lacks |= codes < 0
-                seen = _at_node(counts, s.affinity_delta[k] if s.affinity_delta else None, codes)
-                pods_exist &= (codes >= 0) & (seen > 0)
-                before = (codes >= 0) & (_at_node(counts, None, codes) > 0)
+                column = table.label_column(term.topology_key)
+                lacks |= ~column.present
+                seen = _at_node(counts, s.affinity_delta[k] if s.affinity_delta else None, column)
+                pods_exist &= column.present & (seen > 0)
+                before = column.present & (_at_node(counts, None, column) > 0)
                 some_match |= (int(np.count_nonzero(counts)) - before + (seen > 0)) > 0
             first_of_group = ~some_match & all(t.matches(pod, None) for t in s.affinity_terms)
             affinity_fail = lacks | (~pods_exist & ~first_of_group)
         # 2. the incoming pod's required anti-affinity
         anti_fail = np.zeros(n, dtype=bool)
         for k, (term, counts) in enumerate(zip(s.anti_affinity_terms, s.anti_affinity_counts, strict=True)):
-            codes = table.label_column(term.topology_key).codes
-            anti_fail |= (codes >= 0) & (_at_node(counts, s.anti_delta[k] if s.anti_delta else None, codes) > 0)
+            column = table.label_column(term.topology_key)
+            anti_fail |= column.present & (_at_node(counts, s.anti_delta[k] if s.anti_delta else None, column) > 0)
         anti_fail &= ~affinity_fail
         # 3. existing pods' required anti-affinity
         existing_fail = np.zeros(n, dtype=bool)
         for key in {**s.existing_anti, **s.existing_delta}:
-            codes = table.label_column(key).codes
-            seen = _at_node(s.existing_anti.get(key), s.existing_delta.get(key), codes)
-            existing_fail |= (codes >= 0) & (seen > 0)
+            column = table.label_column(key)
+            seen = _at_node(s.existing_anti.get(key), s.existing_delta.get(key), column)
+            existing_fail |= column.present & (seen > 0)
         existing_fail &= ~affinity_fail & ~anti_fail
         codes_out = np.zeros(n, dtype=np.int8)
         codes_out[affinity_fail] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
@@ -237,15 +238,9 @@ class InterPodAffinity:
                     add(weighted.term.topology_key, group.counts, -weighted.weight)
         if not produced:
             return Status(Code.SKIP)
+        # per topology value: the summed contributions (integers) of the nodes carrying it
         state[PRE_SCORE_STATE_KEY] = {
-            key: np.rint(
-                np.bincount(
-                    table.label_column(key).codes[table.key_mask(key)],
-                    weights=per_node[table.key_mask(key)],
-                    minlength=len(table.label_column(key).values),
-                )
-            ).astype(np.int64)
-            for key, per_node in contributions.items()
+            key: table.domain_counts(key, per_node) for key, per_node in contributions.items()
         }
         return Status()
 
@@ -253,7 +248,11 @@ class InterPodAffinity:
         topology_score: dict[str, np.ndarray] = state[PRE_SCORE_STATE_KEY]
         total = np.zeros(len(idx), dtype=np.int64)
         for key, by_value in topology_score.items():
-            codes = table.label_column(key).codes[idx]
+            column = table.label_column(key)
+            if column.identity:
+                total += table.take(by_value, idx)
+                continue
+            codes = column.codes[idx]
             total += np.where(codes >= 0, by_value[codes], 0)
         return total
 

@@ -17,7 +17,7 @@ from ...framework.node_table import NodeTable
 from ...framework.pod_info import PodInfo
 from ...framework.status import Code, Status
 from ..names import NODE_RESOURCES_BALANCED_ALLOCATION
-from .resource_allocation import ResourceSpec, allocatable_and_requested, parse_resources
+from .resource_allocation import ResourceSpec, parse_resources, resource_column
 
 NAME = NODE_RESOURCES_BALANCED_ALLOCATION
 
@@ -34,20 +34,29 @@ class BalancedAllocation:
         return Status()
 
     def score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> np.ndarray:
+        # per-node arithmetic: over whole columns (no gathers per resource), then the scored nodes
+        scored, idx = idx, table.every_node
         n = len(idx)
         fractions = []
         valids = []
+        all_valid = True
         for spec in self.resources:
-            alloc, req = allocatable_and_requested(table, pod, idx, spec.name, use_requested=True)
-            valid = alloc != 0
-            fractions.append(np.minimum(req / np.where(valid, alloc, 1), 1.0))
-            valids.append(valid)
+            c = resource_column(table, pod, idx, spec, use_requested=True)
+            fraction = c.req / c.divisor
+            fractions.append(np.minimum(fraction, 1.0, out=fraction))
+            valids.append(c.alloc != 0 if not c.all_valid else None)
+            all_valid = all_valid and c.all_valid
         std = np.zeros(n, dtype=np.float64)
-        if len(fractions) == 2 and valids[0].all() and valids[1].all():
-            std = np.abs((fractions[0] - fractions[1]) / 2)
+        if len(fractions) == 2 and (all_valid or all(v is None or v.all() for v in valids)):
+            std = fractions[0] - fractions[1]
+            std /= 2
+            np.abs(std, out=std)
         elif len(fractions) >= 2:
-            std = _std_over_valid(np.array(fractions), np.array(valids))
-        return ((1 - std) * MAX_NODE_SCORE).astype(np.int64)
+            masks = [np.ones(n, dtype=bool) if v is None else v for v in valids]
+            std = _std_over_valid(np.array(fractions), np.array(masks))
+        std = 1 - std
+        std *= MAX_NODE_SCORE
+        return table.take(std.astype(np.int64), scored)
 
 
 def _std_over_valid(f: np.ndarray, v: np.ndarray) -> np.ndarray:

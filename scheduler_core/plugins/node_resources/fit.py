@@ -20,12 +20,12 @@ from ...framework.status import Code, NodeVerdicts, PreFilterResult, Status
 from ..names import NODE_RESOURCES_FIT
 from .resource_allocation import (
     ResourceSpec,
-    allocatable_and_requested,
     least_allocated,
     most_allocated,
     parse_resources,
     parse_shape,
     requested_to_capacity_ratio,
+    resource_column,
 )
 
 NAME = NODE_RESOURCES_FIT
@@ -99,6 +99,8 @@ class Fit:
                     reasons.append((insufficient(resource), short))
                     failed |= short
                     unresolvable |= short & (request > alloc)
+        if not reasons:
+            return NodeVerdicts(NodeVerdicts.all_pass(n).codes, reasons, detail, passes_all=True)
         codes = np.where(
             failed,
             np.where(unresolvable, np.int8(Code.UNSCHEDULABLE_AND_UNRESOLVABLE), np.int8(Code.UNSCHEDULABLE)),
@@ -110,16 +112,18 @@ class Fit:
         return Status()
 
     def score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> np.ndarray:
-        columns = [
-            (*allocatable_and_requested(table, pod, idx, spec.name, use_requested=False), spec.weight)
-            for spec in self.resources
-        ]
+        # A node's score depends on that node alone: score every node from whole columns (no
+        # gathers per resource), then keep the scored ones.
+        every = table.every_node
+        columns = [resource_column(table, pod, every, spec, use_requested=False) for spec in self.resources]
         if self.strategy == MOST_ALLOCATED:
-            return most_allocated(columns, len(idx))
-        if self.strategy == REQUESTED_TO_CAPACITY_RATIO:
+            scores = most_allocated(columns, table.n)
+        elif self.strategy == REQUESTED_TO_CAPACITY_RATIO:
             assert self.shape is not None
-            return requested_to_capacity_ratio(columns, len(idx), self.shape)
-        return least_allocated(columns, len(idx))
+            scores = requested_to_capacity_ratio(columns, table.n, self.shape)
+        else:
+            scores = least_allocated(columns, table.n)
+        return table.take(scores, idx)
 
 
 def new(args: dict[str, Any], handle: object) -> Fit:

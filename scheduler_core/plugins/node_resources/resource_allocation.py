@@ -17,12 +17,14 @@ from ...framework.node_table import NodeTable
 from ...framework.pod_info import PodInfo, is_scalar_resource
 
 __all__ = [
+    "ResourceColumn",
     "ResourceSpec",
     "allocatable_and_requested",
     "least_allocated",
     "most_allocated",
     "parse_resources",
     "requested_to_capacity_ratio",
+    "resource_column",
     "round_half_away",
 ]
 
@@ -106,20 +108,66 @@ def allocatable_and_requested(
     return take(table.alloc[resource], idx), used + request
 
 
-def least_allocated(columns: list[tuple[np.ndarray, np.ndarray, int]], n: int) -> np.ndarray:
+@dataclass(frozen=True, slots=True)
+class ResourceColumn:
+    """One resource over the scored nodes: allocatable, requested (with the pod), its weight, and
+    node-static helpers: `divisor` (allocatable as float64, 1 where it is 0) and whether every node
+    of the table has some allocatable (`all_valid`)."""
+
+    alloc: np.ndarray
+    req: np.ndarray
+    weight: int
+    divisor: np.ndarray
+    all_valid: bool
+    exact_float: bool  # alloc·101 < 2**53 on every node: float division truncates exactly
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter((self.alloc, self.req, self.weight))
+
+
+def resource_column(
+    table: NodeTable, pod: PodInfo, idx: np.ndarray, spec: ResourceSpec, use_requested: bool
+) -> ResourceColumn:
+    """`allocatable_and_requested` with the node-static divisor the scorers divide by."""
+    alloc, req = allocatable_and_requested(table, pod, idx, spec.name, use_requested)
+    if _dropped(table, pod, spec.name):
+        return ResourceColumn(alloc, req, spec.weight, np.ones(len(idx)), False, True)
+    divisor, all_valid, exact = table.resource_statics(spec.name)
+    return ResourceColumn(alloc, req, spec.weight, table.take(divisor, idx), all_valid, exact)
+
+
+def _dropped(table: NodeTable, pod: PodInfo, resource: str) -> bool:
+    """Whether `allocatable_and_requested` answers (0, 0) for `resource`."""
+    if resource in ("cpu", "memory", "ephemeral-storage"):
+        return False
+    return not is_scalar_resource(resource) or pod.requests.get(resource, 0) == 0 or resource not in table.alloc
+
+
+def least_allocated(columns: list[ResourceColumn], n: int) -> np.ndarray:
     """`leastResourceScorer`: Σ((cap−req)·100/cap · w) / Σw over resources with cap > 0."""
-    total = np.zeros(n, dtype=np.int64)
-    weights = np.zeros(n, dtype=np.int64)
-    for alloc, req, weight in columns:
-        valid = alloc != 0
-        fits = valid & (req <= alloc)
-        score = floor_div(np.where(fits, (alloc - req) * MAX_NODE_SCORE, 0), np.where(valid, alloc, 1))
-        total += score * weight
-        weights += valid * weight
+    total: np.ndarray | None = None
+    weights: np.ndarray | int = 0
+    for c in columns:
+        # (cap − req)·100, or 0 where the request does not fit (req > cap) or cap is 0
+        free = c.alloc - c.req
+        free *= MAX_NODE_SCORE
+        np.maximum(free, 0, out=free)
+        score = (free / c.divisor).astype(np.int64) if c.exact_float else free // c.divisor.astype(np.int64)
+        if c.weight != 1:
+            score *= c.weight
+        if total is None:
+            total = score
+        else:
+            total += score
+        weights = weights + (c.weight if c.all_valid else (c.alloc != 0) * c.weight)
+    if total is None:
+        return np.zeros(n, dtype=np.int64)
+    if isinstance(weights, int):
+        return total // weights if weights > 1 else (total if weights == 1 else np.zeros(n, dtype=np.int64))
     return np.where(weights > 0, floor_div(total, np.maximum(weights, 1)), 0)
 
 
-def most_allocated(columns: list[tuple[np.ndarray, np.ndarray, int]], n: int) -> np.ndarray:
+def most_allocated(columns: list[ResourceColumn], n: int) -> np.ndarray:
     """`mostResourceScorer`: Σ(min(req, cap)·100/cap · w) / Σw over resources with cap > 0."""
     total = np.zeros(n, dtype=np.int64)
     weights = np.zeros(n, dtype=np.int64)
@@ -164,9 +212,7 @@ def _broken_linear(points: list[tuple[int, int]], p: np.ndarray) -> np.ndarray:
     return out
 
 
-def requested_to_capacity_ratio(
-    columns: list[tuple[np.ndarray, np.ndarray, int]], n: int, shape: list[tuple[int, int]]
-) -> np.ndarray:
+def requested_to_capacity_ratio(columns: list[ResourceColumn], n: int, shape: list[tuple[int, int]]) -> np.ndarray:
     """`requestedToCapacityRatioScorer`: broken-linear f(utilization), averaged over resources scoring > 0."""
     total = np.zeros(n, dtype=np.int64)
     weights = np.zeros(n, dtype=np.int64)
