@@ -47,7 +47,7 @@ def test_the_home_page_checks_the_name_in_the_browser(page: Page, cv_server: Liv
     page.add_init_script(RECORD_VIOLATIONS)
     console = _console(page)
     page.goto(cv_server.url + "/")
-    field = page.locator("input[name=slug]")
+    field = page.locator("form.create input[name=slug]")
     # Chromium compiles `pattern` with the `v` flag; an invalid one is ignored (with a console error).
     verdicts = {}
     for name in ["good-name", "a", "n01", "Bad", "-x", "x-", "with space", "a_b", "x" * 63]:

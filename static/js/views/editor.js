@@ -162,8 +162,7 @@ export class Editor {
       const error = sizeError(text);
       if (!error) return;
       event.preventDefault();
-      this.showError(`${error}; not pasted`);
-      this.sizeShown = true;
+      this.refuse(error);
     });
     root.querySelector("[data-editor=explain]").addEventListener("click", guarded(explain));
     const createButton = root.querySelector("[data-editor=create]");
@@ -176,23 +175,32 @@ export class Editor {
   setText(text) {
     this.textarea.value = text;
     this.lastGood = text;
+    this.refusedText = undefined;
     this.showError(null);
     this.renderGutter();
   }
 
   // Text over the server's limit is not kept (a 3 MB textarea makes every keystroke slow, and the
-  // server would refuse it): the editor goes back to its last text and says why. True if refused.
+  // server would refuse it): the editor goes back to its last text and says why, and stays refused
+  // (Explain and Create do nothing) until the text is edited. True while refused.
   checkSize() {
     const error = sizeError(this.textarea.value);
     if (error) {
       this.textarea.value = this.lastGood || "";
-      this.showError(`${error}; not pasted`);
-    } else {
-      this.lastGood = this.textarea.value;
-      if (this.sizeShown) this.showError(null);
+      this.refuse(error);
+      return true;
     }
-    this.sizeShown = Boolean(error);
-    return this.sizeShown;
+    this.lastGood = this.textarea.value;
+    if (this.refusedText === undefined) return false;
+    if (this.textarea.value === this.refusedText) return true;
+    this.refusedText = undefined;
+    this.showError(null);
+    return false;
+  }
+
+  refuse(error) {
+    this.refusedText = this.textarea.value;
+    this.showError(`${error}; not pasted`);
   }
 
   // Line numbers: redrawn only when the count or the error line changes; long texts get three text
