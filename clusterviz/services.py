@@ -119,23 +119,28 @@ def create_from_yaml(
         return [store.create(cluster, body, component) for body in objects]
 
 
-def delete_object(cluster: Cluster, kind: str, namespace: str, name: str, component: str) -> dict[str, Any]:
-    """Delete an object; a running pod first becomes Terminating (the kubelet then removes it)."""
+OWNER_KINDS = ("Deployment", "ReplicaSet", "DaemonSet", "StatefulSet", "Job", "Service")
+DEFAULT_GRACE_SECONDS = 30  # a pod's terminationGracePeriodSeconds default
+
+
+def delete_object(
+    cluster: Cluster, kind: str, namespace: str, name: str, component: str, grace_seconds: int | None = None
+) -> dict[str, Any]:
+    """Delete an object; a running pod first becomes Terminating (the kubelet then removes it, after
+    at most its grace period: `grace_seconds`, else the pod's terminationGracePeriodSeconds)."""
     if kind == "Pod":
         body = store.get(cluster, "Pod", namespace, name)
         if body["spec"].get("nodeName") and not body["metadata"].get("deletionTimestamp"):
+            grace = grace_seconds
+            if grace is None:
+                grace = body["spec"].get("terminationGracePeriodSeconds", DEFAULT_GRACE_SECONDS)
 
             def terminate(obj: dict[str, Any]) -> None:
                 obj["metadata"]["deletionTimestamp"] = store.now_rfc3339()
-                obj["metadata"]["deletionGracePeriodSeconds"] = 30
+                obj["metadata"]["deletionGracePeriodSeconds"] = int(grace)
 
             return store.patch(cluster, "Pod", namespace, name, terminate, component)
-    if kind == "Deployment":
-        with transaction.atomic():
-            body = store.get(cluster, kind, namespace, name)
-            _delete_owned(cluster, body["metadata"]["uid"], component)
-            return store.delete(cluster, kind, namespace, name, component)
-    if kind == "ReplicaSet":
+    if kind in OWNER_KINDS:
         with transaction.atomic():
             body = store.get(cluster, kind, namespace, name)
             _delete_owned(cluster, body["metadata"]["uid"], component)
@@ -146,7 +151,8 @@ def delete_object(cluster: Cluster, kind: str, namespace: str, name: str, compon
 def _delete_owned(cluster: Cluster, uid: str, component: str) -> None:
     """Garbage collection with background propagation: dependents go with their owner (deleted
     through the API like any other delete, so running pods turn Terminating first)."""
-    for row in KubeObject.objects.filter(cluster=cluster, kind__in=("ReplicaSet", "Pod")):
+    dependents = ("ReplicaSet", "Pod", "Endpoints", "EndpointSlice", "ControllerRevision")
+    for row in KubeObject.objects.filter(cluster=cluster, kind__in=dependents):
         refs = row.body["metadata"].get("ownerReferences", [])
         if not any(ref.get("uid") == uid for ref in refs):
             continue
@@ -245,8 +251,8 @@ def set_cordon(cluster: Cluster, node: str, cordoned: bool, component: str) -> d
 
 def check_scale(kind: str, replicas: int) -> None:
     """InputError unless `kind` scales and `replicas` is in range (a dry run checks this too)."""
-    if kind not in ("Deployment", "ReplicaSet"):
-        raise InputError(f"{kind}: cannot be scaled (Deployment or ReplicaSet)")
+    if kind not in ("Deployment", "ReplicaSet", "StatefulSet"):
+        raise InputError(f"{kind}: cannot be scaled (Deployment, ReplicaSet or StatefulSet)")
     if not 0 <= replicas <= MAX_REPLICAS:
         raise InputError(f"spec.replicas: Invalid value: {replicas}: must be between 0 and {MAX_REPLICAS}")
 

@@ -37,7 +37,22 @@ from scheduler_core.framework.selectors import compile_label_selector
 
 __all__ = ["SUPPORTED_KINDS", "admit", "prune"]
 
-SUPPORTED_KINDS = ("Pod", "Node", "Deployment", "ReplicaSet", "Namespace", "PriorityClass")
+SUPPORTED_KINDS = (
+    "Pod",
+    "Node",
+    "Deployment",
+    "ReplicaSet",
+    "Namespace",
+    "PriorityClass",
+    "DaemonSet",
+    "StatefulSet",
+    "Job",
+    "Service",
+    "ConfigMap",
+    "Secret",
+    "ServiceAccount",
+    "PersistentVolumeClaim",
+)
 API_VERSIONS = {
     "Pod": "v1",
     "Node": "v1",
@@ -46,6 +61,14 @@ API_VERSIONS = {
     "ReplicaSet": "apps/v1",
     "PriorityClass": "scheduling.k8s.io/v1",
     "Event": "v1",
+    "DaemonSet": "apps/v1",
+    "StatefulSet": "apps/v1",
+    "Job": "batch/v1",
+    "Service": "v1",
+    "ConfigMap": "v1",
+    "Secret": "v1",
+    "ServiceAccount": "v1",
+    "PersistentVolumeClaim": "v1",
 }
 
 
@@ -207,6 +230,18 @@ def _check_priority_class(
         )
 
 
+def _default_deployment(spec: dict[str, Any]) -> None:
+    """pkg/apis/apps/v1/defaults.go SetDefaults_Deployment."""
+    strategy = spec.setdefault("strategy", {})
+    strategy.setdefault("type", "RollingUpdate")
+    if strategy["type"] == "RollingUpdate":
+        rolling = strategy.setdefault("rollingUpdate", {})
+        rolling.setdefault("maxUnavailable", "25%")
+        rolling.setdefault("maxSurge", "25%")
+    spec.setdefault("revisionHistoryLimit", 10)
+    spec.setdefault("progressDeadlineSeconds", 600)
+
+
 def admit(
     body: Any,
     source: str = "object",
@@ -272,12 +307,18 @@ def admit(
             out = prune(PriorityClass.model_validate(body).to_dict())
             _check_priority_class(out, source, node, prefix)
             return out
+        if kind not in ("Deployment", "ReplicaSet"):
+            from .kinds_admission import admit_extra  # imports this module's models
+
+            return admit_extra(kind, {**body, "apiVersion": api_version}, source, node, prefix)
         workload = Workload.model_validate({**body, "apiVersion": api_version})
         _check_containers(workload.spec.template.spec, source, node, (*prefix, "spec", "template", "spec"))
         template_meta = workload.spec.template.metadata.model_dump(by_alias=True)
         _check_meta("Pod", template_meta, source, node, (*prefix, "spec", "template"), require_name=False)
         out = prune(workload.model_dump(by_alias=True, exclude_none=True, mode="json"))
         out["spec"]["replicas"] = workload.spec.replicas
+        if kind == "Deployment":
+            _default_deployment(out["spec"])
         return out
     except ValidationError as exc:
         raise InputError(format_validation_error(exc, source, node, prefix)) from None

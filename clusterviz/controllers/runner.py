@@ -27,7 +27,7 @@ from django.db.models import Q
 
 from ..models import PACE_INSTANT, PACE_PAUSED, Cluster
 from ..publish import group_name, publish
-from . import kubelet, replicaset, scheduler, taint_manager
+from . import daemonset, kubelet, replicaset, scheduler, taint_manager
 
 __all__ = [
     "ClusterRunner",
@@ -54,6 +54,8 @@ def step_once(cluster: Cluster) -> tuple[str | None, float | None]:
         return "deployment-controller", None
     if replicaset.sync_replica_sets(cluster):
         return "replicaset-controller", None
+    if daemonset.sync_daemon_sets(cluster):
+        return "daemonset-controller", None
     if scheduler.schedule_next(cluster):
         return "scheduler", None
     if kubelet.step(cluster):
