@@ -58,13 +58,14 @@ def is_running_and_ready(pod: Obj) -> bool:
     return pod.get("status", {}).get("phase") == "Running" and is_ready(pod)
 
 
-def create_pod(cluster: Cluster, owner: Obj, pod: Obj, component: str, controller: str) -> Obj:
-    """Admit and store a pod the controller built; records upstream's SuccessfulCreate event."""
+def create_pod(
+    cluster: Cluster, owner: Obj, pod: Obj, component: str, controller: str, message: str = "Created pod: {name}"
+) -> Obj:
+    """Admit and store a pod the controller built; records the controller's SuccessfulCreate event."""
     body = {"apiVersion": "v1", "kind": "Pod", **pod}
     created = store.create(cluster, admit(body, controller, None, *admission_context(cluster)), component)
-    record_event(
-        cluster, owner, "Normal", "SuccessfulCreate", f"Created pod: {created['metadata']['name']}", controller
-    )
+    name = created["metadata"]["name"]
+    record_event(cluster, owner, "Normal", "SuccessfulCreate", message.format(name=name), controller)
     return created
 
 

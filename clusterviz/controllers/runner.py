@@ -27,7 +27,7 @@ from django.db.models import Q
 
 from ..models import PACE_INSTANT, PACE_PAUSED, Cluster
 from ..publish import group_name, publish
-from . import daemonset, kubelet, replicaset, scheduler, taint_manager
+from . import daemonset, kubelet, replicaset, scheduler, statefulset, taint_manager
 
 __all__ = [
     "ClusterRunner",
@@ -56,6 +56,8 @@ def step_once(cluster: Cluster) -> tuple[str | None, float | None]:
         return "replicaset-controller", None
     if daemonset.sync_daemon_sets(cluster):
         return "daemonset-controller", None
+    if statefulset.sync_stateful_sets(cluster):
+        return "statefulset-controller", None
     if scheduler.schedule_next(cluster):
         return "scheduler", None
     if kubelet.step(cluster):

@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 
 from clusterviz import services, store
+from clusterviz.controllers import statefulset
 from clusterviz.controllers.runner import reconcile
 from clusterviz.models import Cluster
-from tests.app import create, events, node_yaml
+from tests.app import changes, create, events, node_yaml
 
 Obj = dict[str, Any]
 
@@ -107,3 +108,79 @@ def test_daemonset_tolerating_the_taint_runs_there_and_hostnetwork_adds_network_
     keys = [t["key"] for t in pod["spec"]["tolerations"]]
     assert keys[0] == "dedicated"
     assert keys[-1] == "node.kubernetes.io/network-unavailable"
+
+
+# --- StatefulSet ------------------------------------------------------------------------------
+
+
+def statefulset_yaml(name: str, replicas: int, claims: bool = False, **extra: Any) -> str:
+    spec: Obj = {
+        "replicas": replicas,
+        "serviceName": name,
+        "selector": {"matchLabels": {"app": name}},
+        "template": _template(name),
+        **extra,
+    }
+    if claims:
+        spec["volumeClaimTemplates"] = [
+            {
+                "metadata": {"name": "www"},
+                "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+            }
+        ]
+    return json.dumps({"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": name}, "spec": spec})
+
+
+def _pod_log(cluster: Cluster, prefix: str) -> list[tuple[str, str, str]]:
+    """(change type, pod, phase) of every pod change, in order."""
+    return [
+        (c.type, c.name, c.body.get("status", {}).get("phase", ""))
+        for c in changes(cluster)
+        if c.kind == "Pod" and c.name.startswith(prefix)
+    ]
+
+
+def test_statefulset_creates_in_order_each_after_the_previous_is_ready(cluster: Cluster) -> None:
+    create(cluster, node_yaml("node01"), node_yaml("node02"))
+    create(cluster, statefulset_yaml("web", 3))
+    assert statefulset.sync_stateful_sets(cluster) is True
+    assert [p["metadata"]["name"] for p in _pods(cluster, "web-")] == ["web-0"]
+    statefulset.sync_stateful_sets(cluster)  # its status
+    assert statefulset.sync_stateful_sets(cluster) is False  # web-0 is not Running and Ready yet
+    assert len(_pods(cluster, "web-")) == 1
+    reconcile(cluster)
+    pods = _pods(cluster, "web-")
+    assert [p["metadata"]["name"] for p in pods] == ["web-0", "web-1", "web-2"]
+    assert [p["spec"]["hostname"] for p in pods] == ["web-0", "web-1", "web-2"]
+    assert {p["spec"]["subdomain"] for p in pods} == {"web"}
+    assert [p["metadata"]["labels"]["apps.kubernetes.io/pod-index"] for p in pods] == ["0", "1", "2"]
+    log = _pod_log(cluster, "web-")
+    added = [i for i, (kind, _, _) in enumerate(log) if kind == "ADDED"]
+    running = {name: i for i, (kind, name, phase) in enumerate(log) if phase == "Running" and kind == "MODIFIED"}
+    assert added[1] > running["web-0"]
+    assert added[2] > running["web-1"]
+    sts = store.get(cluster, "StatefulSet", "default", "web")
+    assert sts["status"]["readyReplicas"] == 3
+    messages = [e["message"] for e in events(cluster, "web", "SuccessfulCreate")]
+    assert messages == [f"create Pod web-{i} in StatefulSet web successful" for i in range(3)]
+
+    services.scale(cluster, "StatefulSet", "default", "web", 1, "kubectl")
+    reconcile(cluster)
+    assert [p["metadata"]["name"] for p in _pods(cluster, "web-")] == ["web-0"]
+    deleted = [name for kind, name, _ in _pod_log(cluster, "web-") if kind == "DELETED"]
+    assert deleted == ["web-2", "web-1"]
+
+
+def test_statefulset_volume_claim_templates_make_one_claim_per_pod(cluster: Cluster) -> None:
+    create(cluster, node_yaml("node01"))
+    create(cluster, statefulset_yaml("db", 2, claims=True, podManagementPolicy="Parallel"))
+    for _ in range(4):
+        statefulset.sync_stateful_sets(cluster)
+    claims = store.list_objects(cluster, "PersistentVolumeClaim")
+    assert [c["metadata"]["name"] for c in claims] == ["www-db-0", "www-db-1"]
+    assert claims[0]["metadata"]["labels"] == {"app": "db"}
+    assert claims[0]["status"]["phase"] == "Pending"
+    pods = _pods(cluster, "db-")
+    assert [p["metadata"]["name"] for p in pods] == ["db-0", "db-1"]  # Parallel: no waiting
+    volume = {"name": "www", "persistentVolumeClaim": {"claimName": "www-db-1"}}
+    assert volume in pods[1]["spec"]["volumes"]
