@@ -1,6 +1,16 @@
 """A simulated kubelet per node: a bound pod goes Pending → ContainerCreating → Running, with the
 Pulling, Pulled, Created and Started events; a terminating pod is removed. Also the pod garbage
-collector's rule: pods bound to a node that no longer exists are deleted."""
+collector's rule: pods bound to a node that no longer exists are deleted.
+
+Paced lifecycle: at the `slow` pace the image pull and container start take
+`CLUSTERVIZ_SLOW_PULL_SECONDS` (default 6 s: `kubectl get pod` shows ContainerCreating meanwhile), and
+a deleted pod stays Terminating for its grace period (`--grace-period`, else the pod's
+terminationGracePeriodSeconds), at most `CLUSTERVIZ_SLOW_STOP_SECONDS` (default 10 s), as containers that
+take their time to stop. At the other paces these steps take no time.
+
+Simulated run time: a pod's containers exit 0 (phase Succeeded, reason Completed) once they have run
+for the seconds in its `clusterviz.io/run-seconds` annotation; a Job's pods without one run for
+`CLUSTERVIZ_JOB_RUN_SECONDS` (default 5 s). Other pods run until deleted."""
 
 from __future__ import annotations
 
@@ -9,22 +19,91 @@ import zlib
 from datetime import datetime
 from typing import Any
 
+from django.conf import settings
+
 from .. import store
 from ..kube_events import record_event
-from ..models import Cluster, KubeObject
+from ..models import PACE_SLOW, Cluster, KubeObject
 
 COMPONENT = "kubelet"
 ORPHAN_QUARANTINE_SECONDS = 40.0  # pkg/controller/podgc quarantineTime
+RUN_SECONDS_ANNOTATION = "clusterviz.io/run-seconds"
+SLOW_PULL_SECONDS = 6.0
+SLOW_STOP_SECONDS = 10.0
+JOB_RUN_SECONDS = 5.0
+
+
+def _epoch(stamp: str | None) -> float | None:
+    if not stamp:
+        return None
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
 
 
 def _age(meta: dict[str, Any]) -> float:
-    stamp = meta.get("creationTimestamp")
-    if not stamp:
+    then = _epoch(meta.get("creationTimestamp"))
+    return 0.0 if then is None else time.time() - then
+
+
+def _setting(name: str, default: float) -> float:
+    return float(getattr(settings, name, default))
+
+
+def run_seconds(body: dict[str, Any]) -> float | None:
+    """How long the pod's containers run before they exit 0 (None: until deleted)."""
+    value = body["metadata"].get("annotations", {}).get(RUN_SECONDS_ANNOTATION)
+    if value is not None:
+        try:
+            return max(0.0, float(value))
+        except ValueError:
+            return None
+    if body["spec"].get("restartPolicy", "Always") == "Always":
+        return None
+    if any(ref.get("kind") == "Job" for ref in body["metadata"].get("ownerReferences", [])):
+        return _setting("CLUSTERVIZ_JOB_RUN_SECONDS", JOB_RUN_SECONDS)
+    return None
+
+
+def due_at(cluster: Cluster, body: dict[str, Any]) -> float:
+    """When the kubelet's next step for this bound pod is due (epoch seconds; 0: now)."""
+    meta, status = body["metadata"], body.get("status", {})
+    slow = cluster.pace == PACE_SLOW
+    if meta.get("deletionTimestamp"):
+        if not slow:
+            return 0.0
+        grace = float(meta.get("deletionGracePeriodSeconds", 30))
+        stop = min(grace, _setting("CLUSTERVIZ_SLOW_STOP_SECONDS", SLOW_STOP_SECONDS))
+        return (_epoch(meta["deletionTimestamp"]) or 0.0) + stop
+    phase = status.get("phase", "Pending")
+    if phase == "Pending":
+        if slow and status.get("containerStatuses"):
+            return (_epoch(status.get("startTime")) or 0.0) + _setting(
+                "CLUSTERVIZ_SLOW_PULL_SECONDS", SLOW_PULL_SECONDS
+            )
         return 0.0
-    try:
-        return time.time() - datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return 0.0
+    if phase == "Running":
+        seconds = run_seconds(body)
+        if seconds is None:
+            return float("inf")
+        started = [
+            _epoch(c.get("state", {}).get("running", {}).get("startedAt")) or 0.0
+            for c in status.get("containerStatuses", [])
+        ]
+        return max(started, default=0.0) + seconds
+    return float("inf")
+
+
+def next_deadline(cluster: Cluster) -> float | None:
+    """The earliest future time a bound pod's next kubelet step falls due (None: nothing waits)."""
+    now = time.time()
+    due = [
+        when
+        for row in KubeObject.objects.filter(cluster=cluster, kind="Pod").exclude(node_name="")
+        if now < (when := due_at(cluster, row.body)) < float("inf")
+    ]
+    return min(due) if due else None
 
 
 def orphan_deadline(cluster: Cluster) -> float | None:
@@ -60,6 +139,7 @@ def _node_ip(nodes: dict[str, int], node: str) -> str:
 def step(cluster: Cluster) -> bool:
     nodes = {row.name: i for i, row in enumerate(KubeObject.objects.filter(cluster=cluster, kind="Node"))}
     pods = KubeObject.objects.filter(cluster=cluster, kind="Pod").exclude(node_name="").order_by("id")
+    now = time.time()
     for row in pods:
         body = row.body
         meta, status = body["metadata"], body.get("status", {})
@@ -72,11 +152,16 @@ def step(cluster: Cluster) -> bool:
                 store.delete(cluster, "Pod", row.namespace, row.name, "pod-garbage-collector")
                 return True
             continue
+        if due_at(cluster, body) > now:
+            continue
         if meta.get("deletionTimestamp"):
             record_event(cluster, body, "Normal", "Killing", _killing(body), COMPONENT, node)
             store.delete(cluster, "Pod", row.namespace, row.name, COMPONENT)
             return True
         phase = status.get("phase", "Pending")
+        if phase == "Running":
+            _complete(cluster, row)
+            return True
         if phase != "Pending":
             continue
         if not status.get("containerStatuses"):
@@ -107,15 +192,14 @@ def _start_creating(cluster: Cluster, row: KubeObject, nodes: dict[str, int]) ->
     for container in body["spec"].get("containers", []):
         image = container.get("image", "")
         record_event(cluster, body, "Normal", "Pulling", f'Pulling image "{image}"', COMPONENT, node)
-        record_event(
-            cluster,
-            body,
-            "Normal",
-            "Pulled",
-            f'Successfully pulled image "{image}" in 1.204s (1.204s including waiting)',
-            COMPONENT,
-            node,
-        )
+        if cluster.pace != PACE_SLOW:
+            _pulled(cluster, body, image, 1.204)
+
+
+def _pulled(cluster: Cluster, body: dict[str, Any], image: str, seconds: float) -> None:
+    took = f"{seconds:.3f}s"
+    message = f'Successfully pulled image "{image}" in {took} ({took} including waiting)'
+    record_event(cluster, body, "Normal", "Pulled", message, COMPONENT, body["spec"].get("nodeName", ""))
 
 
 def _run(cluster: Cluster, row: KubeObject) -> None:
@@ -136,6 +220,31 @@ def _run(cluster: Cluster, row: KubeObject) -> None:
         status["conditions"] = conditions
 
     body = store.patch(cluster, "Pod", row.namespace, row.name, running, COMPONENT)
+    if cluster.pace == PACE_SLOW:
+        waited = time.time() - (_epoch(body["status"].get("startTime")) or time.time())
+        for container in body["spec"].get("containers", []):
+            _pulled(cluster, body, container.get("image", ""), max(waited, 0.0))
     for container in body["spec"].get("containers", []):
         record_event(cluster, body, "Normal", "Created", f"Created container: {container['name']}", COMPONENT, node)
         record_event(cluster, body, "Normal", "Started", f"Started container {container['name']}", COMPONENT, node)
+
+
+def _complete(cluster: Cluster, row: KubeObject) -> None:
+    """The containers exit 0: phase Succeeded, each container terminated with reason Completed."""
+
+    def completed(body: dict[str, Any]) -> None:
+        status = body.setdefault("status", {})
+        now = store.now_rfc3339()
+        status["phase"] = "Succeeded"
+        for container in status.get("containerStatuses", []):
+            started = container.get("state", {}).get("running", {}).get("startedAt", now)
+            container["state"] = {
+                "terminated": {"exitCode": 0, "reason": "Completed", "startedAt": started, "finishedAt": now}
+            }
+            container["ready"] = False
+            container["started"] = False
+        for condition in status.get("conditions", []):
+            if condition["type"] in ("Ready", "ContainersReady"):
+                condition.update(status="False", reason="PodCompleted", lastTransitionTime=now)
+
+    store.patch(cluster, "Pod", row.namespace, row.name, completed, COMPONENT)

@@ -27,7 +27,7 @@ from django.db.models import Q
 
 from ..models import PACE_INSTANT, PACE_PAUSED, Cluster
 from ..publish import group_name, publish
-from . import daemonset, kubelet, replicaset, scheduler, statefulset, taint_manager
+from . import daemonset, job, kubelet, replicaset, scheduler, statefulset, taint_manager
 
 __all__ = [
     "ClusterRunner",
@@ -58,6 +58,8 @@ def step_once(cluster: Cluster) -> tuple[str | None, float | None]:
         return "daemonset-controller", None
     if statefulset.sync_stateful_sets(cluster):
         return "statefulset-controller", None
+    if job.sync_jobs(cluster):
+        return "job-controller", None
     if scheduler.schedule_next(cluster):
         return "scheduler", None
     if kubelet.step(cluster):
@@ -65,9 +67,9 @@ def step_once(cluster: Cluster) -> tuple[str | None, float | None]:
     acted, deadline = taint_manager.step(cluster)
     if acted:
         return "taint-eviction-controller", None
-    orphans = kubelet.orphan_deadline(cluster)
-    if orphans is not None:
-        deadline = orphans if deadline is None else min(deadline, orphans)
+    for later in (kubelet.orphan_deadline(cluster), kubelet.next_deadline(cluster)):
+        if later is not None:
+            deadline = later if deadline is None else min(deadline, later)
     return None, deadline
 
 

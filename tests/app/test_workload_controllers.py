@@ -4,14 +4,17 @@ Job, Deployment rollouts, Services/Endpoints and the paced kubelet. Driven by `r
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from clusterviz import services, store
 from clusterviz.controllers import statefulset
-from clusterviz.controllers.runner import reconcile
+from clusterviz.controllers.runner import reconcile, step_once
 from clusterviz.models import Cluster
+from scheduler_core.api.loading import InputError
 from tests.app import changes, create, events, node_yaml
 
 Obj = dict[str, Any]
@@ -184,3 +187,83 @@ def test_statefulset_volume_claim_templates_make_one_claim_per_pod(cluster: Clus
     assert [p["metadata"]["name"] for p in pods] == ["db-0", "db-1"]  # Parallel: no waiting
     volume = {"name": "www", "persistentVolumeClaim": {"claimName": "www-db-1"}}
     assert volume in pods[1]["spec"]["volumes"]
+
+
+# --- Job and the simulated run time -----------------------------------------------------------
+
+
+def settle(cluster: Cluster, done: Callable[[], bool], timeout: float = 20.0) -> None:
+    """Reconcile, then wait for the runner's next timed deadline, until `done()` (or fail)."""
+    limit = time.monotonic() + timeout
+    while not done():
+        reconcile(cluster)
+        if done():
+            return
+        actor, deadline = step_once(cluster)
+        if actor is not None:
+            continue  # a deadline passed meanwhile
+        assert deadline is not None, "nothing left to wait for"
+        assert time.monotonic() < limit, "not settled in time"
+        time.sleep(max(0.0, min(deadline - time.time(), limit - time.monotonic())) + 0.01)
+
+
+def job_yaml(name: str, completions: int | None, parallelism: int | None, run_seconds: str = "0") -> str:
+    template = _template(name, restartPolicy="Never")
+    template["metadata"]["annotations"] = {"clusterviz.io/run-seconds": run_seconds}
+    spec: Obj = {"template": template}
+    if completions is not None:
+        spec["completions"] = completions
+    if parallelism is not None:
+        spec["parallelism"] = parallelism
+    return json.dumps({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name}, "spec": spec})
+
+
+def _job(cluster: Cluster, name: str) -> Obj:
+    return store.get(cluster, "Job", "default", name)
+
+
+def _complete(job: Obj) -> bool:
+    return any(c["type"] == "Complete" for c in job.get("status", {}).get("conditions", []))
+
+
+def test_job_runs_completions_with_parallelism_and_completes(cluster: Cluster) -> None:
+    create(cluster, node_yaml("node01"), node_yaml("node02"))
+    [job] = create(cluster, job_yaml("pi", completions=5, parallelism=2, run_seconds="0.5"))
+    uid = job["metadata"]["uid"]
+    assert job["spec"]["selector"] == {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
+    assert job["spec"]["backoffLimit"] == 6
+    assert job["spec"]["template"]["metadata"]["labels"]["job-name"] == "pi"
+    settle(cluster, lambda: _complete(_job(cluster, "pi")))
+    job = _job(cluster, "pi")
+    assert job["status"]["succeeded"] == 5
+    assert "active" not in job["status"]
+    assert [(c["type"], c["reason"]) for c in job["status"]["conditions"]] == [
+        ("SuccessCriteriaMet", "CompletionsReached"),
+        ("Complete", "CompletionsReached"),
+    ]
+    assert job["status"]["completionTime"] >= job["status"]["startTime"]
+    pods = _pods(cluster, "pi-")
+    assert len(pods) == 5
+    assert {p["status"]["phase"] for p in pods} == {"Succeeded"}
+    terminated = pods[0]["status"]["containerStatuses"][0]["state"]["terminated"]
+    assert (terminated["exitCode"], terminated["reason"]) == (0, "Completed")
+    assert [e["message"] for e in events(cluster, "pi", "Completed")] == ["Job completed"]
+    # the log never had more than two pods active at once
+    active: set[str] = set()
+    peak = 0
+    for change in changes(cluster):
+        if change.kind == "Pod" and change.name.startswith("pi-"):
+            if change.body.get("status", {}).get("phase") in ("Pending", "Running"):
+                active.add(change.name)
+            else:
+                active.discard(change.name)
+            peak = max(peak, len(active))
+    assert peak == 2
+
+
+def test_job_pod_template_must_not_restart_always(cluster: Cluster) -> None:
+    body = json.loads(job_yaml("bad", 1, 1))
+    body["spec"]["template"]["spec"]["restartPolicy"] = "Always"
+    with pytest.raises(InputError, match=r'spec.template.spec.restartPolicy: Unsupported value: "Always"'):
+        create(cluster, json.dumps(body))
+    assert store.list_objects(cluster, "Job") == []
