@@ -27,7 +27,7 @@ from django.db.models import Q
 
 from ..models import PACE_INSTANT, PACE_PAUSED, Cluster
 from ..publish import group_name, publish
-from . import daemonset, job, kubelet, replicaset, scheduler, statefulset, taint_manager
+from . import daemonset, deployment, job, kubelet, replicaset, scheduler, statefulset, taint_manager
 
 __all__ = [
     "ClusterRunner",
@@ -50,7 +50,7 @@ LISTEN_BACKOFF_MAX = 0.5  # the longest wait between two attempts to reach a los
 
 def step_once(cluster: Cluster) -> tuple[str | None, float | None]:
     """One controller action; returns (which controller acted or None, next timed deadline)."""
-    if replicaset.sync_deployments(cluster):
+    if deployment.sync_deployments(cluster):
         return "deployment-controller", None
     if replicaset.sync_replica_sets(cluster):
         return "replicaset-controller", None

@@ -3,6 +3,7 @@ Job, Deployment rollouts, Services/Endpoints and the paced kubelet. Driven by `r
 
 from __future__ import annotations
 
+import copy
 import json
 import time
 from collections.abc import Callable
@@ -15,7 +16,7 @@ from clusterviz.controllers import statefulset
 from clusterviz.controllers.runner import reconcile, step_once
 from clusterviz.models import Cluster
 from scheduler_core.api.loading import InputError
-from tests.app import changes, create, events, node_yaml
+from tests.app import changes, create, deployment_yaml, events, node_yaml
 
 Obj = dict[str, Any]
 
@@ -267,3 +268,92 @@ def test_job_pod_template_must_not_restart_always(cluster: Cluster) -> None:
     with pytest.raises(InputError, match=r'spec.template.spec.restartPolicy: Unsupported value: "Always"'):
         create(cluster, json.dumps(body))
     assert store.list_objects(cluster, "Job") == []
+
+
+# --- Deployment rollouts ----------------------------------------------------------------------
+
+
+def _set_image(cluster: Cluster, name: str, image: str) -> None:
+    def change(body: Obj) -> None:
+        body["spec"]["template"]["spec"]["containers"][0]["image"] = image
+
+    store.patch(cluster, "Deployment", "default", name, change, "kubectl")
+
+
+def _replica_sets(cluster: Cluster) -> dict[str, Obj]:
+    return {
+        rs["spec"]["template"]["spec"]["containers"][0]["image"]: rs for rs in store.list_objects(cluster, "ReplicaSet")
+    }
+
+
+def test_deployment_rolls_out_a_new_revision_within_surge_and_unavailable_and_undoes(cluster: Cluster) -> None:
+    create(cluster, node_yaml("node01", cpu="8"), node_yaml("node02", cpu="8"), deployment_yaml("web", 4))
+    reconcile(cluster)
+    web = store.get(cluster, "Deployment", "default", "web")
+    assert web["spec"]["strategy"] == {
+        "type": "RollingUpdate",
+        "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"},
+    }
+    assert web["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "1"
+    conditions = {c["type"]: (c["status"], c["reason"]) for c in web["status"]["conditions"]}
+    assert conditions == {
+        "Available": ("True", "MinimumReplicasAvailable"),
+        "Progressing": ("True", "NewReplicaSetAvailable"),
+    }
+    assert web["status"]["observedGeneration"] == web["metadata"]["generation"] == 1
+    start = len(changes(cluster))
+    pods = {p["metadata"]["name"]: p["status"]["phase"] for p in _pods(cluster, "web-")}
+
+    _set_image(cluster, "web", "soscscs/myapp:v2")
+    reconcile(cluster)
+    sets = _replica_sets(cluster)
+    assert sets["soscscs/myapp:v2"]["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "2"
+    assert sets["soscscs/myapp:v2"]["spec"]["replicas"] == 4
+    assert sets["soscscs/myapp:v1"]["spec"]["replicas"] == 0
+    web = store.get(cluster, "Deployment", "default", "web")
+    assert web["metadata"]["generation"] == 2
+    assert web["status"]["updatedReplicas"] == 4
+    # maxSurge 1 and maxUnavailable 1 of 4: never more than 5 pods, never fewer than 3 running
+    for change in changes(cluster)[start:]:
+        if change.kind != "Pod":
+            continue
+        if change.type == "DELETED":
+            pods.pop(change.name, None)
+        else:
+            terminating = bool(change.body["metadata"].get("deletionTimestamp"))
+            pods[change.name] = "Terminating" if terminating else change.body.get("status", {}).get("phase", "")
+        assert len([p for p in pods.values() if p != "Terminating"]) <= 5
+        assert len([p for p in pods.values() if p == "Running"]) >= 3
+
+    # rollout undo: kubectl puts the previous ReplicaSet's template back
+    previous = copy.deepcopy(sets["soscscs/myapp:v1"]["spec"]["template"])
+    del previous["metadata"]["labels"]["pod-template-hash"]
+
+    def undo(body: Obj) -> None:
+        body["spec"]["template"] = previous
+
+    store.patch(cluster, "Deployment", "default", "web", undo, "kubectl")
+    reconcile(cluster)
+    sets = _replica_sets(cluster)
+    assert len(sets) == 2
+    revived = sets["soscscs/myapp:v1"]["metadata"]["annotations"]
+    assert revived["deployment.kubernetes.io/revision"] == "3"
+    assert revived["deployment.kubernetes.io/revision-history"] == "1"
+    assert sets["soscscs/myapp:v1"]["spec"]["replicas"] == 4
+    web = store.get(cluster, "Deployment", "default", "web")
+    assert web["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "3"
+    assert {p["spec"]["containers"][0]["image"] for p in _pods(cluster, "web-")} == {"soscscs/myapp:v1"}
+
+
+def test_recreate_stops_every_old_pod_before_starting_new_ones(cluster: Cluster) -> None:
+    body = json.loads(deployment_yaml("web", 2))
+    body["spec"]["strategy"] = {"type": "Recreate"}
+    create(cluster, node_yaml("node01", cpu="8"), json.dumps(body))
+    reconcile(cluster)
+    start = len(changes(cluster))
+    _set_image(cluster, "web", "soscscs/myapp:v2")
+    reconcile(cluster)
+    log = [(c.type, c.body["spec"]["containers"][0]["image"]) for c in changes(cluster)[start:] if c.kind == "Pod"]
+    last_old_delete = max(i for i, (kind, image) in enumerate(log) if kind == "DELETED" and image.endswith("v1"))
+    first_new = min(i for i, (kind, image) in enumerate(log) if kind == "ADDED" and image.endswith("v2"))
+    assert last_old_delete < first_new
