@@ -301,14 +301,28 @@ def state(cluster: Cluster) -> dict[str, Any]:
     return {"cluster": cluster.to_dict(), "resourceVersion": str(rv), "objects": objects}
 
 
-EXPORT_KINDS = ("PriorityClass", "Namespace", "Node", "Deployment", "Pod")
+EXPORT_KINDS = (
+    "PriorityClass",
+    "Namespace",
+    "Node",
+    "ConfigMap",
+    "Secret",
+    "ServiceAccount",
+    "Service",
+    "Deployment",
+    "DaemonSet",
+    "StatefulSet",
+    "Job",
+    "Pod",
+)
 _SERVER_FIELDS = ("uid", "resourceVersion", "creationTimestamp", "generation")
 
 
 def export_yaml(cluster: Cluster) -> str:
     """The cluster as a `kind: List` that `import_snapshot` (and `kubectl apply`) loads again.
 
-    Pods owned by a ReplicaSet are left out (their Deployment recreates them).
+    Pods owned by a controller are left out (it recreates them); statuses are left out (the
+    controllers write them again), except nodes' (capacity, allocatable).
     """
     items = []
     for kind in EXPORT_KINDS:
@@ -318,7 +332,7 @@ def export_yaml(cluster: Cluster) -> str:
             clean = copy.deepcopy(body)
             for field in _SERVER_FIELDS:
                 clean["metadata"].pop(field, None)
-            if kind == "Pod":
+            if kind != "Node":
                 clean.pop("status", None)
             items.append(clean)
     return yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items}, sort_keys=False)

@@ -27,7 +27,7 @@ from django.db.models import Q
 
 from ..models import PACE_INSTANT, PACE_PAUSED, Cluster
 from ..publish import group_name, publish
-from . import daemonset, deployment, job, kubelet, replicaset, scheduler, statefulset, taint_manager
+from . import daemonset, deployment, endpoints, job, kubelet, replicaset, scheduler, statefulset, taint_manager
 
 __all__ = [
     "ClusterRunner",
@@ -60,6 +60,8 @@ def step_once(cluster: Cluster) -> tuple[str | None, float | None]:
         return "statefulset-controller", None
     if job.sync_jobs(cluster):
         return "job-controller", None
+    if endpoints.sync_endpoints(cluster):
+        return "endpoint-controller", None
     if scheduler.schedule_next(cluster):
         return "scheduler", None
     if kubelet.step(cluster):

@@ -357,3 +357,74 @@ def test_recreate_stops_every_old_pod_before_starting_new_ones(cluster: Cluster)
     last_old_delete = max(i for i, (kind, image) in enumerate(log) if kind == "DELETED" and image.endswith("v1"))
     first_new = min(i for i, (kind, image) in enumerate(log) if kind == "ADDED" and image.endswith("v2"))
     assert last_old_delete < first_new
+
+
+# --- Services, endpoints and the kinds stored as they are -------------------------------------
+
+
+def service_yaml(name: str, selector: dict[str, str], **spec: Any) -> str:
+    body = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": name},
+        "spec": {"selector": selector, "ports": [{"port": 80, "targetPort": "http"}], **spec},
+    }
+    return json.dumps(body)
+
+
+def test_service_gets_a_cluster_ip_and_endpoints_of_ready_pods(cluster: Cluster) -> None:
+    web = json.loads(deployment_yaml("web", 2))
+    web["spec"]["template"]["spec"]["containers"][0]["ports"] = [{"name": "http", "containerPort": 8080}]
+    create(cluster, node_yaml("node01", cpu="8"), json.dumps(web))
+    [svc] = create(cluster, service_yaml("web", {"app": "web"}))
+    assert svc["spec"]["type"] == "ClusterIP"
+    assert svc["spec"]["clusterIP"].startswith("10.")
+    assert svc["spec"]["clusterIPs"] == [svc["spec"]["clusterIP"]]
+    assert svc["spec"]["ports"] == [{"port": 80, "targetPort": "http", "protocol": "TCP"}]
+    [other] = create(cluster, service_yaml("other", {"app": "none"}))
+    assert other["spec"]["clusterIP"] != svc["spec"]["clusterIP"]
+    reconcile(cluster)
+    endpoints = store.get(cluster, "Endpoints", "default", "web")
+    [subset] = endpoints["subsets"]
+    ips = sorted(p["status"]["podIP"] for p in _pods(cluster, "web-"))
+    assert [a["ip"] for a in subset["addresses"]] == ips
+    assert subset["ports"] == [{"port": 8080, "protocol": "TCP"}]
+    assert "subsets" not in store.get(cluster, "Endpoints", "default", "other")
+    [slice_] = [s for s in store.list_objects(cluster, "EndpointSlice") if s["metadata"]["name"].startswith("web-")]
+    assert slice_["metadata"]["labels"]["kubernetes.io/service-name"] == "web"
+    assert sorted(e["addresses"][0] for e in slice_["endpoints"]) == ips
+    assert all(e["conditions"]["ready"] for e in slice_["endpoints"])
+    # scaling down removes the address; deleting the Service removes its endpoints
+    services.scale(cluster, "Deployment", "default", "web", 1, "kubectl")
+    reconcile(cluster)
+    assert len(store.get(cluster, "Endpoints", "default", "web")["subsets"][0]["addresses"]) == 1
+    services.delete_object(cluster, "Service", "default", "web", "kubectl")
+    reconcile(cluster)
+    assert [e["metadata"]["name"] for e in store.list_objects(cluster, "Endpoints")] == ["other"]
+    assert [
+        s["metadata"]["name"] for s in store.list_objects(cluster, "EndpointSlice") if "web" in s["metadata"]["name"]
+    ] == []
+
+
+def test_a_requested_cluster_ip_must_be_free_and_in_range(cluster: Cluster) -> None:
+    create(cluster, service_yaml("a", {"app": "a"}, clusterIP="10.96.0.10"))
+    with pytest.raises(store.StoreError, match="provided IP is already allocated"):
+        create(cluster, service_yaml("b", {"app": "b"}, clusterIP="10.96.0.10"))
+    with pytest.raises(store.StoreError, match="is not in the valid range"):
+        create(cluster, service_yaml("c", {"app": "c"}, clusterIP="192.168.0.1"))
+
+
+def test_configmaps_secrets_and_service_accounts_are_stored(cluster: Cluster) -> None:
+    create(
+        cluster,
+        json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg"}, "data": {"a": "1"}}),
+        json.dumps({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "stringData": {"pw": "hi"}}),
+        json.dumps({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "robot"}}),
+    )
+    assert store.get(cluster, "ConfigMap", "default", "cfg")["data"] == {"a": "1"}
+    secret = store.get(cluster, "Secret", "default", "s")
+    assert (secret["type"], secret["data"], "stringData" in secret) == ("Opaque", {"pw": "aGk="}, False)
+    assert store.get(cluster, "ServiceAccount", "default", "robot")["metadata"]["name"] == "robot"
+    bad = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "t"}, "data": {"pw": "not base64!"}}
+    with pytest.raises(InputError, match="illegal base64 data"):
+        create(cluster, json.dumps(bad))
