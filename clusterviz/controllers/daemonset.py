@@ -60,22 +60,24 @@ class Placement:
 
 
 def daemon_tolerations(spec: Obj) -> list[Obj]:
-    """The template's tolerations plus the DaemonSet ones (an equal key/effect one is replaced)."""
+    """The template's tolerations plus the DaemonSet ones (daemonset_util.go AddOrUpdateDaemonPodTolerations)."""
     wanted = list(DAEMON_TOLERATIONS)
     if spec.get("hostNetwork"):
         wanted.append(HOST_NETWORK_TOLERATION)
     tolerations = [dict(t) for t in spec.get("tolerations", [])]
     for toleration in wanted:
-        same = [
-            i
-            for i, t in enumerate(tolerations)
-            if (t.get("key"), t.get("effect")) == (toleration["key"], toleration["effect"])
-        ]
+        # AddOrUpdateTolerationInPodSpec: one that MatchToleration()s (key, operator, value, effect) is replaced
+        same = [i for i, t in enumerate(tolerations) if _matches(t, toleration)]
         if same:
             tolerations[same[0]] = dict(toleration)
         else:
             tolerations.append(dict(toleration))
     return tolerations
+
+
+def _matches(one: Obj, other: Obj) -> bool:
+    fields = ("key", "operator", "value", "effect")
+    return all((one.get(f) or "") == (other.get(f) or "") for f in fields)
 
 
 def node_affinity_for(affinity: Obj | None, node: str) -> Obj:

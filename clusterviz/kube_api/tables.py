@@ -312,12 +312,10 @@ def _job_status(obj: Obj) -> str:
         return "Failed"
     if obj["metadata"].get("deletionTimestamp"):
         return "Terminating"
-    if _has_condition(obj, "FailureTarget"):
-        return "FailureTarget"
     if _has_condition(obj, "Suspended"):
         return "Suspended"
-    if _has_condition(obj, "SuccessCriteriaMet"):
-        return "SuccessCriteriaMet"
+    if _has_condition(obj, "FailureTarget"):
+        return "FailureTarget"
     return "Running"
 
 
@@ -367,12 +365,12 @@ def _service_cells(obj: Obj, now: datetime) -> list[Any]:
         external_text = ",".join(external) or "<none>"
     ports = []
     for port in spec.get("ports", []):
-        node_port = f":{port['nodePort']}" if port.get("nodePort") and kind in ("NodePort", "LoadBalancer") else ""
+        node_port = f":{port['nodePort']}" if int(port.get("nodePort") or 0) > 0 else ""
         ports.append(f"{port.get('port')}{node_port}/{port.get('protocol', 'TCP')}")
     return [
         obj["metadata"].get("name", ""),
         kind,
-        spec.get("clusterIP") or "<none>",
+        (spec.get("clusterIPs") or ["<none>"])[0],
         external_text,
         ",".join(ports) or "<none>",
         _since(obj["metadata"].get("creationTimestamp"), now),
