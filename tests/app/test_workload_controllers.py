@@ -7,16 +7,17 @@ import copy
 import json
 import time
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 import pytest
 
 from clusterviz import services, store
-from clusterviz.controllers import statefulset
+from clusterviz.controllers import kubelet, statefulset
 from clusterviz.controllers.runner import reconcile, step_once
 from clusterviz.models import Cluster
 from scheduler_core.api.loading import InputError
-from tests.app import changes, create, deployment_yaml, events, node_yaml
+from tests.app import changes, create, deployment_yaml, events, node_yaml, pod_yaml
 
 Obj = dict[str, Any]
 
@@ -428,3 +429,34 @@ def test_configmaps_secrets_and_service_accounts_are_stored(cluster: Cluster) ->
     bad = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "t"}, "data": {"pw": "not base64!"}}
     with pytest.raises(InputError, match="illegal base64 data"):
         create(cluster, json.dumps(bad))
+
+
+# --- the paced kubelet ------------------------------------------------------------------------
+
+
+def test_slow_pace_holds_container_creating_and_terminating_for_their_time(cluster: Cluster, settings: Any) -> None:
+    settings.CLUSTERVIZ_SLOW_PULL_SECONDS = 4.0
+    settings.CLUSTERVIZ_SLOW_STOP_SECONDS = 10.0
+    services.set_pace(cluster, "slow")
+    create(cluster, node_yaml("node01"), pod_yaml("a", nodeName="node01"), pod_yaml("b", nodeName="node01"))
+    assert kubelet.step(cluster) and kubelet.step(cluster)  # both start pulling
+    assert kubelet.step(cluster) is False  # nothing is due yet
+    a = store.get(cluster, "Pod", "default", "a")
+    assert a["status"]["containerStatuses"][0]["state"] == {"waiting": {"reason": "ContainerCreating"}}
+    started = datetime.fromisoformat(a["status"]["startTime"].replace("Z", "+00:00")).timestamp()
+    assert kubelet.due_at(cluster, a) == started + 4.0
+    assert [e["reason"] for e in events(cluster, "a")] == ["Pulling"]  # Pulled comes when the pull ends
+    deadline = kubelet.next_deadline(cluster)
+    assert deadline is not None and deadline <= started + 4.0
+    # a deletion waits for the grace period, at most the slow stop time
+    services.delete_object(cluster, "Pod", "default", "a", "kubectl", grace_seconds=3)
+    services.delete_object(cluster, "Pod", "default", "b", "kubectl")
+    a, b = store.get(cluster, "Pod", "default", "a"), store.get(cluster, "Pod", "default", "b")
+    assert (a["metadata"]["deletionGracePeriodSeconds"], b["metadata"]["deletionGracePeriodSeconds"]) == (3, 30)
+    deleted = datetime.fromisoformat(a["metadata"]["deletionTimestamp"].replace("Z", "+00:00")).timestamp()
+    assert kubelet.due_at(cluster, a) == deleted + 3
+    assert kubelet.due_at(cluster, b) == deleted + 10.0
+    assert kubelet.step(cluster) is False
+    services.set_pace(cluster, "instant")
+    cluster.refresh_from_db()
+    assert kubelet.due_at(cluster, a) == 0.0  # no waiting at the other paces
