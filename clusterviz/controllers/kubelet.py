@@ -96,25 +96,8 @@ def due_at(cluster: Cluster, body: dict[str, Any]) -> float:
 
 
 def next_deadline(cluster: Cluster) -> float | None:
-    """The earliest future time a bound pod's next kubelet step falls due (None: nothing waits)."""
-    now = time.time()
-    due = [
-        when
-        for row in KubeObject.objects.filter(cluster=cluster, kind="Pod").exclude(node_name="")
-        if now < (when := due_at(cluster, row.body)) < float("inf")
-    ]
-    return min(due) if due else None
-
-
-def orphan_deadline(cluster: Cluster) -> float | None:
-    """When the next never-started orphan pod becomes due for the pod GC (None: none waits)."""
-    nodes = set(KubeObject.objects.filter(cluster=cluster, kind="Node").values_list("name", flat=True))
-    due = [
-        time.time() - _age(row.body["metadata"]) + ORPHAN_QUARANTINE_SECONDS
-        for row in KubeObject.objects.filter(cluster=cluster, kind="Pod").exclude(node_name="")
-        if row.node_name not in nodes and not row.body.get("status", {}).get("hostIP")
-    ]
-    return min(due) if due else None
+    """The earliest future time a kubelet or pod-GC step falls due (None: nothing waits)."""
+    return scan(cluster)[1]
 
 
 def _container_statuses(body: dict[str, Any], state: dict[str, Any], ready: bool) -> list[dict[str, Any]]:
@@ -137,9 +120,17 @@ def _node_ip(nodes: dict[str, int], node: str) -> str:
 
 
 def step(cluster: Cluster) -> bool:
+    """One kubelet (or pod GC) action; False when nothing is due."""
+    return scan(cluster)[0]
+
+
+def scan(cluster: Cluster) -> tuple[bool, float | None]:
+    """One pass over the bound pods: (whether an action was taken, else when the next one falls due:
+    a paced or run-time step, or a never-started orphan leaving its podgc quarantine)."""
     nodes = {row.name: i for i, row in enumerate(KubeObject.objects.filter(cluster=cluster, kind="Node"))}
     pods = KubeObject.objects.filter(cluster=cluster, kind="Pod").exclude(node_name="").order_by("id")
     now = time.time()
+    later = float("inf")
     for row in pods:
         body = row.body
         meta, status = body["metadata"], body.get("status", {})
@@ -148,28 +139,32 @@ def step(cluster: Cluster) -> bool:
             # The pod GC removes a pod whose node is gone. A pod created for a node that never
             # existed is never started by any kubelet; upstream's GC waits 40 s before removing such
             # an orphan (podgc quarantine), so its owner does not recreate it in a hot loop.
-            if status.get("hostIP") or _age(meta) >= ORPHAN_QUARANTINE_SECONDS:
+            age = _age(meta)
+            if status.get("hostIP") or age >= ORPHAN_QUARANTINE_SECONDS:
                 store.delete(cluster, "Pod", row.namespace, row.name, "pod-garbage-collector")
-                return True
+                return True, None
+            later = min(later, now - age + ORPHAN_QUARANTINE_SECONDS)
             continue
-        if due_at(cluster, body) > now:
+        due = due_at(cluster, body)
+        if due > now:
+            later = min(later, due)
             continue
         if meta.get("deletionTimestamp"):
             record_event(cluster, body, "Normal", "Killing", _killing(body), COMPONENT, node)
             store.delete(cluster, "Pod", row.namespace, row.name, COMPONENT)
-            return True
+            return True, None
         phase = status.get("phase", "Pending")
         if phase == "Running":
             _complete(cluster, row)
-            return True
+            return True, None
         if phase != "Pending":
             continue
         if not status.get("containerStatuses"):
             _start_creating(cluster, row, nodes)
         else:
             _run(cluster, row)
-        return True
-    return False
+        return True, None
+    return False, (later if later < float("inf") else None)
 
 
 def _killing(body: dict[str, Any]) -> str:

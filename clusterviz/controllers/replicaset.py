@@ -59,7 +59,7 @@ def sync_replica_sets(cluster: Cluster) -> bool:
             "fullyLabeledReplicas": len(owned),
             "readyReplicas": len(running),
             "availableReplicas": len(running),
-            "observedGeneration": 1,
+            "observedGeneration": meta.get("generation", 1),
         }
         if {k: rs.get("status", {}).get(k) for k in status} != status:
 

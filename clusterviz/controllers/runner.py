@@ -64,14 +64,14 @@ def step_once(cluster: Cluster) -> tuple[str | None, float | None]:
         return "endpoint-controller", None
     if scheduler.schedule_next(cluster):
         return "scheduler", None
-    if kubelet.step(cluster):
+    acted, waiting = kubelet.scan(cluster)
+    if acted:
         return "kubelet", None
     acted, deadline = taint_manager.step(cluster)
     if acted:
         return "taint-eviction-controller", None
-    for later in (kubelet.orphan_deadline(cluster), kubelet.next_deadline(cluster)):
-        if later is not None:
-            deadline = later if deadline is None else min(deadline, later)
+    if waiting is not None:
+        deadline = waiting if deadline is None else min(deadline, waiting)
     return None, deadline
 
 

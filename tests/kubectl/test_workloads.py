@@ -159,6 +159,8 @@ def test_daemonset_runs_on_the_tolerated_nodes_and_describe_says_why_not_the_tai
     header, row = cluster.kubectl("get", "ds").rows()
     assert header == ["NAME", "DESIRED", "CURRENT", "READY", "UP-TO-DATE", "AVAILABLE", "NODE", "SELECTOR", "AGE"]
     assert row[:7] == ["agent", "2", "2", "2", "2", "2", "<none>"]
+    status = cluster.kubectl("rollout", "status", "ds/agent", "--timeout=20s", timeout=30).stdout
+    assert 'daemon set "agent" successfully rolled out' in status
     described = cluster.kubectl("describe", "ds", "agent").stdout
     assert "Desired Number of Nodes Scheduled: 2" in described
     assert "node03: node(s) had untolerated taint {dedicated: gpu}" in described
@@ -184,7 +186,9 @@ def test_statefulset_scales_up_in_order(cluster: Cluster) -> None:
     added_at = {name: i for i, (kind, name, _) in enumerate(log) if kind == "ADDED"}
     assert added_at["web-1"] > first_running["web-0"]
     assert added_at["web-2"] > first_running["web-1"]
-    cluster.wait(lambda: cluster.kubectl("get", "sts", "web").rows()[1][1] == "3/3", 10, "sts ready")
+    status = cluster.kubectl("rollout", "status", "sts/web", "--timeout=20s", timeout=30).stdout
+    assert "statefulset rolling update complete 3 pods at revision web-" in status
+    assert cluster.kubectl("get", "sts", "web").rows()[1][1] == "3/3"
     assert cluster.kubectl("get", "sts").rows()[0] == ["NAME", "READY", "AGE"]
     cluster.kubectl("scale", "sts", "web", "--replicas=1")
     cluster.wait(lambda: set(cluster.pods()) == {"default/web-0"}, 20, "scale down to web-0")
