@@ -276,7 +276,13 @@ def test_table_negotiation() -> None:
 
 def test_openapi_index_carries_the_prefix() -> None:
     paths = openapi.index("/k8s/demo")["paths"]
-    assert set(paths) == {"api/v1", "apis/apps/v1", "apis/scheduling.k8s.io/v1"}
+    assert set(paths) == {
+        "api/v1",
+        "apis/apps/v1",
+        "apis/batch/v1",
+        "apis/discovery.k8s.io/v1",
+        "apis/scheduling.k8s.io/v1",
+    }
     assert paths["api/v1"]["serverRelativeURL"].startswith("/k8s/demo/openapi/v3/api/v1?hash=")
     assert openapi.group_document("coordination.k8s.io", "v1") == {
         "openapi": "3.0.0",

@@ -187,7 +187,7 @@ def test_statefulset_scales_up_in_order(cluster: Cluster) -> None:
     assert added_at["web-1"] > first_running["web-0"]
     assert added_at["web-2"] > first_running["web-1"]
     status = cluster.kubectl("rollout", "status", "sts/web", "--timeout=20s", timeout=30).stdout
-    assert "statefulset rolling update complete 3 pods at revision web-" in status
+    assert status == "partitioned roll out complete: 3 new pods have been updated...\n"  # partition 0 is defaulted
     assert cluster.kubectl("get", "sts", "web").rows()[1][1] == "3/3"
     assert cluster.kubectl("get", "sts").rows()[0] == ["NAME", "READY", "AGE"]
     cluster.kubectl("scale", "sts", "web", "--replicas=1")
