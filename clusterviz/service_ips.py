@@ -15,6 +15,7 @@ from .models import Cluster, KubeObject
 __all__ = ["allocate_cluster_ip", "service_cidr"]
 
 DEFAULT_SERVICE_CIDR = "10.96.0.0/12"
+NODE_PORTS = range(30000, 32768)  # --service-node-port-range default
 
 
 def service_cidr() -> ipaddress.IPv4Network:
@@ -27,6 +28,8 @@ def allocate_cluster_ip(cluster: Cluster, body: dict[str, Any]) -> None:
     spec = body.setdefault("spec", {})
     if spec.get("type") == "ExternalName":
         return
+    if spec.get("type") in ("NodePort", "LoadBalancer"):
+        _allocate_node_ports(cluster, body)
     spec.setdefault("ipFamilies", ["IPv4"])
     spec.setdefault("ipFamilyPolicy", "SingleStack")
     wanted = spec.get("clusterIP") or ""
@@ -65,3 +68,34 @@ def allocate_cluster_ip(cluster: Cluster, body: dict[str, Any]) -> None:
             spec["clusterIPs"] = [address]
             return
     raise ValueError("spec.clusterIPs: Internal error: range is full")
+
+
+def _allocate_node_ports(cluster: Cluster, body: dict[str, Any]) -> None:
+    """Every port of a NodePort/LoadBalancer Service gets a free node port (a requested one must be
+    in the range and free: `spec.ports[i].nodePort: Invalid value`, as upstream's portallocator)."""
+    taken = {
+        int(port["nodePort"])
+        for row in KubeObject.objects.filter(cluster=cluster, kind="Service").only("body")
+        for port in row.body.get("spec", {}).get("ports", [])
+        if port.get("nodePort")
+    }
+    rng = random.Random(f"{cluster.pk}-{body['metadata'].get('name')}-{len(taken)}")
+    for index, port in enumerate(body["spec"].get("ports", [])):
+        wanted = port.get("nodePort")
+        if wanted:
+            if int(wanted) not in NODE_PORTS:
+                raise ValueError(
+                    f"spec.ports[{index}].nodePort: Invalid value: {wanted}: provided port is not in the valid "
+                    f"range. The range of valid ports is {NODE_PORTS.start}-{NODE_PORTS.stop - 1}"
+                )
+            if int(wanted) in taken:
+                raise ValueError(
+                    f"spec.ports[{index}].nodePort: Invalid value: {wanted}: provided port is already allocated"
+                )
+            taken.add(int(wanted))
+            continue
+        free = [p for p in NODE_PORTS if p not in taken]
+        if not free:
+            raise ValueError(f"spec.ports[{index}].nodePort: Internal error: range is full")
+        port["nodePort"] = rng.choice(free)
+        taken.add(port["nodePort"])

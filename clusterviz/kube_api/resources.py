@@ -74,7 +74,7 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("priorityclasses", "priorityclass", "PriorityClass", "scheduling.k8s.io", "v1", False, ("pc",)),
     # workload and service kinds run by clusterviz/controllers (daemonset, statefulset, job, endpoints)
     Resource("services", "service", "Service", "", "v1", True, ("svc",), ("all",), subresources=("status",)),
-    Resource("endpoints", "endpoints", "Endpoints", "", "v1", True, ("ep",)),
+    Resource("endpoints", "endpoints", "Endpoints", "", "v1", True, ("ep",), verbs=(*READ_VERBS, "delete")),
     Resource("configmaps", "configmap", "ConfigMap", "", "v1", True, ("cm",)),
     Resource("secrets", "secret", "Secret", "", "v1", True),
     Resource("serviceaccounts", "serviceaccount", "ServiceAccount", "", "v1", True, ("sa",)),
@@ -101,7 +101,15 @@ RESOURCES: tuple[Resource, ...] = (
         subresources=("scale", "status"),
     ),
     Resource("jobs", "job", "Job", "batch", "v1", True, (), ("all",), subresources=("status",)),
-    Resource("endpointslices", "endpointslice", "EndpointSlice", "discovery.k8s.io", "v1", True),
+    Resource(
+        "endpointslices",
+        "endpointslice",
+        "EndpointSlice",
+        "discovery.k8s.io",
+        "v1",
+        True,
+        verbs=(*READ_VERBS, "delete"),
+    ),
     Resource("leases", "lease", "Lease", "coordination.k8s.io", "v1", True, verbs=READ_VERBS, synthetic=True),
 )
 

@@ -460,3 +460,15 @@ def test_slow_pace_holds_container_creating_and_terminating_for_their_time(clust
     services.set_pace(cluster, "instant")
     cluster.refresh_from_db()
     assert kubelet.due_at(cluster, a) == 0.0  # no waiting at the other paces
+
+
+def test_node_port_services_get_a_free_node_port(cluster: Cluster) -> None:
+    [first] = create(cluster, service_yaml("a", {"app": "a"}, type="NodePort"))
+    [port] = first["spec"]["ports"]
+    assert 30000 <= port["nodePort"] <= 32767
+    with pytest.raises(store.StoreError, match=r"spec.ports\[0\].nodePort: Invalid value: .*already allocated"):
+        body = json.loads(service_yaml("b", {"app": "b"}, type="NodePort"))
+        body["spec"]["ports"][0]["nodePort"] = port["nodePort"]
+        create(cluster, json.dumps(body))
+    [third] = create(cluster, service_yaml("c", {"app": "c"}, type="NodePort"))
+    assert third["spec"]["ports"][0]["nodePort"] != port["nodePort"]
