@@ -152,12 +152,19 @@ def _new_pod(ds: Obj, node: str, revision: str) -> Obj:
     }
 
 
-def _skip_event(cluster: Cluster, ds: Obj, node: str, reason: str) -> bool:
+def _recorded_events(cluster: Cluster, ds: Obj) -> set[str]:
+    """The names of the events already recorded about this DaemonSet (`<name>.<digest>`)."""
+    namespace = ds["metadata"].get("namespace", "default")
+    rows = KubeObject.objects.filter(
+        cluster=cluster, kind="Event", namespace=namespace, name__startswith=f"{ds['metadata']['name']}."
+    )
+    return set(rows.values_list("name", flat=True))
+
+
+def _skip_event(cluster: Cluster, ds: Obj, node: str, reason: str, recorded: set[str]) -> bool:
     """One event per DaemonSet, node and reason (True if it was written now)."""
     message = f"{node}: {reason}"
-    name = event_name(ds, SKIPPED_REASON, message, COMPONENT)
-    namespace = ds["metadata"].get("namespace", "default")
-    if KubeObject.objects.filter(cluster=cluster, kind="Event", namespace=namespace, name=name).exists():
+    if event_name(ds, SKIPPED_REASON, message, COMPONENT) in recorded:
         return False
     record_event(cluster, ds, "Normal", SKIPPED_REASON, message, COMPONENT)
     return True
@@ -195,6 +202,7 @@ def _sync_one(cluster: Cluster, ds: Obj, nodes: list[Node]) -> bool:
             _delete(cluster, ds, stale[0])  # a pod for a node that is gone (never bound)
             return True
     desired = current = misscheduled = ready = updated = 0
+    recorded: set[str] | None = None
     for node in nodes:
         name = node.metadata.name
         where = placement(pod_info, node)
@@ -217,8 +225,10 @@ def _sync_one(cluster: Cluster, ds: Obj, nodes: list[Node]) -> bool:
                 _delete(cluster, ds, pods[0])
                 return True
             misscheduled += 1
-        if not where.should_run and where.reason and _skip_event(cluster, ds, name, where.reason):
-            return True
+        if not where.should_run and where.reason:
+            recorded = _recorded_events(cluster, ds) if recorded is None else recorded
+            if _skip_event(cluster, ds, name, where.reason, recorded):
+                return True
     if _roll(cluster, ds, by_node, revision, ready, desired):
         return True
     status = {
