@@ -15,7 +15,8 @@ import pytest
 from clusterviz import services, store
 from clusterviz.controllers import kubelet, statefulset
 from clusterviz.controllers.runner import reconcile, step_once
-from clusterviz.models import Cluster
+from clusterviz.lessons import load_lesson
+from clusterviz.models import Cluster, SchedulingCycle
 from scheduler_core.api.loading import InputError
 from tests.app import changes, create, deployment_yaml, events, node_yaml, pod_yaml
 
@@ -472,3 +473,23 @@ def test_node_port_services_get_a_free_node_port(cluster: Cluster) -> None:
         create(cluster, json.dumps(body))
     [third] = create(cluster, service_yaml("c", {"app": "c"}, type="NodePort"))
     assert third["spec"]["ports"][0]["nodePort"] != port["nodePort"]
+
+
+def test_daemonset_on_the_demo_cluster_skips_the_tainted_node01(cluster: Cluster) -> None:
+    load_lesson(cluster, "demo")
+    create(cluster, daemonset_yaml("agent"))
+    reconcile(cluster)
+    assert sorted(p["spec"]["nodeName"] for p in _pods(cluster, "agent-")) == ["node02", "node03"]
+    skipped = events(cluster, "agent", "NodeNotEligible")
+    assert [e["message"] for e in skipped] == ["node01: node(s) had untolerated taint {qqq: value1}"]
+    # the scheduler's cycles show why too: node01 fails TaintToleration (and the matchFields affinity)
+    cycle = SchedulingCycle.objects.filter(cluster=cluster, pod__startswith="default/agent-").first()
+    assert cycle is not None
+    taints = next(e for e in cycle.events if e.get("plugin") == "TaintToleration" and e["point"] == "Filter")
+    assert taints["verdicts"]["node01"]["reasons"] == ["node(s) had untolerated taint {qqq: value1}"]
+    # each daemon pod was scheduled: the other nodes failed the matchFields node affinity
+    for pod in _pods(cluster, "agent-"):
+        scheduled = events(cluster, pod["metadata"]["name"], "Scheduled")
+        assert [e["message"] for e in scheduled] == [
+            f"Successfully assigned default/{pod['metadata']['name']} to {pod['spec']['nodeName']}"
+        ]
