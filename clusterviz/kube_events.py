@@ -14,6 +14,14 @@ from .models import Cluster
 __all__ = ["record_event"]
 
 
+def event_name(involved: dict[str, Any], reason: str, message: str, component: str) -> str:
+    """The name of the Event that `record_event` writes (and bumps on a repeat)."""
+    meta = involved.get("metadata", {})
+    message = truncate_event_message(message)
+    digest = hashlib.sha256(f"{meta.get('uid')}|{reason}|{message}|{component}".encode()).hexdigest()[:16]
+    return f"{meta.get('name')}.{digest}"
+
+
 def record_event(
     cluster: Cluster,
     involved: dict[str, Any],
@@ -31,8 +39,7 @@ def record_event(
     kind = involved.get("kind", "")
     namespace = meta.get("namespace") or "default"
     message = truncate_event_message(message)
-    digest = hashlib.sha256(f"{meta.get('uid')}|{reason}|{message}|{component}".encode()).hexdigest()[:16]
-    name = f"{meta.get('name')}.{digest}"
+    name = event_name(involved, reason, message, component)
     now = store.now_rfc3339()
 
     def bump(event: dict[str, Any]) -> None:

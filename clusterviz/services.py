@@ -148,8 +148,15 @@ def ensure_namespace(cluster: Cluster, name: str, component: str) -> None:
         store.create(cluster, namespace_body(name), component)
 
 
-def delete_object(cluster: Cluster, kind: str, namespace: str, name: str, component: str) -> dict[str, Any]:
-    """Delete an object; a running pod first becomes Terminating (the kubelet then removes it), a
+OWNER_KINDS = ("Deployment", "ReplicaSet", "DaemonSet", "StatefulSet", "Job", "Service")
+DEFAULT_GRACE_SECONDS = 30  # a pod's terminationGracePeriodSeconds default
+
+
+def delete_object(
+    cluster: Cluster, kind: str, namespace: str, name: str, component: str, grace_seconds: int | None = None
+) -> dict[str, Any]:
+    """Delete an object; a running pod first becomes Terminating (the kubelet then removes it, after
+    at most its grace period: `grace_seconds`, else the pod's terminationGracePeriodSeconds), a
     namespace turns Terminating (the namespace controller empties it, then removes it)."""
     if kind == "Namespace":
         if name in IMMORTAL_NAMESPACES:
@@ -164,18 +171,16 @@ def delete_object(cluster: Cluster, kind: str, namespace: str, name: str, compon
     if kind == "Pod":
         body = store.get(cluster, "Pod", namespace, name)
         if body["spec"].get("nodeName") and not body["metadata"].get("deletionTimestamp"):
+            grace = grace_seconds
+            if grace is None:
+                grace = body["spec"].get("terminationGracePeriodSeconds", DEFAULT_GRACE_SECONDS)
 
             def terminate(obj: dict[str, Any]) -> None:
                 obj["metadata"]["deletionTimestamp"] = store.now_rfc3339()
-                obj["metadata"]["deletionGracePeriodSeconds"] = 30
+                obj["metadata"]["deletionGracePeriodSeconds"] = int(grace)
 
             return store.patch(cluster, "Pod", namespace, name, terminate, component)
-    if kind == "Deployment":
-        with transaction.atomic():
-            body = store.get(cluster, kind, namespace, name)
-            _delete_owned(cluster, body["metadata"]["uid"], component)
-            return store.delete(cluster, kind, namespace, name, component)
-    if kind == "ReplicaSet":
+    if kind in OWNER_KINDS:
         with transaction.atomic():
             body = store.get(cluster, kind, namespace, name)
             _delete_owned(cluster, body["metadata"]["uid"], component)
@@ -186,7 +191,8 @@ def delete_object(cluster: Cluster, kind: str, namespace: str, name: str, compon
 def _delete_owned(cluster: Cluster, uid: str, component: str) -> None:
     """Garbage collection with background propagation: dependents go with their owner (deleted
     through the API like any other delete, so running pods turn Terminating first)."""
-    for row in KubeObject.objects.filter(cluster=cluster, kind__in=("ReplicaSet", "Pod")):
+    dependents = ("ReplicaSet", "Pod", "Endpoints", "EndpointSlice", "ControllerRevision")
+    for row in KubeObject.objects.filter(cluster=cluster, kind__in=dependents):
         refs = row.body["metadata"].get("ownerReferences", [])
         if not any(ref.get("uid") == uid for ref in refs):
             continue
@@ -285,8 +291,8 @@ def set_cordon(cluster: Cluster, node: str, cordoned: bool, component: str) -> d
 
 def check_scale(kind: str, replicas: int) -> None:
     """InputError unless `kind` scales and `replicas` is in range (a dry run checks this too)."""
-    if kind not in ("Deployment", "ReplicaSet"):
-        raise InputError(f"{kind}: cannot be scaled (Deployment or ReplicaSet)")
+    if kind not in ("Deployment", "ReplicaSet", "StatefulSet"):
+        raise InputError(f"{kind}: cannot be scaled (Deployment, ReplicaSet or StatefulSet)")
     if not 0 <= replicas <= MAX_REPLICAS:
         raise InputError(f"spec.replicas: Invalid value: {replicas}: must be between 0 and {MAX_REPLICAS}")
 
@@ -383,14 +389,28 @@ def state(cluster: Cluster) -> dict[str, Any]:
     return {"cluster": cluster.to_dict(), "resourceVersion": str(rv), "objects": objects}
 
 
-EXPORT_KINDS = ("PriorityClass", "Namespace", "Node", "Deployment", "Pod")
+EXPORT_KINDS = (
+    "PriorityClass",
+    "Namespace",
+    "Node",
+    "ConfigMap",
+    "Secret",
+    "ServiceAccount",
+    "Service",
+    "Deployment",
+    "DaemonSet",
+    "StatefulSet",
+    "Job",
+    "Pod",
+)
 _SERVER_FIELDS = ("uid", "resourceVersion", "creationTimestamp", "generation")
 
 
 def export_yaml(cluster: Cluster) -> str:
     """The cluster as a `kind: List` that `import_snapshot` (and `kubectl apply`) loads again.
 
-    Pods owned by a ReplicaSet are left out (their Deployment recreates them).
+    Pods owned by a controller are left out (it recreates them); statuses are left out (the
+    controllers write them again), except nodes' (capacity, allocatable).
     """
     items = []
     for kind in EXPORT_KINDS:
@@ -400,7 +420,7 @@ def export_yaml(cluster: Cluster) -> str:
             clean = copy.deepcopy(body)
             for field in _SERVER_FIELDS:
                 clean["metadata"].pop(field, None)
-            if kind == "Pod":
+            if kind != "Node":
                 clean.pop("status", None)
             items.append(clean)
     return yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items}, sort_keys=False)

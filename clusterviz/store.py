@@ -41,6 +41,8 @@ __all__ = [
 
 CLUSTER_SCOPED = {"Node", "Namespace", "PriorityClass", "RuntimeClass"}
 CHANGE_LOG_LIMIT = 20_000
+# kinds whose metadata.generation counts spec changes (the registries' PrepareForUpdate)
+GENERATION_KINDS = frozenset({"Deployment", "ReplicaSet", "DaemonSet", "StatefulSet", "Job"})
 
 
 class StoreError(Exception):
@@ -76,7 +78,8 @@ def now_rfc3339() -> str:
 
 def resource_name(kind: str) -> str:
     """The plural, lower-case resource name kubectl prints in errors ("pods", "nodes")."""
-    return {"PriorityClass": "priorityclasses", "Namespace": "namespaces"}.get(kind, kind.lower() + "s")
+    irregular = {"PriorityClass": "priorityclasses", "Namespace": "namespaces", "Endpoints": "endpoints"}
+    return irregular.get(kind, kind.lower() + "s")
 
 
 def _namespace_of(kind: str, body: dict[str, Any]) -> str:
@@ -162,6 +165,15 @@ def create(cluster: Cluster, body: dict[str, Any], component: str, dry_run: bool
         meta["namespace"] = namespace
     meta.setdefault("uid", str(uuid.uuid4()))
     meta.setdefault("creationTimestamp", now_rfc3339())
+    if kind in GENERATION_KINDS:
+        meta["generation"] = 1
+    if kind == "Service":
+        from .service_ips import allocate_cluster_ip
+
+        try:
+            allocate_cluster_ip(cluster, body)
+        except ValueError as exc:
+            raise StoreError(str(exc)) from None
     if dry_run:
         if KubeObject.objects.filter(cluster=cluster, kind=kind, namespace=namespace, name=name).exists():
             raise AlreadyExists(f'{resource_name(kind)} "{name}" already exists')
@@ -225,6 +237,8 @@ def patch(
         mutate(body)
         if body == row.body:
             return body
+        if kind in GENERATION_KINDS and body.get("spec") != row.body.get("spec"):
+            body["metadata"]["generation"] = int(row.body["metadata"].get("generation") or 1) + 1
         rv = _bump(cluster)
         body["metadata"]["resourceVersion"] = str(rv)
         previous = row.body

@@ -40,7 +40,22 @@ from .kube_api.schema import fields_of, kind_type
 
 __all__ = ["SUPPORTED_KINDS", "admit", "prune", "prune_as"]
 
-SUPPORTED_KINDS = ("Pod", "Node", "Deployment", "ReplicaSet", "Namespace", "PriorityClass")
+SUPPORTED_KINDS = (
+    "Pod",
+    "Node",
+    "Deployment",
+    "ReplicaSet",
+    "Namespace",
+    "PriorityClass",
+    "DaemonSet",
+    "StatefulSet",
+    "Job",
+    "Service",
+    "ConfigMap",
+    "Secret",
+    "ServiceAccount",
+    "PersistentVolumeClaim",
+)
 API_VERSIONS = {
     "Pod": "v1",
     "Node": "v1",
@@ -49,6 +64,14 @@ API_VERSIONS = {
     "ReplicaSet": "apps/v1",
     "PriorityClass": "scheduling.k8s.io/v1",
     "Event": "v1",
+    "DaemonSet": "apps/v1",
+    "StatefulSet": "apps/v1",
+    "Job": "batch/v1",
+    "Service": "v1",
+    "ConfigMap": "v1",
+    "Secret": "v1",
+    "ServiceAccount": "v1",
+    "PersistentVolumeClaim": "v1",
 }
 
 
@@ -307,6 +330,10 @@ def admit(
             out = prune_as("PriorityClass", PriorityClass.model_validate(body).to_dict())
             _check_priority_class(out, source, node, prefix)
             return out
+        if kind not in ("Deployment", "ReplicaSet"):
+            from .kinds_admission import admit_extra  # imports this module's models
+
+            return admit_extra(kind, {**body, "apiVersion": api_version}, source, node, prefix)
         workload = Workload.model_validate({**body, "apiVersion": api_version})
         _check_containers(workload.spec.template.spec, source, node, (*prefix, "spec", "template", "spec"))
         template_meta = workload.spec.template.metadata.model_dump(by_alias=True)

@@ -1,6 +1,16 @@
 """A simulated kubelet per node: a bound pod goes Pending → ContainerCreating → Running, with the
 Pulling, Pulled, Created and Started events; a terminating pod is removed. Also the pod garbage
-collector's rule: pods bound to a node that no longer exists are deleted."""
+collector's rule: pods bound to a node that no longer exists are deleted.
+
+Paced lifecycle: at the `slow` pace the image pull and container start take
+`CLUSTERVIZ_SLOW_PULL_SECONDS` (default 6 s: `kubectl get pod` shows ContainerCreating meanwhile), and
+a deleted pod stays Terminating for its grace period (`--grace-period`, else the pod's
+terminationGracePeriodSeconds), at most `CLUSTERVIZ_SLOW_STOP_SECONDS` (default 10 s), as containers that
+take their time to stop. At the other paces these steps take no time.
+
+Simulated run time: a pod's containers exit 0 (phase Succeeded, reason Completed) once they have run
+for the seconds in its `clusterviz.io/run-seconds` annotation; a Job's pods without one run for
+`CLUSTERVIZ_JOB_RUN_SECONDS` (default 5 s). Other pods run until deleted."""
 
 from __future__ import annotations
 
@@ -9,43 +19,86 @@ import zlib
 from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Q, QuerySet
 
 from .. import store
 from ..kube_events import record_event
-from ..models import Cluster, KubeObject
+from ..models import PACE_SLOW, Cluster, KubeObject
 
 COMPONENT = "kubelet"
 ORPHAN_QUARANTINE_SECONDS = 40.0  # pkg/controller/podgc quarantineTime
+RUN_SECONDS_ANNOTATION = "clusterviz.io/run-seconds"
+SLOW_PULL_SECONDS = 6.0
+SLOW_STOP_SECONDS = 10.0
+JOB_RUN_SECONDS = 5.0
+
+
+def _epoch(stamp: str | None) -> float | None:
+    if not stamp:
+        return None
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
 
 
 def _age(meta: dict[str, Any]) -> float:
-    stamp = meta.get("creationTimestamp")
-    if not stamp:
+    then = _epoch(meta.get("creationTimestamp"))
+    return 0.0 if then is None else time.time() - then
+
+
+def _setting(name: str, default: float) -> float:
+    return float(getattr(settings, name, default))
+
+
+def run_seconds(body: dict[str, Any]) -> float | None:
+    """How long the pod's containers run before they exit 0 (None: until deleted)."""
+    value = body["metadata"].get("annotations", {}).get(RUN_SECONDS_ANNOTATION)
+    if value is not None:
+        try:
+            return max(0.0, float(value))
+        except ValueError:
+            return None
+    if body["spec"].get("restartPolicy", "Always") == "Always":
+        return None
+    if any(ref.get("kind") == "Job" for ref in body["metadata"].get("ownerReferences", [])):
+        return _setting("CLUSTERVIZ_JOB_RUN_SECONDS", JOB_RUN_SECONDS)
+    return None
+
+
+def due_at(cluster: Cluster, body: dict[str, Any]) -> float:
+    """When the kubelet's next step for this bound pod is due (epoch seconds; 0: now)."""
+    meta, status = body["metadata"], body.get("status", {})
+    slow = cluster.pace == PACE_SLOW
+    if meta.get("deletionTimestamp"):
+        if not slow:
+            return 0.0
+        grace = float(meta.get("deletionGracePeriodSeconds", 30))
+        stop = min(grace, _setting("CLUSTERVIZ_SLOW_STOP_SECONDS", SLOW_STOP_SECONDS))
+        return (_epoch(meta["deletionTimestamp"]) or 0.0) + stop
+    phase = status.get("phase", "Pending")
+    if phase == "Pending":
+        if slow and status.get("containerStatuses"):
+            return (_epoch(status.get("startTime")) or 0.0) + _setting(
+                "CLUSTERVIZ_SLOW_PULL_SECONDS", SLOW_PULL_SECONDS
+            )
         return 0.0
-    try:
-        return time.time() - datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return 0.0
+    if phase == "Running":
+        seconds = run_seconds(body)
+        if seconds is None:
+            return float("inf")
+        started = [
+            _epoch(c.get("state", {}).get("running", {}).get("startedAt")) or 0.0
+            for c in status.get("containerStatuses", [])
+        ]
+        return max(started, default=0.0) + seconds
+    return float("inf")
 
 
-def _bound_pods(cluster: Cluster) -> QuerySet[KubeObject]:
-    return KubeObject.objects.filter(cluster=cluster, kind="Pod").exclude(node_name="")
-
-
-def _node_names(cluster: Cluster) -> QuerySet[KubeObject]:
-    return KubeObject.objects.filter(cluster=cluster, kind="Node").values("name")
-
-
-def orphan_deadline(cluster: Cluster) -> float | None:
-    """When the next never-started orphan pod becomes due for the pod GC (None: none waits)."""
-    orphans = _bound_pods(cluster).exclude(node_name__in=_node_names(cluster))
-    due = [
-        time.time() - _age(row.body["metadata"]) + ORPHAN_QUARANTINE_SECONDS
-        for row in orphans
-        if not row.body.get("status", {}).get("hostIP")
-    ]
-    return min(due) if due else None
+def next_deadline(cluster: Cluster) -> float | None:
+    """The earliest future time a kubelet or pod-GC step falls due (None: nothing waits)."""
+    return scan(cluster)[1]
 
 
 def _container_statuses(body: dict[str, Any], state: dict[str, Any], ready: bool) -> list[dict[str, Any]]:
@@ -68,20 +121,35 @@ def _node_ip(nodes: dict[str, int], node: str) -> str:
 
 
 def step(cluster: Cluster) -> bool:
+    """One kubelet (or pod GC) action; False when nothing is due."""
+    return scan(cluster)[0]
+
+
+def _actionable_pods(cluster: Cluster) -> QuerySet[KubeObject]:
+    """Only the bound pods this loop may act on (at 50,000 running pods, reading them all per step
+    would cost seconds): orphans, terminating pods, pods not started yet, and running pods whose
+    containers exit by themselves (restartPolicy Never/OnFailure, as Job pods, or a run-seconds
+    annotation)."""
+    node_names = KubeObject.objects.filter(cluster=cluster, kind="Node").values("name")
+    may_act = (
+        ~Q(node_name__in=node_names)
+        | Q(body__metadata__has_key="deletionTimestamp")
+        | Q(body__status__phase="Pending")
+        | Q(body__status__phase__isnull=True)
+        | Q(body__spec__restartPolicy__in=["Never", "OnFailure"])
+        | Q(body__metadata__annotations__has_key=RUN_SECONDS_ANNOTATION)
+    )
+    return KubeObject.objects.filter(cluster=cluster, kind="Pod").exclude(node_name="").filter(may_act).order_by("id")
+
+
+def scan(cluster: Cluster) -> tuple[bool, float | None]:
+    """One pass over the bound pods: (whether an action was taken, else when the next one falls due:
+    a paced or run-time step, or a never-started orphan leaving its podgc quarantine)."""
     names = KubeObject.objects.filter(cluster=cluster, kind="Node").values_list("name", flat=True)
     nodes = {name: i for i, name in enumerate(names)}
-    # Only the pods this loop may act on are read (at 50,000 running pods, reading them all per step
-    # would cost seconds): orphans, terminating pods, and pods not started yet.
-    pods = (
-        _bound_pods(cluster)
-        .filter(
-            ~Q(node_name__in=_node_names(cluster))
-            | Q(body__metadata__has_key="deletionTimestamp")
-            | Q(body__status__phase="Pending")
-            | Q(body__status__phase__isnull=True)
-        )
-        .order_by("id")
-    )
+    pods = _actionable_pods(cluster)
+    now = time.time()
+    later = float("inf")
     for row in pods:
         body = row.body
         meta, status = body["metadata"], body.get("status", {})
@@ -90,23 +158,32 @@ def step(cluster: Cluster) -> bool:
             # The pod GC removes a pod whose node is gone. A pod created for a node that never
             # existed is never started by any kubelet; upstream's GC waits 40 s before removing such
             # an orphan (podgc quarantine), so its owner does not recreate it in a hot loop.
-            if status.get("hostIP") or _age(meta) >= ORPHAN_QUARANTINE_SECONDS:
+            age = _age(meta)
+            if status.get("hostIP") or age >= ORPHAN_QUARANTINE_SECONDS:
                 store.delete(cluster, "Pod", row.namespace, row.name, "pod-garbage-collector")
-                return True
+                return True, None
+            later = min(later, now - age + ORPHAN_QUARANTINE_SECONDS)
+            continue
+        due = due_at(cluster, body)
+        if due > now:
+            later = min(later, due)
             continue
         if meta.get("deletionTimestamp"):
             record_event(cluster, body, "Normal", "Killing", _killing(body), COMPONENT, node)
             store.delete(cluster, "Pod", row.namespace, row.name, COMPONENT)
-            return True
+            return True, None
         phase = status.get("phase", "Pending")
+        if phase == "Running":
+            _complete(cluster, row)
+            return True, None
         if phase != "Pending":
             continue
         if not status.get("containerStatuses"):
             _start_creating(cluster, row, nodes)
         else:
             _run(cluster, row)
-        return True
-    return False
+        return True, None
+    return False, (later if later < float("inf") else None)
 
 
 def _killing(body: dict[str, Any]) -> str:
@@ -129,15 +206,14 @@ def _start_creating(cluster: Cluster, row: KubeObject, nodes: dict[str, int]) ->
     for container in body["spec"].get("containers", []):
         image = container.get("image", "")
         record_event(cluster, body, "Normal", "Pulling", f'Pulling image "{image}"', COMPONENT, node)
-        record_event(
-            cluster,
-            body,
-            "Normal",
-            "Pulled",
-            f'Successfully pulled image "{image}" in 1.204s (1.204s including waiting)',
-            COMPONENT,
-            node,
-        )
+        if cluster.pace != PACE_SLOW:
+            _pulled(cluster, body, image, 1.204)
+
+
+def _pulled(cluster: Cluster, body: dict[str, Any], image: str, seconds: float) -> None:
+    took = f"{seconds:.3f}s"
+    message = f'Successfully pulled image "{image}" in {took} ({took} including waiting)'
+    record_event(cluster, body, "Normal", "Pulled", message, COMPONENT, body["spec"].get("nodeName", ""))
 
 
 def _run(cluster: Cluster, row: KubeObject) -> None:
@@ -158,6 +234,31 @@ def _run(cluster: Cluster, row: KubeObject) -> None:
         status["conditions"] = conditions
 
     body = store.patch(cluster, "Pod", row.namespace, row.name, running, COMPONENT)
+    if cluster.pace == PACE_SLOW:
+        waited = time.time() - (_epoch(body["status"].get("startTime")) or time.time())
+        for container in body["spec"].get("containers", []):
+            _pulled(cluster, body, container.get("image", ""), max(waited, 0.0))
     for container in body["spec"].get("containers", []):
         record_event(cluster, body, "Normal", "Created", f"Created container: {container['name']}", COMPONENT, node)
         record_event(cluster, body, "Normal", "Started", f"Started container {container['name']}", COMPONENT, node)
+
+
+def _complete(cluster: Cluster, row: KubeObject) -> None:
+    """The containers exit 0: phase Succeeded, each container terminated with reason Completed."""
+
+    def completed(body: dict[str, Any]) -> None:
+        status = body.setdefault("status", {})
+        now = store.now_rfc3339()
+        status["phase"] = "Succeeded"
+        for container in status.get("containerStatuses", []):
+            started = container.get("state", {}).get("running", {}).get("startedAt", now)
+            container["state"] = {
+                "terminated": {"exitCode": 0, "reason": "Completed", "startedAt": started, "finishedAt": now}
+            }
+            container["ready"] = False
+            container["started"] = False
+        for condition in status.get("conditions", []):
+            if condition["type"] in ("Ready", "ContainersReady"):
+                condition.update(status="False", reason="PodCompleted", lastTransitionTime=now)
+
+    store.patch(cluster, "Pod", row.namespace, row.name, completed, COMPONENT)

@@ -1,8 +1,5 @@
-"""The controller manager's Deployment and ReplicaSet controllers, one action per step.
-
-A Deployment owns a ReplicaSet `<name>-<pod-template-hash>`; a ReplicaSet keeps `replicas` pods
-named `<replicaset>-<5 random characters>`. Older ReplicaSets of a Deployment are scaled to 0.
-"""
+"""The controller manager's ReplicaSet controller, one action per step: a ReplicaSet keeps
+`replicas` pods named `<replicaset>-<5 random characters>` (Deployments: deployment.py)."""
 
 from __future__ import annotations
 
@@ -20,6 +17,7 @@ from ..kube_events import record_event
 from ..models import Cluster, KubeObject
 from ..services import delete_object
 from ..validation import admit
+from .owners import owned_by, owner_ref
 
 COMPONENT = "controller-manager"
 HASH_LABEL = "pod-template-hash"
@@ -32,111 +30,6 @@ def template_hash(template: dict[str, Any]) -> str:
     return "".join(_SAFE[b % len(_SAFE)] for b in digest[:10])
 
 
-def _owner(body: dict[str, Any]) -> dict[str, Any]:
-    meta = body["metadata"]
-    return {
-        "apiVersion": body.get("apiVersion", "apps/v1"),
-        "kind": body["kind"],
-        "name": meta["name"],
-        "uid": meta["uid"],
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
-
-
-def _owned_by(body: dict[str, Any], uid: str) -> bool:
-    return any(ref.get("uid") == uid and ref.get("controller") for ref in body["metadata"].get("ownerReferences", []))
-
-
-def sync_deployments(cluster: Cluster) -> bool:
-    deployments = KubeObject.objects.filter(cluster=cluster, kind="Deployment")
-    replica_sets = [row.body for row in KubeObject.objects.filter(cluster=cluster, kind="ReplicaSet")]
-    for row in deployments:
-        deployment = row.body
-        meta, spec = deployment["metadata"], deployment["spec"]
-        if meta.get("deletionTimestamp"):
-            continue
-        owned = [rs for rs in replica_sets if _owned_by(rs, meta["uid"])]
-        pod_hash = template_hash(spec["template"])
-        name = f"{meta['name']}-{pod_hash}"
-        current = next((rs for rs in owned if rs["metadata"]["name"] == name), None)
-        if current is None:
-            template = copy.deepcopy(spec["template"])
-            template.setdefault("metadata", {}).setdefault("labels", {})[HASH_LABEL] = pod_hash
-            selector = copy.deepcopy(spec["selector"])
-            selector.setdefault("matchLabels", {})[HASH_LABEL] = pod_hash
-            store.create(
-                cluster,
-                {
-                    "apiVersion": "apps/v1",
-                    "kind": "ReplicaSet",
-                    "metadata": {
-                        "name": name,
-                        "namespace": row.namespace,
-                        "labels": {**template["metadata"].get("labels", {})},
-                        "ownerReferences": [_owner(deployment)],
-                    },
-                    "spec": {"replicas": spec.get("replicas", 1), "selector": selector, "template": template},
-                },
-                COMPONENT,
-            )
-            record_event(
-                cluster,
-                deployment,
-                "Normal",
-                "ScalingReplicaSet",
-                f"Scaled up replica set {name} from 0 to {spec.get('replicas', 1)}",
-                "deployment-controller",
-            )
-            return True
-        for old in owned:
-            if old is not current and old["spec"].get("replicas", 0) != 0:
-                _scale(cluster, old, 0, deployment)
-                return True
-        if current["spec"].get("replicas") != spec.get("replicas", 1):
-            _scale(cluster, current, spec.get("replicas", 1), deployment)
-            return True
-        if _sync_status(cluster, row, current):
-            return True
-    return False
-
-
-def _scale(cluster: Cluster, rs: dict[str, Any], replicas: int, deployment: dict[str, Any]) -> None:
-    before = rs["spec"].get("replicas", 0)
-
-    def scale(body: dict[str, Any]) -> None:
-        body["spec"]["replicas"] = replicas
-
-    store.patch(cluster, "ReplicaSet", rs["metadata"]["namespace"], rs["metadata"]["name"], scale, COMPONENT)
-    direction = "up" if replicas > before else "down"
-    record_event(
-        cluster,
-        deployment,
-        "Normal",
-        "ScalingReplicaSet",
-        f"Scaled {direction} replica set {rs['metadata']['name']} from {before} to {replicas}",
-        "deployment-controller",
-    )
-
-
-def _sync_status(cluster: Cluster, row: KubeObject, rs: dict[str, Any]) -> bool:
-    rs_status = rs.get("status", {})
-    wanted = {
-        "replicas": rs_status.get("replicas", 0),
-        "updatedReplicas": rs_status.get("replicas", 0),
-        "readyReplicas": rs_status.get("readyReplicas", 0),
-        "availableReplicas": rs_status.get("availableReplicas", 0),
-    }
-    if {k: row.body.get("status", {}).get(k, 0) for k in wanted} == wanted:
-        return False
-
-    def update(body: dict[str, Any]) -> None:
-        body.setdefault("status", {}).update(wanted)
-
-    store.patch(cluster, "Deployment", row.namespace, row.name, update, COMPONENT)
-    return True
-
-
 def sync_replica_sets(cluster: Cluster) -> bool:
     replica_sets = list(KubeObject.objects.filter(cluster=cluster, kind="ReplicaSet"))
     if not replica_sets:  # a dump of nodes and pods: nothing to read
@@ -145,7 +38,7 @@ def sync_replica_sets(cluster: Cluster) -> bool:
     for row in replica_sets:
         rs = row.body
         meta, spec = rs["metadata"], rs["spec"]
-        owned = [p for p in pods if _owned_by(p, meta["uid"]) and not p["metadata"].get("deletionTimestamp")]
+        owned = [p for p in pods if owned_by(p, meta["uid"]) and not p["metadata"].get("deletionTimestamp")]
         wanted = int(spec.get("replicas", 1))
         if len(owned) < wanted:
             _create_pod(cluster, rs)
@@ -169,7 +62,7 @@ def sync_replica_sets(cluster: Cluster) -> bool:
             "fullyLabeledReplicas": len(owned),
             "readyReplicas": len(running),
             "availableReplicas": len(running),
-            "observedGeneration": 1,
+            "observedGeneration": meta.get("generation", 1),
         }
         if {k: rs.get("status", {}).get(k) for k in status} != status:
 
@@ -195,7 +88,7 @@ def _create_pod(cluster: Cluster, rs: dict[str, Any]) -> None:
     meta.pop("name", None)
     meta["generateName"] = rs["metadata"]["name"] + "-"
     meta["namespace"] = rs["metadata"]["namespace"]
-    meta["ownerReferences"] = [_owner(rs)]
+    meta["ownerReferences"] = [owner_ref(rs)]
     selector = compile_label_selector(LabelSelector.model_validate(rs["spec"]["selector"]))
     assert selector.matches(meta.get("labels", {}))
     body = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": template["spec"]}

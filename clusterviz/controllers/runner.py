@@ -28,7 +28,18 @@ from django.db.models import Q
 from .. import scheduler_cache
 from ..models import PACE_INSTANT, PACE_PAUSED, Cluster
 from ..publish import group_name, publish
-from . import kubelet, namespace, replicaset, scheduler, taint_manager
+from . import (
+    daemonset,
+    deployment,
+    endpoints,
+    job,
+    kubelet,
+    namespace,
+    replicaset,
+    scheduler,
+    statefulset,
+    taint_manager,
+)
 
 __all__ = [
     "ClusterRunner",
@@ -51,22 +62,30 @@ LISTEN_BACKOFF_MAX = 0.5  # the longest wait between two attempts to reach a los
 
 def step_once(cluster: Cluster) -> tuple[str | None, float | None]:
     """One controller action; returns (which controller acted or None, next timed deadline)."""
-    if replicaset.sync_deployments(cluster):
+    if deployment.sync_deployments(cluster):
         return "deployment-controller", None
     if replicaset.sync_replica_sets(cluster):
         return "replicaset-controller", None
+    if daemonset.sync_daemon_sets(cluster):
+        return "daemonset-controller", None
+    if statefulset.sync_stateful_sets(cluster):
+        return "statefulset-controller", None
+    if job.sync_jobs(cluster):
+        return "job-controller", None
+    if endpoints.sync_endpoints(cluster):
+        return "endpoint-controller", None
     if scheduler.schedule_next(cluster):
         return "scheduler", None
-    if kubelet.step(cluster):
+    acted, waiting = kubelet.scan(cluster)
+    if acted:
         return "kubelet", None
     if namespace.step(cluster):
         return "namespace-controller", None
     acted, deadline = taint_manager.step(cluster)
     if acted:
         return "taint-eviction-controller", None
-    orphans = kubelet.orphan_deadline(cluster)
-    if orphans is not None:
-        deadline = orphans if deadline is None else min(deadline, orphans)
+    if waiting is not None:
+        deadline = waiting if deadline is None else min(deadline, waiting)
     return None, deadline
 
 

@@ -259,6 +259,197 @@ def _lease_cells(obj: Obj, now: datetime) -> list[Any]:
     ]
 
 
+# --- kinds run by clusterviz/controllers (printers.go printDaemonSet, printJob, printService ...) ----
+
+
+def _labels_text(labels: dict[str, str] | None) -> str:
+    """labels.FormatLabels: `k=v,k2=v2` sorted, `<none>` when empty."""
+    return ",".join(f"{k}={v}" for k, v in sorted((labels or {}).items())) or "<none>"
+
+
+def _template_tail(obj: Obj, selector: bool = True) -> list[Any]:
+    containers = _containers(obj)
+    tail = [",".join(c.get("name", "") for c in containers), ",".join(c.get("image", "") for c in containers)]
+    if selector:
+        tail.append(format_label_selector(obj.get("spec", {}).get("selector")))
+    return tail
+
+
+def _daemonset_cells(obj: Obj, now: datetime) -> list[Any]:
+    status = obj.get("status", {})
+    node_selector = obj.get("spec", {}).get("template", {}).get("spec", {}).get("nodeSelector")
+    return [
+        obj["metadata"].get("name", ""),
+        int(status.get("desiredNumberScheduled", 0)),
+        int(status.get("currentNumberScheduled", 0)),
+        int(status.get("numberReady", 0)),
+        int(status.get("updatedNumberScheduled", 0)),
+        int(status.get("numberAvailable", 0)),
+        _labels_text(node_selector),
+        _since(obj["metadata"].get("creationTimestamp"), now),
+        *_template_tail(obj),
+    ]
+
+
+def _statefulset_cells(obj: Obj, now: datetime) -> list[Any]:
+    spec, status = obj.get("spec", {}), obj.get("status", {})
+    return [
+        obj["metadata"].get("name", ""),
+        f"{int(status.get('readyReplicas', 0))}/{int(spec.get('replicas', 1))}",
+        _since(obj["metadata"].get("creationTimestamp"), now),
+        *_template_tail(obj, selector=False),
+    ]
+
+
+def _has_condition(obj: Obj, kind: str) -> bool:
+    return any(c.get("type") == kind and c.get("status") == "True" for c in obj.get("status", {}).get("conditions", []))
+
+
+def _job_status(obj: Obj) -> str:
+    if _has_condition(obj, "Complete"):
+        return "Complete"
+    if _has_condition(obj, "Failed"):
+        return "Failed"
+    if obj["metadata"].get("deletionTimestamp"):
+        return "Terminating"
+    if _has_condition(obj, "Suspended"):
+        return "Suspended"
+    if _has_condition(obj, "FailureTarget"):
+        return "FailureTarget"
+    return "Running"
+
+
+def _stamp(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def _job_cells(obj: Obj, now: datetime) -> list[Any]:
+    spec, status = obj.get("spec", {}), obj.get("status", {})
+    succeeded = int(status.get("succeeded", 0))
+    if spec.get("completions") is not None:
+        completions = f"{succeeded}/{int(spec['completions'])}"
+    else:
+        parallelism = int(spec.get("parallelism") or 0)
+        completions = f"{succeeded}/1 of {parallelism}" if parallelism > 1 else f"{succeeded}/1"
+    started, finished = _stamp(status.get("startTime")), _stamp(status.get("completionTime"))
+    duration = ""
+    if started is not None:
+        duration = human_duration(((finished or now) - started).total_seconds())
+    return [
+        obj["metadata"].get("name", ""),
+        _job_status(obj),
+        completions,
+        duration,
+        _since(obj["metadata"].get("creationTimestamp"), now),
+        *_template_tail(obj),
+    ]
+
+
+def _service_cells(obj: Obj, now: datetime) -> list[Any]:
+    spec = obj.get("spec", {})
+    kind = spec.get("type", "ClusterIP")
+    external = spec.get("externalIPs") or []
+    if kind == "LoadBalancer":
+        ingress = [
+            i.get("ip") or i.get("hostname") for i in obj.get("status", {}).get("loadBalancer", {}).get("ingress", [])
+        ]
+        external_text = ",".join([*ingress, *external]) or "<pending>"
+    elif kind == "ExternalName":
+        external_text = spec.get("externalName", "")
+    else:
+        external_text = ",".join(external) or "<none>"
+    ports = []
+    for port in spec.get("ports", []):
+        node_port = f":{port['nodePort']}" if int(port.get("nodePort") or 0) > 0 else ""
+        ports.append(f"{port.get('port')}{node_port}/{port.get('protocol', 'TCP')}")
+    return [
+        obj["metadata"].get("name", ""),
+        kind,
+        (spec.get("clusterIPs") or ["<none>"])[0],
+        external_text,
+        ",".join(ports) or "<none>",
+        _since(obj["metadata"].get("creationTimestamp"), now),
+        _labels_text(spec.get("selector")),
+    ]
+
+
+def _more(items: list[str]) -> str:
+    """formatEndpoints' cap: three shown, then ` + N more...`."""
+    if not items:
+        return "<none>"
+    text = ",".join(items[:3])
+    return text + (f" + {len(items) - 3} more..." if len(items) > 3 else "")
+
+
+def _endpoints_cells(obj: Obj, now: datetime) -> list[Any]:
+    items = []
+    for subset in obj.get("subsets", []):
+        ports = subset.get("ports") or [{}]
+        for address in subset.get("addresses", []):
+            for port in ports:
+                items.append(f"{address.get('ip')}:{port['port']}" if "port" in port else address.get("ip", ""))
+    return [obj["metadata"].get("name", ""), _more(items), _since(obj["metadata"].get("creationTimestamp"), now)]
+
+
+def _endpointslice_cells(obj: Obj, now: datetime) -> list[Any]:
+    ports = [str(p["port"]) if p.get("port") is not None else "<unset>" for p in obj.get("ports") or []]
+    addresses = [a for e in obj.get("endpoints") or [] for a in e.get("addresses", [])]
+    return [
+        obj["metadata"].get("name", ""),
+        obj.get("addressType", ""),
+        ",".join(ports) or "<unset>",
+        _more(addresses) if addresses else "<unset>",
+        _since(obj["metadata"].get("creationTimestamp"), now),
+    ]
+
+
+def _configmap_cells(obj: Obj, now: datetime) -> list[Any]:
+    count = len(obj.get("data") or {}) + len(obj.get("binaryData") or {})
+    return [obj["metadata"].get("name", ""), count, _since(obj["metadata"].get("creationTimestamp"), now)]
+
+
+def _secret_cells(obj: Obj, now: datetime) -> list[Any]:
+    return [
+        obj["metadata"].get("name", ""),
+        obj.get("type", "Opaque"),
+        len(obj.get("data") or {}),
+        _since(obj["metadata"].get("creationTimestamp"), now),
+    ]
+
+
+def _serviceaccount_cells(obj: Obj, now: datetime) -> list[Any]:
+    return [
+        obj["metadata"].get("name", ""),
+        len(obj.get("secrets") or []),
+        _since(obj["metadata"].get("creationTimestamp"), now),
+    ]
+
+
+_ACCESS_MODES = {"ReadWriteOnce": "RWO", "ReadOnlyMany": "ROX", "ReadWriteMany": "RWX", "ReadWriteOncePod": "RWOP"}
+
+
+def _claim_cells(obj: Obj, now: datetime) -> list[Any]:
+    spec, status = obj.get("spec", {}), obj.get("status", {})
+    bound = status.get("phase") == "Bound"
+    modes = status.get("accessModes") if bound else []
+    return [
+        obj["metadata"].get("name", ""),
+        status.get("phase", "Pending"),
+        spec.get("volumeName", ""),
+        (status.get("capacity") or {}).get("storage", "") if bound else "",
+        ",".join(_ACCESS_MODES.get(m, m) for m in modes or []),
+        spec.get("storageClassName", ""),
+        spec.get("volumeAttributesClassName") or "<unset>",
+        _since(obj["metadata"].get("creationTimestamp"), now),
+        spec.get("volumeMode", "Filesystem"),
+    ]
+
+
 _NAME = ("Name", "string", "name", 0, "Name must be unique within a namespace.")
 _AGE = ("Age", "string", "", 0, "CreationTimestamp is the time this object was created.")
 _WORKLOAD_TAIL: list[Column] = [
@@ -351,6 +542,104 @@ PRINTERS: dict[str, tuple[list[Column], Callable[[Obj, datetime], list[Any]]]] =
     "Lease": (
         [_NAME, ("Holder", "string", "", 0, "The holder of the lease."), _AGE],
         _lease_cells,
+    ),
+    "DaemonSet": (
+        [
+            _NAME,
+            ("Desired", "integer", "", 0, "The desired number of pods."),
+            ("Current", "integer", "", 0, "The current number of pods."),
+            ("Ready", "integer", "", 0, "The number of pods ready."),
+            ("Up-to-date", "integer", "", 0, "The number of pods updated."),
+            ("Available", "integer", "", 0, "The number of pods available."),
+            ("Node Selector", "string", "", 0, "The node selector of the pod template."),
+            _AGE,
+            *_WORKLOAD_TAIL,
+        ],
+        _daemonset_cells,
+    ),
+    "StatefulSet": (
+        [
+            _NAME,
+            ("Ready", "string", "", 0, "Number of the pod with ready state"),
+            _AGE,
+            ("Containers", "string", "", 1, "Names of each container in the template."),
+            ("Images", "string", "", 1, "Images referenced by each container in the template."),
+        ],
+        _statefulset_cells,
+    ),
+    "Job": (
+        [
+            _NAME,
+            ("Status", "string", "", 0, "Status of the job."),
+            ("Completions", "string", "", 0, "The completion status of the job."),
+            ("Duration", "string", "", 0, "Time required to complete the job."),
+            _AGE,
+            *_WORKLOAD_TAIL,
+        ],
+        _job_cells,
+    ),
+    "Service": (
+        [
+            _NAME,
+            ("Type", "string", "", 0, "The type of the service."),
+            ("Cluster-IP", "string", "", 0, "The cluster IP of the service."),
+            ("External-IP", "string", "", 0, "The external IP of the service."),
+            ("Port(s)", "string", "", 0, "The ports of the service."),
+            _AGE,
+            (
+                "Selector",
+                "string",
+                "",
+                1,
+                "Route service traffic to pods with label keys and values matching this selector.",
+            ),
+        ],
+        _service_cells,
+    ),
+    "Endpoints": (
+        [_NAME, ("Endpoints", "string", "", 0, "Endpoints of the service."), _AGE],
+        _endpoints_cells,
+    ),
+    "EndpointSlice": (
+        [
+            _NAME,
+            ("AddressType", "string", "", 0, "The type of addresses in this EndpointSlice."),
+            ("Ports", "string", "", 0, "The ports of this EndpointSlice."),
+            ("Endpoints", "string", "", 0, "The endpoints of this EndpointSlice."),
+            _AGE,
+        ],
+        _endpointslice_cells,
+    ),
+    "ConfigMap": (
+        [_NAME, ("Data", "string", "", 0, "The number of entries in the configmap."), _AGE],
+        _configmap_cells,
+    ),
+    "Secret": (
+        [
+            _NAME,
+            ("Type", "string", "", 0, "The type of the secret."),
+            ("Data", "string", "", 0, "The number of entries in the secret."),
+            _AGE,
+        ],
+        _secret_cells,
+    ),
+    "ServiceAccount": (
+        [_NAME, ("Secrets", "string", "", 0, "The number of secrets of the service account."), _AGE],
+        _serviceaccount_cells,
+    ),
+    "PersistentVolumeClaim": (
+        [
+            _NAME,
+            ("Status", "string", "", 0, "The status of the claim."),
+            ("Volume", "string", "", 0, "The volume bound to the claim."),
+            ("Capacity", "string", "", 0, "The capacity of the bound volume."),
+            ("Access Modes", "string", "", 0, "The access modes of the bound volume."),
+            ("StorageClass", "string", "", 0, "The storage class of the claim."),
+            ("VolumeAttributesClass", "string", "", 0, "The volume attributes class of the claim."),
+            _AGE,
+            ("VolumeMode", "string", "", 1, "The volume mode of the claim."),
+        ],
+        _claim_cells,
     ),
 }
 

@@ -43,7 +43,7 @@ SERVER_METADATA = (
     "managedFields",
     "selfLink",
 )
-STATUS_RESET_ON_CREATE = ("Pod", "Deployment", "ReplicaSet", "Namespace")
+STATUS_RESET_ON_CREATE = ("Pod", "Deployment", "ReplicaSet", "Namespace", "DaemonSet", "StatefulSet", "Job", "Service")
 POD_UPDATE_FORBIDDEN = (
     "spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`,"
     "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to "
@@ -392,7 +392,9 @@ def delete(cluster: Cluster, res: Resource, namespace: str, name: str, options: 
         return _deleted_dry(res, current, options)
     if res.kind == "Pod" and options.get("gracePeriodSeconds") == 0:
         return store.delete(cluster, res.kind, namespace, name, COMPONENT)
-    return services.delete_object(cluster, res.kind, namespace, name, COMPONENT)
+    grace = options.get("gracePeriodSeconds")
+    grace = grace if isinstance(grace, int) and not isinstance(grace, bool) and grace > 0 else None
+    return services.delete_object(cluster, res.kind, namespace, name, COMPONENT, grace)
 
 
 def _deleted_dry(res: Resource, current: Obj, options: Obj) -> Obj:

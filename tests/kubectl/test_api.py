@@ -59,7 +59,18 @@ def test_version_discovery_and_openapi(api_cluster: Cluster) -> None:
     core = call(api_cluster, "GET", "/api", accept=AGGREGATED)
     assert core.headers["Content-Type"] == "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
     resources = {r["resource"]: r for r in core.json()["items"][0]["versions"][0]["resources"]}
-    assert set(resources) == {"pods", "nodes", "events", "namespaces", "services"}
+    assert set(resources) == {
+        "pods",
+        "nodes",
+        "events",
+        "namespaces",
+        "services",
+        "endpoints",
+        "configmaps",
+        "secrets",
+        "serviceaccounts",
+        "persistentvolumeclaims",
+    }
     assert [(s["subresource"], s["verbs"]) for s in resources["pods"]["subresources"]] == [
         ("eviction", ["create"]),
         ("status", ["get", "patch", "update"]),
@@ -78,6 +89,8 @@ def test_version_discovery_and_openapi(api_cluster: Cluster) -> None:
     assert [g["name"] for g in call(api_cluster, "GET", "/apis").json()["groups"]] == [
         "apps",
         "scheduling.k8s.io",
+        "batch",
+        "discovery.k8s.io",
         "coordination.k8s.io",
         "authorization.k8s.io",
         "authentication.k8s.io",
