@@ -11,6 +11,8 @@ import { renderEvents, renderLesson, renderListWatch, renderScores, renderTabs, 
 import { Editor } from "./views/editor.js";
 import { Palette, chipAction, wireBoardDragAndDrop } from "./views/palette.js";
 import { renderPipeline } from "./views/pipeline.js";
+import { renderPinnedNode } from "./views/node_map.js"; // node map
+import { renderScoreboard, wantsScoreboard } from "./views/scoreboard.js"; // node map
 
 const page = $("#cluster-page");
 const slug = page.dataset.slug;
@@ -295,7 +297,8 @@ const render = () => {
   for (const panel of document.querySelectorAll("#detail [data-panel]")) panel.hidden = panel.dataset.panel !== ui.tab;
   const pod = selectedPodObject();
   if (ui.tab === "why") drawIf("why", [pod, ui.why, ui.whyLoading], () => renderWhy($("[data-panel=why]"), { pod, why: ui.why, loading: ui.whyLoading }));
-  if (ui.tab === "scores") drawIf("scores", [player.current, player.cursor], () => renderScores($("[data-panel=scores]"), frame));
+  if (ui.tab === "scores") drawIf("scores", [player.current, player.cursor], () => (wantsScoreboard(frame) ? renderScoreboard : renderScores)($("[data-panel=scores]"), frame));
+  renderPinnedNode($("#pinned-node"), state, frame, ui); // node map
   if (ui.tab === "events") drawIf("events", [state.rv, pod, Math.floor(Date.now() / 5000)], () => renderEvents($("[data-panel=events]"), state, pod));
   if (ui.tab === "listwatch") drawIf("listwatch", [ui.change, ui.changeHop], () => renderListWatch($("[data-panel=listwatch]"), ui.change, ui.changeHop));
   if (ui.tab === "lesson") {
@@ -362,6 +365,15 @@ $("#board").addEventListener("keydown", (event) => {
 
 document.addEventListener("keydown", (event) => {
   if (event.key === "Escape") palette.cancel();
+});
+
+// node map: a click or Enter on a cell pins that node (or applies the armed chip); ✕ unpins (node null).
+$("#board").addEventListener("nodemap:pin", (event) => {
+  const name = event.detail.node;
+  if (name && palette.chooseNode(name)) return;
+  ui.selectedNode = name;
+  broadcastView();
+  rerender();
 });
 
 $("#detail").addEventListener("click", (event) => {
