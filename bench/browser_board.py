@@ -2,6 +2,7 @@
 server this script starts on 127.0.0.1, opened in headless Debian Chromium driven by Playwright.
 
     python bench/browser_board.py --nodes 1000 5000 [--server runserver|uvicorn] [--pods-per-node 1] [-o json]
+    python bench/browser_board.py --nodes 5000 --edit-link http://127.0.0.1:8000/clusters/big/?key=...
 
 Prints, per cluster size: page load → map first paint (and state received → map painted), scroll
 and zoom frame rates, explain click → what-if shown and → verdict map with top scores, playback
@@ -163,7 +164,15 @@ def main() -> None:
     parser.add_argument("--pods-per-node", type=int, default=1)
     parser.add_argument("--server", choices=["runserver", "uvicorn"], default="runserver")
     parser.add_argument("-o", "--output", choices=["text", "json"], default="text")
+    parser.add_argument("--edit-link", help="measure this running cluster (its edit link) instead; --nodes: its size")
     args = parser.parse_args()
+    if args.edit_link:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            print(json.dumps(measure(page, args.edit_link, args.edit_link.split("?", 1)[0], args.nodes[0])))
+            browser.close()
+        return
     workdir = Path(tempfile.mkdtemp(prefix="browser-board-"))
     server = LiveServer(workdir, args.server)
     server.start()

@@ -11,7 +11,7 @@ import { renderEvents, renderLesson, renderListWatch, renderScores, renderTabs, 
 import { Editor } from "./views/editor.js";
 import { Palette, chipAction, wireBoardDragAndDrop } from "./views/palette.js";
 import { renderPipeline } from "./views/pipeline.js";
-import { renderPinnedNode } from "./views/node_map.js"; // node map
+import { MAP_ABOVE, renderPinnedNode } from "./views/node_map.js"; // node map
 import { renderScoreboard, wantsScoreboard } from "./views/scoreboard.js"; // node map
 
 const page = $("#cluster-page");
@@ -175,6 +175,7 @@ function broadcastView() {
 function handle(msg) {
   if (msg.type === "snapshot") {
     state = applySnapshot(state, msg);
+    socket.explainOverHttp ||= state.objects.Node.size > MAP_ABOVE; // node map: large what-ifs over HTTP
     loadRecentCycles();
     loadLesson(state.cluster.lesson);
     askWhy();

@@ -499,16 +499,18 @@ function paint(self, state, frame, ui) {
     }
     ctx.stroke();
   }
-  const ring = (name, colour, width) => {
+  const ring = (name, colour, width, dash = []) => {
     const i = name === null ? -1 : layout.index.get(name);
     if (i === undefined || i < 0) return;
     ctx.strokeStyle = colour;
     ctx.lineWidth = width;
+    ctx.setLineDash(dash);
     ctx.strokeRect(xs[i] - width / 2 - 1, ys[i] - width / 2 - 1, cell + width + 2, cell + width + 2);
+    ctx.setLineDash([]);
   };
   if (frame && frame.winner) ring(frame.winner, "#0b2f80", 3);
-  if (ui.selectedNode) ring(ui.selectedNode, "#1d1d1f", 2);
-  if (self.focus >= 0) ring(names[self.focus], "#ff9f1a", 3);
+  if (ui.selectedNode) ring(ui.selectedNode, "#1d1d1f", 2); // pinned: solid ink
+  if (self.focus >= 0) ring(names[self.focus], "#1d1d1f", 3, [3, 2]); // keyboard focus: dashed ink
 }
 
 function syncTools(self, frame, groupKey) {
@@ -533,6 +535,7 @@ function syncTools(self, frame, groupKey) {
       Object.entries(VERDICT_WORDS).map(([v, words]) => h("span", { class: `legend-item legend-${v}` }, h("span", { class: "swatch", style: { background: VERDICT_COLOURS[v] } }), words)),
       h("span", { class: "legend-item" }, h("span", { class: "swatch swatch-cordoned" }), "cordoned (hatched)"),
       h("span", { class: "legend-item" }, h("span", { class: "swatch swatch-match" }), "search match (amber frame)"),
+      h("span", { class: "legend-item" }, h("span", { class: "swatch swatch-pinned" }), "pinned (black frame; dashed: keyboard focus)"),
     );
   } else {
     replace(
