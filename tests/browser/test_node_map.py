@@ -58,13 +58,14 @@ def cell_point(page: Page, name: str) -> tuple[float, float]:
     """The page coordinates of a node's cell, scrolled into view."""
     grid = layout(page)
     i = grid["names"].index(name)
-    page.evaluate(
-        "(y) => { const s = document.querySelector('.map-scroll'); s.scrollTop = Math.max(0, y - 100); }",
+    top = page.evaluate(
+        "(y) => { const s = document.querySelector('.map-scroll'); s.scrollTop = Math.max(0, y - 100);"
+        " return s.scrollTop; }",
         grid["ys"][i],
     )
     box = page.locator(".map-canvas").bounding_box()
     assert box
-    return box["x"] + grid["xs"][i] + grid["cell"] / 2, box["y"] + grid["ys"][i] + grid["cell"] / 2
+    return box["x"] + grid["xs"][i] + grid["cell"] / 2, box["y"] + grid["ys"][i] - top + grid["cell"] / 2
 
 
 def test_the_map_groups_by_zone_in_natural_order_without_an_element_per_node(page: Page, big: ClusterApi) -> None:

@@ -13,6 +13,7 @@ import {
   matcher,
   moveFocus,
   naturalCompare,
+  naturalRanks,
   page,
   rankedScores,
   reasonTally,
@@ -133,4 +134,11 @@ test("layout: rows per group, hit testing, arrow-key moves across rows and group
   assert.equal(moveFocus(layout, 6, "ArrowRight"), 6);
   assert.equal(moveFocus(layout, -1, "ArrowRight"), 0);
   assert.equal(layout.index.get("b2"), 6);
+});
+
+test("grouping with precomputed natural ranks gives the same order", () => {
+  const nodes = ["n10", "n2", "n1", "n33", "n3"].map((n, i) => node(n, { [ZONE]: `z${i % 2}` }));
+  const rank = naturalRanks(nodes.map((n) => n.metadata.name));
+  assert.deepEqual(groupNodes(nodes, null, { groupKey: ZONE, rank }), groupNodes(nodes, null, { groupKey: ZONE }));
+  assert.deepEqual(groupNodes(nodes, null, { rank })[0].names, ["n1", "n2", "n3", "n10", "n33"]);
 });

@@ -134,12 +134,18 @@ export function matcher(query) {
 // Groups of node names: by a label's value (natural order, nodes without the label last), or — with
 // BY_REASON — only the rejected nodes, by reason, most frequent first. `sortByScore` orders each
 // group by the cycle's total (highest first; unscored last), else by name.
-export function groupNodes(nodes, frame, { groupKey = "", sortByScore = false } = {}) {
+// `rank` (name → position in natural order, from `naturalRanks`) makes the sorts cheap on every frame.
+export function naturalRanks(names) {
+  return new Map([...names].sort(naturalCompare).map((n, i) => [n, i]));
+}
+
+export function groupNodes(nodes, frame, { groupKey = "", sortByScore = false, rank = null } = {}) {
+  const byName = rank ? (a, b) => rank.get(a) - rank.get(b) : naturalCompare;
   let groups;
   if (groupKey === BY_REASON) {
     groups = reasonTally(frame).map((r) => ({ title: `✗ ${r.plugin}: ${r.reason}`, value: r.reason, names: r.nodes }));
   } else if (!groupKey) {
-    groups = [{ title: "all nodes", value: "", names: nodes.map((n) => n.metadata.name).sort(naturalCompare) }];
+    groups = [{ title: "all nodes", value: "", names: nodes.map((n) => n.metadata.name).sort(byName) }];
   } else {
     const byValue = new Map();
     for (const n of nodes) {
@@ -153,7 +159,7 @@ export function groupNodes(nodes, frame, { groupKey = "", sortByScore = false } 
     groups = values.map((value) => ({
       title: value === null ? `(no ${groupKey})` : `${groupKey}=${value}`,
       value,
-      names: byValue.get(value).sort(naturalCompare),
+      names: byValue.get(value).sort(byName),
     }));
   }
   if (sortByScore && frame) {
@@ -161,7 +167,7 @@ export function groupNodes(nodes, frame, { groupKey = "", sortByScore = false } 
       const info = frame.nodes[name];
       return info && !info.rejected && info.total !== null && info.total !== undefined ? info.total : -Infinity;
     };
-    for (const g of groups) g.names = [...g.names].sort((a, b) => total(b) - total(a) || naturalCompare(a, b));
+    for (const g of groups) g.names = [...g.names].sort((a, b) => total(b) - total(a) || byName(a, b));
   }
   for (const g of groups) g.title = `${g.title} · ${g.names.length}`;
   return groups;

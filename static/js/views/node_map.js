@@ -19,6 +19,7 @@ import {
   layoutGrid,
   matcher,
   moveFocus,
+  naturalRanks,
   searchText,
   verdictOf,
 } from "../model/node_layout.js";
@@ -49,11 +50,15 @@ function mapOf(board) {
   const count = board.querySelector(".node-grid");
   const tools = h("div", { class: "map-tools" });
   const legend = h("div", { class: "map-legend", "aria-label": "legend" });
+  // The canvas is the size of the visible window (sticky in the scroller); a spacer gives the scroll
+  // height, and only the visible rows are painted.
   const canvas = h("canvas", { class: "map-canvas", "aria-hidden": "true" });
+  const spacer = h("div", { class: "map-spacer" });
   const scroller = h(
     "div",
     { class: "map-scroll", tabindex: "0", role: "application", "aria-label": "node map: arrow keys move between nodes, Enter pins one in the detail panel" },
     canvas,
+    spacer,
   );
   const status = h("div", { class: "map-status", "aria-live": "polite" });
   map = h("div", { class: "node-map" }, tools, legend, scroller, status);
@@ -65,6 +70,7 @@ function mapOf(board) {
     legend,
     scroller,
     canvas,
+    spacer,
     status,
     groupKey: null, // null: the default (zone when present)
     colouring: "verdict",
@@ -159,7 +165,7 @@ function setFocus(self, index, showTip) {
   if (top < sc.scrollTop || top + cell > sc.scrollTop + sc.clientHeight) sc.scrollTop = Math.max(0, top - sc.clientHeight / 2);
   if (showTip) {
     const box = self.canvas.getBoundingClientRect();
-    showCard(self, index, box.left + xs[index] + cell, box.top + ys[index] + cell);
+    showCard(self, index, box.left + xs[index] + cell, box.top + ys[index] - sc.scrollTop + cell);
   }
 }
 
@@ -170,7 +176,16 @@ function pin(self, index) {
 
 function wireEvents(self) {
   const { canvas, scroller } = self;
-  const at = (event) => (self.layout ? cellAt(self.layout, event.offsetX, event.offsetY) : -1);
+  const at = (event) => (self.layout ? cellAt(self.layout, event.offsetX, event.offsetY + scroller.scrollTop) : -1);
+  let scrollQueued = false;
+  scroller.addEventListener("scroll", () => {
+    if (scrollQueued) return;
+    scrollQueued = true;
+    requestAnimationFrame(() => {
+      scrollQueued = false;
+      if (self.args) paint(self, self.args[0], self.args[2], self.args[3]);
+    });
+  });
   canvas.addEventListener("mousemove", (event) => {
     const i = at(event);
     if (i === self.hover) {
@@ -348,6 +363,8 @@ function refreshNodes(self, state) {
   self.texts = new Map(self.nodeList.map((n) => [n.metadata.name, searchText(n)]));
   self.choices = groupKeyChoices(self.nodeList);
   self.defaultKey = defaultGroupKey(self.nodeList);
+  self.rank = naturalRanks(self.nodeList.map((n) => n.metadata.name));
+  self.groups = null;
   self.layoutKey = null;
   self.matchesKey = null;
   return true;
@@ -395,11 +412,16 @@ function draw(self, state, board, frame, ui) {
   const width = Math.max(120, self.scroller.clientWidth || board.clientWidth - 20);
   const cell = cellSize(self);
   const frameSensitive = self.sortByScore || groupKey === BY_REASON;
-  const key = [groupKey, self.sortByScore, width, cell].join("|");
-  const relayout = key !== self.layoutKey || frameSensitive;
+  const groupsKey = `${groupKey}|${self.sortByScore}`;
+  if (groupsKey !== self.groupsKey || frameSensitive || !self.groups) {
+    self.groups = groupNodes(self.nodeList, frame, { groupKey, sortByScore: self.sortByScore, rank: self.rank });
+    self.groupsKey = groupsKey;
+    self.layoutKey = null;
+  }
+  const key = `${groupsKey}|${width}|${cell}`;
+  const relayout = key !== self.layoutKey;
   if (relayout) {
-    const groups = groupNodes(self.nodeList, frame, { groupKey, sortByScore: self.sortByScore });
-    self.layout = layoutGrid(groups, { width, cell, gap: cell >= 14 ? 3 : 2, header: 22 });
+    self.layout = layoutGrid(self.groups, { width, cell, gap: cell >= 14 ? 3 : 2, header: 22 });
     self.layoutKey = key;
     if (self.focus >= self.layout.names.length) self.focus = -1;
   }
@@ -430,7 +452,7 @@ function draw(self, state, board, frame, ui) {
 function paint(self, state, frame, ui) {
   const { canvas, layout } = self;
   const dpr = window.devicePixelRatio || 1;
-  const height = Math.min(layout.height, 30000);
+  const height = Math.min(layout.height, Math.max(160, Math.floor(innerHeight * 0.62)));
   if (canvas._w !== layout.width || canvas._h !== height || canvas._dpr !== dpr) {
     canvas.width = Math.round(layout.width * dpr);
     canvas.height = Math.round(height * dpr);
@@ -438,14 +460,18 @@ function paint(self, state, frame, ui) {
     canvas.style.height = `${height}px`;
     Object.assign(canvas, { _w: layout.width, _h: height, _dpr: dpr });
   }
+  const spacer = `${Math.max(0, layout.height - height)}px`;
+  if (self.spacer.style.height !== spacer) self.spacer.style.height = spacer;
+  const top = Math.min(self.scroller.scrollTop, Math.max(0, layout.height - height));
+  const bottom = top + height;
   const ctx = canvas.getContext("2d");
-  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-  ctx.clearRect(0, 0, layout.width, height);
+  ctx.setTransform(dpr, 0, 0, dpr, 0, -top * dpr);
+  ctx.clearRect(0, top, layout.width, height);
   const bigText = document.body.classList.contains("projector");
   ctx.font = `600 ${bigText ? 17 : 13}px system-ui, sans-serif`;
   ctx.fillStyle = "#1d1d1f";
   ctx.textBaseline = "top";
-  for (const hd of layout.headers) ctx.fillText(hd.title, hd.x, hd.y + 3, layout.width - 8);
+  for (const hd of layout.headers) if (hd.y + 22 >= top && hd.y <= bottom) ctx.fillText(hd.title, hd.x, hd.y + 3, layout.width - 8);
 
   const { names, xs, ys, cell } = layout;
   const colouring = self.colouring;
@@ -456,7 +482,14 @@ function paint(self, state, frame, ui) {
   const nodesMap = state.objects.Node;
   const struck = [];
   const cordoned = [];
-  for (let i = 0; i < names.length; i++) {
+  // The visible cells: from the first row reaching `top` to the last starting above `bottom`.
+  let first = 0;
+  for (let lo = 0, hi = ys.length - 1; lo <= hi; ) {
+    const mid = (lo + hi) >> 1;
+    if (ys[mid] + cell + 4 < top) lo = first = mid + 1;
+    else hi = mid - 1;
+  }
+  for (let i = first; i < names.length && ys[i] - 4 <= bottom; i++) {
     const name = names[i];
     const verdict = verdictOf(frame, name);
     let fill;
