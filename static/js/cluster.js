@@ -298,7 +298,10 @@ const render = () => {
   for (const panel of document.querySelectorAll("#detail [data-panel]")) panel.hidden = panel.dataset.panel !== ui.tab;
   const pod = selectedPodObject();
   if (ui.tab === "why") drawIf("why", [pod, ui.why, ui.whyLoading], () => renderWhy($("[data-panel=why]"), { pod, why: ui.why, loading: ui.whyLoading }));
-  if (ui.tab === "scores") drawIf("scores", [player.current, player.cursor], () => (wantsScoreboard(frame) ? renderScoreboard : renderScores)($("[data-panel=scores]"), frame));
+  // node map: a large cycle's scoreboard is redrawn per stage, not per event.
+  const big = wantsScoreboard(frame);
+  const scoreDeps = big ? [player.current, frame.stage, frame.finished, frame.winner] : [player.current, player.cursor];
+  if (ui.tab === "scores") drawIf("scores", scoreDeps, () => (big ? renderScoreboard : renderScores)($("[data-panel=scores]"), frame));
   renderPinnedNode($("#pinned-node"), state, frame, ui); // node map
   if (ui.tab === "events") drawIf("events", [state.rv, pod, Math.floor(Date.now() / 5000)], () => renderEvents($("[data-panel=events]"), state, pod));
   if (ui.tab === "listwatch") drawIf("listwatch", [ui.change, ui.changeHop], () => renderListWatch($("[data-panel=listwatch]"), ui.change, ui.changeHop));

@@ -19,8 +19,10 @@ export const COLOURINGS = ["verdict", "score", "cpu", "memory", "pods"];
 const CHUNK = /(\d+)/;
 export function naturalCompare(a, b) {
   if (a === b) return 0;
-  const x = a.split(CHUNK);
-  const y = b.split(CHUNK);
+  return compareParts(a.split(CHUNK), b.split(CHUNK));
+}
+
+function compareParts(x, y) {
   const n = Math.min(x.length, y.length);
   for (let i = 0; i < n; i++) {
     if (x[i] === y[i]) continue;
@@ -136,7 +138,9 @@ export function matcher(query) {
 // group by the cycle's total (highest first; unscored last), else by name.
 // `rank` (name → position in natural order, from `naturalRanks`) makes the sorts cheap on every frame.
 export function naturalRanks(names) {
-  return new Map([...names].sort(naturalCompare).map((n, i) => [n, i]));
+  const keyed = names.map((name) => ({ name, parts: name.split(CHUNK) }));
+  keyed.sort((a, b) => compareParts(a.parts, b.parts) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return new Map(keyed.map((k, i) => [k.name, i]));
 }
 
 export function groupNodes(nodes, frame, { groupKey = "", sortByScore = false, rank = null } = {}) {

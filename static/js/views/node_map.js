@@ -360,9 +360,15 @@ function refreshNodes(self, state) {
   if (same) return false;
   self.nodesSeen = [...objs.values()];
   self.nodeList = self.nodesSeen;
-  self.texts = new Map(self.nodeList.map((n) => [n.metadata.name, searchText(n)]));
-  self.choices = groupKeyChoices(self.nodeList);
+  self.texts = null; // the search texts, made at the first search
   self.defaultKey = defaultGroupKey(self.nodeList);
+  // The label keys offered for grouping: after the first paint.
+  const list = self.nodeList;
+  setTimeout(() => {
+    if (self.nodeList !== list) return;
+    self.choices = groupKeyChoices(list);
+    rerender(self);
+  }, 0);
   self.rank = naturalRanks(self.nodeList.map((n) => n.metadata.name));
   self.groups = null;
   self.layoutKey = null;
@@ -428,6 +434,7 @@ function draw(self, state, board, frame, ui) {
   const query = ui.nodeFilter || "";
   if (relayout || self.matchesKey !== query) {
     const match = matcher(query);
+    if (match && !self.texts) self.texts = new Map(self.nodeList.map((n) => [n.metadata.name, searchText(n)]));
     self.matches = match ? new Set(self.layout.names.filter((n) => match(self.texts.get(n) || ""))) : null;
     self.matchesKey = query;
   }
@@ -482,6 +489,7 @@ function paint(self, state, frame, ui) {
   const nodesMap = state.objects.Node;
   const struck = [];
   const cordoned = [];
+  const batches = new Map(); // "colour|dimmed" → cell indices: one path and fill per colour
   // The visible cells: from the first row reaching `top` to the last starting above `bottom`.
   let first = 0;
   for (let lo = 0, hi = ys.length - 1; lo <= hi; ) {
@@ -498,12 +506,21 @@ function paint(self, state, frame, ui) {
       const v = colourValue(colouring, { frame, name, usage: usage && usage.get(name), maxTotal });
       fill = v === null ? "#f4f5f7" : RAMP[Math.round(v * 10)];
     }
-    ctx.globalAlpha = matches && !matches.has(name) ? 0.18 : 1;
-    ctx.fillStyle = fill;
-    ctx.fillRect(xs[i], ys[i], cell, cell);
+    const key = matches && !matches.has(name) ? `${fill}|1` : `${fill}|0`;
+    let batch = batches.get(key);
+    if (!batch) batches.set(key, (batch = []));
+    batch.push(i);
     if (verdict === "rejected") struck.push(i);
     const node = nodesMap.get(name);
     if (node && node.spec.unschedulable) cordoned.push(i);
+  }
+  for (const [key, cells] of batches) {
+    const [fill, dimmed] = key.split("|");
+    ctx.globalAlpha = dimmed === "1" ? 0.18 : 1;
+    ctx.fillStyle = fill;
+    ctx.beginPath();
+    for (const i of cells) ctx.rect(xs[i], ys[i], cell, cell);
+    ctx.fill();
   }
   ctx.globalAlpha = 1;
   // Shapes beside colour: rejected cells are struck through, cordoned ones hatched.
