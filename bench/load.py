@@ -509,6 +509,11 @@ class Bench:
                 run.followers = [f for f in run.followers if f.start_rv >= 0]
                 run.base_rv = min((f.start_rv for f in run.followers), default=self.base_rvs[run.slug])
             usage.start()
+            print(
+                f"[load] scenario {name}: {len(followers)} followers connected, presenters acting",
+                file=sys.stderr,
+                flush=True,
+            )
             outcomes = await asyncio.gather(
                 *(drive(run, pause, self.options.quiet_seconds) for run in runs), return_exceptions=True
             )

@@ -14,7 +14,7 @@ __all__ = ["READ_ONLY_ACTIONS", "SESSION_KEY", "edit_url", "grant", "holds_token
 
 SESSION_KEY = "clusterviz.edit"
 # Actions anyone watching may send: they change nothing.
-READ_ONLY_ACTIONS = frozenset({"explain"})
+READ_ONLY_ACTIONS = frozenset({"explain", "fixes"})
 
 
 def holds_token(cluster: Cluster, token: str | None) -> bool:

@@ -14,8 +14,11 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
+from clusterviz import shutdown  # noqa: E402
 from clusterviz.controllers.runner import stop_runners  # noqa: E402
 from clusterviz.routing import websocket_urlpatterns  # noqa: E402
+
+shutdown.install()  # a SIGTERM ends the process within seconds, whatever requests were in flight
 
 
 async def lifespan(scope: dict[str, Any], receive: Any, send: Any) -> None:

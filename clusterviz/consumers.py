@@ -31,7 +31,6 @@ import functools
 import json
 import logging
 import os
-import time
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -41,15 +40,11 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.layers import get_channel_layer
 from channels.utils import await_many_dispatch
 from django.conf import settings
-from django.db import DataError
 
-from scheduler_core.api.loading import InputError
-
-from . import access, store
+from . import access, actions, store
 from .controllers.runner import ensure_runner
-from .messages import Step, data_error_message, parse_action, perform
 from .models import Change, Cluster
-from .publish import group_name, publish, watch_path
+from .publish import group_name, watch_path
 from .state_text import state_json, state_texts
 
 log = logging.getLogger(__name__)
@@ -82,32 +77,6 @@ def message_limit() -> int:
 def heartbeat_seconds() -> float:
     """How often a stream renews its group membership and, when idle, checks the watch log."""
     return _setting("CLUSTERVIZ_STREAM_HEARTBEAT_SECONDS", 2.0)
-
-
-WINDOW_SECONDS = 10.0
-# Per connection and 10 s (settings CLUSTERVIZ_RATE_ACTIONS / CLUSTERVIZ_RATE_EXPLAINS): far above a
-# person's pace, a bound for a runaway script; a what-if runs the whole scheduler, so it is cheap to refuse.
-ACTIONS_PER_WINDOW = 100
-EXPLAINS_PER_WINDOW = 30
-FORBIDDEN = "this cluster is read-only for you: open its edit link to change it, or fork it"
-
-
-class RateLimit:
-    """A sliding window: at most `count` events per `seconds`."""
-
-    def __init__(self, count: int, seconds: float) -> None:
-        self.count = count
-        self.seconds = seconds
-        self.times: collections.deque[float] = collections.deque()
-
-    def allow(self) -> bool:
-        now = time.monotonic()
-        while self.times and now - self.times[0] > self.seconds:
-            self.times.popleft()
-        if len(self.times) >= self.count:
-            return False
-        self.times.append(now)
-        return True
 
 
 def _may_write(scope: dict[str, Any], cluster: Cluster, key: str | None) -> bool:
@@ -187,8 +156,7 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             )
         query = parse_qs(self.scope.get("query_string", b"").decode())
         self.can_write = await database_sync_to_async(_may_write)(self.scope, cluster, query.get("key", [None])[0])
-        self._actions = RateLimit(int(_setting("CLUSTERVIZ_RATE_ACTIONS", ACTIONS_PER_WINDOW)), WINDOW_SECONDS)
-        self._explains = RateLimit(int(_setting("CLUSTERVIZ_RATE_EXPLAINS", EXPLAINS_PER_WINDOW)), WINDOW_SECONDS)
+        self._limits = actions.Limits()  # per connection
         since = query.get("resourceVersion", [""])[0]
         resumed = since.isdigit() and await self._resume(int(since))
         if self._closing:
@@ -232,51 +200,30 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
                 await asyncio.wait_for(self.channel_layer.group_discard(self.group, self.channel_name), 2)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any) -> None:
-        """A frame that is not JSON text gets an error reply; it must not take the connection down."""
+        """An action (clusterviz/actions.py runs it, as for HTTP); any refusal is an `error` reply and
+        the connection stays open."""
         if text_data is None:
             await self._error(None, "Invalid", "action: expected a JSON text frame, got a binary one")
             return
-        try:
-            content = await self.decode_json(text_data)
-        except json.JSONDecodeError as exc:
-            await self._error(None, "Invalid", f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}")
-            return
-        await self.receive_json(content, **kwargs)
+
+        async def may_write() -> bool:
+            return self.can_write
+
+        outcome = await actions.handle(
+            self.cluster,
+            text_data,
+            may_write=may_write,
+            limits=self._limits,
+            component=COMPONENT,
+            run_sync=database_sync_to_async,
+        )
+        if outcome.ok:
+            self._push({"type": "result", "id": outcome.action_id, **(outcome.result or {})})
+        else:
+            await self._error(outcome.action_id, outcome.reason, outcome.message)
 
     async def _error(self, action_id: Any, reason: str, message: str) -> None:
         self._push({"type": "error", "id": action_id, "reason": reason, "message": message})
-
-    async def receive_json(self, content: Any, **kwargs: Any) -> None:
-        action_id = content.get("id") if isinstance(content, dict) else None
-        try:
-            action = parse_action(content)
-            if action.action not in access.READ_ONLY_ACTIONS and not self.can_write:
-                await self._error(action_id, "Forbidden", FORBIDDEN)
-                return
-            limit = self._explains if action.action == "explain" else self._actions
-            if not limit.allow():
-                await self._error(action_id, "TooManyRequests", f"too many {action.action} actions: slow down")
-                return
-            result = await database_sync_to_async(perform)(self.cluster, action, COMPONENT)
-            if isinstance(action, Step):
-                await database_sync_to_async(publish)(self.cluster.pk, {"type": "control.step", "steps": action.steps})
-            elif getattr(action, "action", "") == "pace":
-                await self.cluster.arefresh_from_db()
-                await database_sync_to_async(publish)(
-                    self.cluster.pk, {"type": "cluster.updated", "cluster": self.cluster.to_dict()}
-                )
-        except (InputError, store.StoreError) as exc:
-            await self._error(action_id, _reason(exc), str(exc))
-            return
-        except DataError as exc:  # e.g. a NUL character, which PostgreSQL cannot store in JSON
-            await self._error(action_id, "Invalid", data_error_message(exc))
-            return
-        except Exception:
-            log.exception("action failed")
-            await self._error(action_id, "InternalError", "the action failed on the server; nothing was changed")
-            return
-        self._push({"type": "result", "id": action_id, **result})
-        ensure_runner(self.cluster.pk)
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         """Deliver stream messages straight away: channels' dispatch first closes stale database

@@ -22,7 +22,11 @@ def record_event(
     message: str,
     component: str,
     host: str = "",
+    related: dict[str, Any] | None = None,
+    action: str = "",
 ) -> dict[str, Any]:
+    """Record (or bump) an Event; `related` is the second object the event is about (as
+    `Eventf(regarding, related, …)` records it: the preemptor of a Preempted victim)."""
     meta = involved.get("metadata", {})
     kind = involved.get("kind", "")
     namespace = meta.get("namespace") or "default"
@@ -41,9 +45,15 @@ def record_event(
         source: dict[str, str] = {"component": component}
         if host:
             source["host"] = host
+        extra: dict[str, Any] = {}
+        if related is not None:
+            extra["related"] = _reference(related)
+        if action:
+            extra["action"] = action
         return store.create(
             cluster,
             {
+                **extra,
                 "apiVersion": "v1",
                 "kind": "Event",
                 "metadata": {"name": name, "namespace": namespace},
@@ -66,3 +76,13 @@ def record_event(
             },
             component,
         )
+
+
+def _reference(obj: dict[str, Any]) -> dict[str, Any]:
+    """An ObjectReference to `obj`."""
+    meta = obj.get("metadata", {})
+    ref = {"apiVersion": obj.get("apiVersion", "v1"), "kind": obj.get("kind", ""), "name": meta.get("name")}
+    if meta.get("namespace"):
+        ref["namespace"] = meta["namespace"]
+    ref["uid"] = meta.get("uid")
+    return ref

@@ -70,6 +70,14 @@ class Explain(_Action):
     seed: int = 0
 
 
+class Fixes(_Action):
+    """Per rejected node, the fixes for a pod, each verified by scheduling again (a what-if)."""
+
+    action: Literal["fixes"]
+    yaml: str = Field(max_length=MAX_YAML_CHARS)
+    seed: int = 0
+
+
 class Pace(_Action):
     action: Literal["pace"]
     pace: Literal["instant", "slow", "paused"]
@@ -87,18 +95,34 @@ class LessonNext(_Action):
     action: Literal["lesson.next"]
 
 
+class WhatIfView(BaseModel):
+    """A what-if the presenter shows: followers re-run it (explain, or the fixes for one node)."""
+
+    model_config = ConfigDict(extra="forbid")
+    yaml: str = Field(max_length=MAX_YAML_CHARS)
+    fix_for: str | None = Field(default=None, alias="fixFor", max_length=253)
+    reexplained: bool = False
+
+
 class View(_Action):
-    """The presenter's view (selected pod, node, cycle, tab), relayed to followers."""
+    """The presenter's view, relayed to followers and kept for late joiners: selected pod and node,
+    tab, the cycle (or what-if) shown, the player's step, speed and state."""
 
     action: Literal["view"]
     pod: str | None = Field(default=None, max_length=600)
     node: str | None = Field(default=None, max_length=253)
     tab: Literal["why", "scores", "events", "listwatch", "lesson"] | None = None
     cycle: int | None = None
+    step: int | None = Field(default=None, ge=0)
+    speed: float | None = Field(default=None, ge=0.25, le=8)
+    playing: bool = False
+    follow: bool = False
+    what_if: WhatIfView | None = Field(default=None, alias="whatIf")
+    seq: int = Field(default=0, ge=0, le=2**53)  # the presenter's clock: a later view wins
 
 
 Action = Annotated[
-    Create | Delete | Label | TaintAction | Cordon | Scale | Explain | Pace | Step | LessonNext | View,
+    Create | Delete | Label | TaintAction | Cordon | Scale | Explain | Fixes | Pace | Step | LessonNext | View,
     Field(discriminator="action"),
 ]
 _ADAPTER: TypeAdapter[Any] = TypeAdapter(Action)
@@ -156,6 +180,8 @@ def perform(cluster: Cluster, action: Any, component: str) -> dict[str, Any]:
         return {"scaled": f"{action.kind}/{action.name}", "replicas": action.replicas}
     if isinstance(action, Explain):
         return {"explanation": services.explain_pod(cluster, action.yaml, action.seed)}
+    if isinstance(action, Fixes):
+        return {"fixes": services.fix_pod(cluster, action.yaml, action.seed)}
     if isinstance(action, Pace):
         services.set_pace(cluster, action.pace, action.delay_ms)
         return {"pace": cluster.pace, "delayMs": cluster.pace_delay_ms}
@@ -168,6 +194,8 @@ def perform(cluster: Cluster, action: Any, component: str) -> dict[str, Any]:
         publish(cluster.pk, {"type": "cluster.updated", "cluster": cluster.to_dict()})
         return {"say": step.say if step else "", "command": step.command if step else "", "done": step is None}
     if isinstance(action, View):
-        publish(cluster.pk, {"type": "presenter.view", **action.model_dump(exclude={"id", "action"})})
+        view = action.model_dump(exclude={"id", "action"}, by_alias=True)
+        if services.set_presenter_view(cluster, view):
+            publish(cluster.pk, {"type": "presenter.view", **view})
         return {"view": True}
     raise InputError("action: unsupported")

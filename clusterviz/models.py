@@ -29,6 +29,8 @@ class Cluster(models.Model):
     pace_delay_ms = models.PositiveIntegerField(default=800)
     lesson = models.CharField(max_length=64, blank=True)
     lesson_step = models.PositiveIntegerField(default=0)
+    # The presenter's last view (cycle, step, speed, what-if, selection, tab): late followers start there.
+    presenter_view = models.JSONField(default=dict, blank=True)
     # The secret of the edit link (and of the kubeconfig's bearer token): whoever holds it may write.
     owner_token = models.CharField(max_length=64, default=new_token)
     owner = models.ForeignKey("auth.User", null=True, blank=True, on_delete=models.SET_NULL)
@@ -48,6 +50,7 @@ class Cluster(models.Model):
             "paceDelayMs": self.pace_delay_ms,
             "lesson": self.lesson,
             "lessonStep": self.lesson_step,
+            "presenterView": self.presenter_view,
         }
 
 
@@ -130,3 +133,47 @@ class SchedulingCycle(models.Model):
         if with_events:
             data["events"] = self.events
         return data
+
+
+IMPORT_RUNNING = "running"
+IMPORT_DONE = "done"
+IMPORT_FAILED = "failed"
+IMPORT_CANCELLED = "cancelled"
+# The slug of an import's staging cluster starts so: "." is in no URL slug or DNS label, so it is never
+# addressable, and the lists of clusters leave it out.
+STAGING_PREFIX = "import."
+
+
+class ImportJob(models.Model):
+    """A cluster import (`clusterviz/imports.py`): its progress, and the hidden staging cluster it
+    fills in batches until one short transaction moves everything into the target at once."""
+
+    slug = models.CharField(max_length=64)  # the target cluster (created at the swap if it does not exist)
+    staging = models.OneToOneField(
+        Cluster, null=True, blank=True, on_delete=models.SET_NULL, related_name="staged_import"
+    )
+    source = models.CharField(max_length=256, blank=True)
+    state = models.CharField(max_length=16, default=IMPORT_RUNNING)
+    phase = models.CharField(max_length=16, default="reading")  # reading, storing, swapping
+    total = models.IntegerField(default=0)  # objects in the dump (known once it is parsed)
+    read = models.IntegerField(default=0)  # objects validated
+    stored = models.IntegerField(default=0)  # objects written to the staging cluster
+    skipped = models.JSONField(default=dict)  # kinds clusterviz does not model → how many were left out
+    error = models.TextField(blank=True)
+    cancel_requested = models.BooleanField(default=False)
+    worker = models.CharField(max_length=64, blank=True)  # the process that runs it
+    heartbeat = models.FloatField(default=0.0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.pk,
+            "cluster": self.slug,
+            "state": self.state,
+            "phase": self.phase,
+            "total": self.total,
+            "read": self.read,
+            "stored": self.stored,
+            "skipped": self.skipped,
+            "error": self.error,
+        }

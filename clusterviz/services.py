@@ -7,10 +7,12 @@ Each validates first and writes only when everything is valid, so a bad request 
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import yaml
 from django.db import transaction
+from django.db.models import Q
 
 from scheduler_core.api.limits import MAX_OBJECTS_PER_REQUEST, MAX_REPLICAS
 from scheduler_core.api.loading import Document, InputError, load_cluster, load_pod, load_yaml_documents
@@ -20,9 +22,11 @@ from scheduler_core.api.validation import (
     label_key_error,
     label_value_error,
 )
-from scheduler_core.explain import explain, result_to_json
+from scheduler_core.api.workloads import WorkloadIndex
+from scheduler_core.explain import explain_on, result_to_json, wire_events
+from scheduler_core.fixes import suggest_fixes
 
-from . import store
+from . import scheduler_cache, store
 from .adapters import snapshot
 from .admission import admission_context
 from .models import PACE_CHOICES, Cluster, KubeObject
@@ -34,13 +38,17 @@ __all__ = [
     "create_cluster",
     "create_from_yaml",
     "delete_object",
+    "ensure_namespace",
     "explain_pod",
     "export_yaml",
+    "fix_pod",
     "import_snapshot",
+    "node_requests",
     "scale",
     "set_cordon",
     "set_label",
     "set_pace",
+    "set_presenter_view",
     "set_taint",
     "state",
 ]
@@ -119,8 +127,40 @@ def create_from_yaml(
         return [store.create(cluster, body, component) for body in objects]
 
 
+IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
+
+
+def namespace_body(name: str) -> dict[str, Any]:
+    """A Namespace as kube-apiserver stores a new one (with its automatic name label)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}},
+        "spec": {"finalizers": ["kubernetes"]},
+        "status": {"phase": "Active"},
+    }
+
+
+def ensure_namespace(cluster: Cluster, name: str, component: str) -> None:
+    """Store a namespace that exists without a stored object (a built-in one, or one an import's
+    objects live in), so that it can be labelled, annotated or deleted."""
+    if not KubeObject.objects.filter(cluster=cluster, kind="Namespace", name=name).exists():
+        store.create(cluster, namespace_body(name), component)
+
+
 def delete_object(cluster: Cluster, kind: str, namespace: str, name: str, component: str) -> dict[str, Any]:
-    """Delete an object; a running pod first becomes Terminating (the kubelet then removes it)."""
+    """Delete an object; a running pod first becomes Terminating (the kubelet then removes it), a
+    namespace turns Terminating (the namespace controller empties it, then removes it)."""
+    if kind == "Namespace":
+        if name in IMMORTAL_NAMESPACES:
+            raise store.Forbidden(f'namespaces "{name}" is forbidden: this namespace may not be deleted')
+
+        def terminate_namespace(obj: dict[str, Any]) -> None:
+            obj["metadata"].setdefault("deletionTimestamp", store.now_rfc3339())
+            obj.setdefault("spec", {})["finalizers"] = ["kubernetes"]
+            obj.setdefault("status", {})["phase"] = "Terminating"
+
+        return store.patch(cluster, "Namespace", "", name, terminate_namespace, component)
     if kind == "Pod":
         body = store.get(cluster, "Pod", namespace, name)
         if body["spec"].get("nodeName") and not body["metadata"].get("deletionTimestamp"):
@@ -272,16 +312,64 @@ def set_pace(cluster: Cluster, pace: str, delay_ms: int | None = None) -> Cluste
     return cluster
 
 
+def set_presenter_view(cluster: Cluster, view: dict[str, Any]) -> bool:
+    """Keep the presenter's last view, so a follower who joins later starts on the same frame.
+    Views may be handled out of order: one older (by its `seq`) than the kept one is dropped (False)."""
+    # One conditional UPDATE: atomic on SQLite and PostgreSQL alike, whatever the interleaving.
+    newer = Q(presenter_view__seq__isnull=True) | Q(presenter_view__seq__lte=view.get("seq", 0))
+    if not Cluster.objects.filter(newer, pk=cluster.pk).update(presenter_view=view):
+        return False
+    cluster.presenter_view = view
+    return True
+
+
 def explain_pod(cluster: Cluster, text: str | bytes, seed: int = 0) -> dict[str, Any]:
     """What-if: the full explanation for a pod against the current cluster; nothing changes."""
+    cache = scheduler_cache.synced(cluster)  # the scheduler's own view: no re-read of the cluster
+    pod = load_pod(text, "pod.yaml", dict(cache.priority_classes), {})
+    table = cache.table()
+    try:
+        workload = WorkloadIndex(cache.workloads.values()).workload_of(pod.metadata)
+        explanation = explain_on(table, pod, seed=seed, workload=workload)
+    except Exception:
+        cache.drop_table()  # a cycle that failed midway may not have restored what it tried
+        raise
+    data = result_to_json(explanation)
+    data["events"] = wire_events(explanation)
+    return data
+
+
+def fix_pod(cluster: Cluster, text: str | bytes, seed: int = 0) -> dict[str, Any]:
+    """Per rejected node, the fixes that would make the pod fit, each verified by running the
+    scheduler again on the fixed pod and node (see scheduler_core.fixes); nothing changes."""
     snap = snapshot(cluster)
     classes = {pc.metadata.name: pc for pc in snap.objects.priority_classes}
-    pod = load_pod(text, "pod.yaml", classes, {})
-    explanation = explain(snap.objects, pod, seed=seed)
-    names = [n.metadata.name for n in snap.objects.nodes]
-    data = result_to_json(explanation)
-    data["events"] = [event.to_dict(names) for event in explanation.events]
-    return data
+    load_pod(text, "pod.yaml", classes, {})  # a clear, located error for bad input first
+    documents = load_yaml_documents(text, "pod.yaml")
+
+    def load(body: dict[str, Any]) -> Any:
+        return load_pod(json.dumps(body), "pod.yaml", classes, {})
+
+    return suggest_fixes(snap.objects, documents[0].data, load, seed)
+
+
+BAR_RESOURCES = ("cpu", "memory")
+
+
+def node_requests(cluster: Cluster) -> dict[str, Any]:
+    """Per node, what the scheduler counts as requested of its allocatable (cpu in millicores,
+    memory in bytes, pods): the board's bars, from scheduler_core's own accounting (sidecars,
+    pod-level resources and overhead included)."""
+    cache = scheduler_cache.synced(cluster)  # the scheduler's own view and its resourceVersion
+    rv, table = cache.rv, cache.table()
+    nodes: dict[str, Any] = {}
+    for i, name in enumerate(table.names):
+        figures = {
+            r: {"requested": int(table.requested[r][i]), "allocatable": int(table.alloc[r][i])} for r in BAR_RESOURCES
+        }
+        figures["pods"] = {"requested": int(table.pod_count[i]), "allocatable": int(table.alloc["pods"][i])}
+        nodes[name] = figures
+    return {"resourceVersion": str(rv), "nodes": nodes}
 
 
 def state(cluster: Cluster) -> dict[str, Any]:

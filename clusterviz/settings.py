@@ -5,11 +5,42 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from django.utils.csp import CSP
+
+from clusterviz.secret_key import env_flag, secret_key
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "clusterviz-dev-only-not-secret")
-DEBUG = os.environ.get("DJANGO_DEBUG", "0") == "1"
+DEBUG = env_flag("DJANGO_DEBUG")
+# DJANGO_SECRET_KEY, else (DEBUG off) a random key generated once into DJANGO_SECRET_KEY_FILE
+# (default: .secret_key beside manage.py, mode 0600). Several machines must share DJANGO_SECRET_KEY.
+SECRET_KEY = secret_key(DEBUG, BASE_DIR / ".secret_key")
 ALLOWED_HOSTS = os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",")
+CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o]
+
+# HTTPS deployments (DJANGO_HTTPS=1): secure cookies, redirect to https, HSTS. Behind a proxy that
+# terminates TLS, DJANGO_TRUST_X_FORWARDED_PROTO=1 lets its X-Forwarded-Proto header say "https".
+if env_flag("DJANGO_HTTPS"):
+    SECURE_SSL_REDIRECT = env_flag("DJANGO_SECURE_SSL_REDIRECT", True)
+    SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = int(os.environ.get("DJANGO_HSTS_SECONDS", 365 * 24 * 3600))
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_flag("DJANGO_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = env_flag("DJANGO_HSTS_PRELOAD", True)
+if env_flag("DJANGO_TRUST_X_FORWARDED_PROTO"):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# The page loads only its own scripts, styles and sockets: no inline script, nothing from elsewhere.
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF],
+    "style-src": [CSP.SELF],
+    "img-src": [CSP.SELF, "data:"],
+    "connect-src": [CSP.SELF],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.NONE],
+    "form-action": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+}
 
 INSTALLED_APPS = [
     "daphne",
@@ -22,7 +53,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "clusterviz.health.health_check_middleware",  # first: a load balancer's probe needs no Host or https
     "django.middleware.security.SecurityMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -67,7 +100,13 @@ if os.environ.get("REDIS_URL"):
         }
     }
 else:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": 1000}}}
+    # One process: channels' in-memory layer, without its per-message sweeps (clusterviz/channel_layer.py).
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "clusterviz.channel_layer.SharedCopyInMemoryChannelLayer",
+            "CONFIG": {"capacity": 1000},
+        }
+    }
 
 # How long a server process's claim to drive a cluster's control loops lasts without renewal (it renews
 # every third of it): the longest a cluster stalls after its process is killed without a clean exit.
@@ -84,6 +123,9 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
 }
+
+# The largest dump a cluster import reads (clusterviz/imports.py; default 512 MiB).
+CLUSTERVIZ_IMPORT_MAX_BYTES = int(os.environ.get("CLUSTERVIZ_IMPORT_MAX_BYTES", 512 * 1024 * 1024))
 
 # Request bodies: up to the YAML limit of an import (scheduler_core.api.limits.MAX_YAML_BYTES) + slack.
 DATA_UPLOAD_MAX_MEMORY_SIZE = 17 * 1024 * 1024

@@ -27,6 +27,7 @@ __all__ = [
     "CLUSTER_SCOPED",
     "AlreadyExists",
     "Conflict",
+    "Forbidden",
     "NotFound",
     "StoreError",
     "create",
@@ -57,6 +58,11 @@ class NotFound(StoreError):
 class AlreadyExists(StoreError):
     reason = "AlreadyExists"
     code = 409
+
+
+class Forbidden(StoreError):
+    reason = "Forbidden"
+    code = 403
 
 
 class Conflict(StoreError):

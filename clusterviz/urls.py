@@ -1,6 +1,6 @@
 from django.urls import include, path
 
-from . import classroom, views
+from . import classroom, import_views, views
 
 urlpatterns = [
     # kubectl sends no bearer token over plain http, so a writer's kubeconfig carries the owner
@@ -14,10 +14,14 @@ urlpatterns = [
     path("clusters/<slug:slug>/fork", classroom.fork, name="clusterviz-fork"),
     path("api/lessons", views.api_lessons, name="clusterviz-lessons"),
     path("api/clusters/<slug:slug>/state", views.api_state, name="clusterviz-state"),
+    path("api/clusters/<slug:slug>/requested", views.api_requested, name="clusterviz-requested"),
     path("api/clusters/<slug:slug>/actions", views.api_action, name="clusterviz-action"),
     path("api/clusters/<slug:slug>/export", views.api_export, name="clusterviz-export"),
     path("api/clusters/<slug:slug>/snapshot", views.api_snapshot, name="clusterviz-snapshot"),
     path("api/clusters/<slug:slug>/import", views.api_import, name="clusterviz-import"),
+    path("api/clusters/<slug:slug>/imports", import_views.start_import, name="clusterviz-imports"),
+    path("api/clusters/<slug:slug>/imports/<int:number>", import_views.import_job, name="clusterviz-import-job"),
+    path("api/clusters/<slug:slug>/imports/<int:number>/cancel", import_views.cancel_import),
     path("api/clusters/<slug:slug>/cycles", classroom.recent_cycles, name="clusterviz-cycles"),
     path("api/clusters/<slug:slug>/cycles/<int:number>", views.api_cycle, name="clusterviz-cycle"),
 ]

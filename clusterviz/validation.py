@@ -35,7 +35,10 @@ from scheduler_core.api.validation import (
 )
 from scheduler_core.framework.selectors import compile_label_selector
 
-__all__ = ["SUPPORTED_KINDS", "admit", "prune"]
+from .defaults import default_namespace, default_pod, default_workload
+from .kube_api.schema import fields_of, kind_type
+
+__all__ = ["SUPPORTED_KINDS", "admit", "prune", "prune_as"]
 
 SUPPORTED_KINDS = ("Pod", "Node", "Deployment", "ReplicaSet", "Namespace", "PriorityClass")
 API_VERSIONS = {
@@ -104,6 +107,37 @@ def prune(value: Any, in_map: bool = False) -> Any:
     if isinstance(value, list):
         return [prune(v) for v in value]
     return value
+
+
+def prune_as(kind: str, body: dict[str, Any]) -> dict[str, Any]:
+    """`prune` guided by the kind's schema: an empty struct stays (`emptyDir: {}`, `resources: {}` —
+    a set pointer or a struct is written even when empty), empty lists and maps go."""
+    type_name = kind_type(kind)
+    return _prune_typed(body, type_name) if type_name else prune(body)
+
+
+def _prune_typed(value: Any, go_type: str) -> Any:
+    if go_type.startswith("[]"):
+        return [_prune_typed(v, go_type[2:]) for v in value] if isinstance(value, list) else prune(value)
+    if not isinstance(value, dict):
+        return value
+    if go_type.startswith("map[string]"):
+        inner = go_type[len("map[string]") :]
+        out = {k: _prune_typed(v, inner) for k, v in value.items()}
+        return {k: v for k, v in out.items() if v not in (None, [], {}) or (v == {} and fields_of(inner) is not None)}
+    fields = fields_of(go_type)
+    if fields is None:
+        return prune(value)
+    kept: dict[str, Any] = {}
+    for key, item in value.items():
+        field = fields.get(key)
+        pruned = _prune_typed(item, field.type) if field is not None else prune(item, key in _STRING_MAPS)
+        if pruned is None or pruned == [] or pruned == "" or (key == "unschedulable" and pruned is False):
+            continue
+        if pruned == {} and (field is None or fields_of(field.type) is None):
+            continue
+        kept[key] = pruned
+    return kept
 
 
 def _check_meta(
@@ -245,10 +279,9 @@ def admit(
             pod = Pod.model_validate(body)
             _check_containers(pod.spec, source, node, (*prefix, "spec"))
             admit_pod(pod, priority_classes or {}, runtime_classes or {}, source, node, prefix)
-            out = prune(pod.to_dict())
-            out["spec"].setdefault("schedulerName", "default-scheduler")
+            out = prune_as("Pod", pod.to_dict())
+            default_pod(out)
             out["spec"]["priority"] = pod.spec.priority
-            out["spec"].setdefault("restartPolicy", "Always")
             out.setdefault("status", {}).setdefault("phase", "Pending")
             if pod.spec.scheduling_gates and not pod.spec.node_name:
                 out["status"].setdefault("conditions", []).append(
@@ -261,23 +294,26 @@ def admit(
                 )
             return out
         if kind == "Node":
-            out = prune(Node.model_validate(body).to_dict())
+            out = prune_as("Node", Node.model_validate(body).to_dict())
             # spec and status are structs: the API server always writes them, if only as {}
             out.setdefault("spec", {})
             out.setdefault("status", {})
             return out
         if kind == "Namespace":
-            return prune(Namespace.model_validate(body).to_dict())
+            out = prune_as("Namespace", Namespace.model_validate(body).to_dict())
+            default_namespace(out)
+            return out
         if kind == "PriorityClass":
-            out = prune(PriorityClass.model_validate(body).to_dict())
+            out = prune_as("PriorityClass", PriorityClass.model_validate(body).to_dict())
             _check_priority_class(out, source, node, prefix)
             return out
         workload = Workload.model_validate({**body, "apiVersion": api_version})
         _check_containers(workload.spec.template.spec, source, node, (*prefix, "spec", "template", "spec"))
         template_meta = workload.spec.template.metadata.model_dump(by_alias=True)
         _check_meta("Pod", template_meta, source, node, (*prefix, "spec", "template"), require_name=False)
-        out = prune(workload.model_dump(by_alias=True, exclude_none=True, mode="json"))
+        out = prune_as(workload.kind, workload.model_dump(by_alias=True, exclude_none=True, mode="json"))
         out["spec"]["replicas"] = workload.spec.replicas
+        default_workload(out)
         return out
     except ValidationError as exc:
         raise InputError(format_validation_error(exc, source, node, prefix)) from None

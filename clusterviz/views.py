@@ -6,12 +6,13 @@ import functools
 import hashlib
 import json
 import logging
+import secrets
 from collections.abc import Callable
 from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.core.exceptions import RequestDataTooBig
-from django.db import DataError, transaction
+from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -22,21 +23,14 @@ from django.views.decorators.http import condition, require_GET, require_POST
 from scheduler_core.api.limits import MAX_YAML_BYTES
 from scheduler_core.api.loading import InputError
 
-from . import access, services, store
-from .controllers.runner import ensure_runner
+from . import access, actions, services, store
 from .controllers.scheduler import CYCLES_KEPT
 from .lessons import all_lessons, load_lesson
-from .messages import MAX_YAML_CHARS, Step, data_error_message, parse_action, perform
-from .models import Cluster, SchedulingCycle
-from .publish import publish
+from .models import STAGING_PREFIX, Cluster, SchedulingCycle
 from .state_text import state_json, state_texts
 
 COMPONENT = "browser"
 log = logging.getLogger(__name__)
-# The largest action body: a YAML of MAX_YAML_CHARS characters as JSON.stringify writes it (UTF-8,
-# escaped newlines: up to 3 bytes per character); the YAML's own limit is checked, with its field,
-# when the action is parsed.
-MAX_ACTION_BODY = 3 * MAX_YAML_CHARS
 
 
 def _status(exc: Exception, code: int | None = None, reason: str | None = None) -> JsonResponse:
@@ -85,8 +79,14 @@ def _api(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
 
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
-    clusters = Cluster.objects.order_by("-created_at")[:50]
-    return render(request, "clusterviz/home.html", {"clusters": clusters, "lessons": list(all_lessons().values())})
+    clusters = Cluster.objects.exclude(slug__startswith=STAGING_PREFIX).order_by("-created_at")[:50]
+    context = {"clusters": clusters, "lessons": list(all_lessons().values()), "demo_slug": _demo_slug()}
+    return render(request, "clusterviz/home.html", context)
+
+
+def _demo_slug() -> str:
+    """A fresh name for "try the demo": every visitor gets a demo cluster of their own."""
+    return f"demo-{secrets.token_hex(3)}"
 
 
 @require_POST
@@ -105,8 +105,9 @@ def create_cluster(request: HttpRequest) -> HttpResponse:
             if lesson:
                 load_lesson(cluster, lesson)
     except (InputError, store.StoreError) as exc:
-        clusters = Cluster.objects.order_by("-created_at")[:50]
+        clusters = Cluster.objects.exclude(slug__startswith=STAGING_PREFIX).order_by("-created_at")[:50]
         context = {"clusters": clusters, "lessons": list(all_lessons().values()), "error": str(exc)}
+        context["demo_slug"] = _demo_slug()
         return render(request, "clusterviz/home.html", context, status=400)
     access.grant(request.session, cluster)  # the creator holds the edit link
     return HttpResponseRedirect(reverse("clusterviz-cluster", args=[cluster.slug]))
@@ -180,12 +181,20 @@ def api_state(request: HttpRequest, slug: str) -> HttpResponse:
     return response
 
 
+@require_GET
+@_api
+def api_requested(request: HttpRequest, slug: str) -> JsonResponse:
+    """Per node, requested and allocatable as the scheduler counts them (the board's bars)."""
+    return JsonResponse(services.node_requests(_api_cluster(slug)))
+
+
 @csrf_exempt
 async def api_action(request: HttpRequest, slug: str) -> JsonResponse:
-    """POST one action (the same JSON the WebSocket takes).
+    """POST one action (the same JSON the WebSocket takes; clusterviz/actions.py runs both).
 
     Not CSRF-protected (scripts and other tools call it), so it insists on a JSON content type: a
     cross-site HTML form cannot send one without a CORS preflight, which this server never grants.
+    Rate limits are per client address and cluster, as the WebSocket's are per connection.
     """
     if request.method != "POST":
         response = _status(InputError("POST an action"), 405, "MethodNotAllowed")
@@ -201,38 +210,23 @@ async def api_action(request: HttpRequest, slug: str) -> JsonResponse:
     try:
         body = request.body
     except RequestDataTooBig:
-        body = b"x" * (MAX_ACTION_BODY + 1)
-    if len(body) > MAX_ACTION_BODY:
-        too_large = f"request body too large ({len(body) / 1e6:.1f} MB > {MAX_ACTION_BODY / 2**20:g} MiB)"
+        body = b"x" * (actions.MAX_ACTION_BYTES + 1)
+    if len(body) > actions.MAX_ACTION_BYTES:
+        limit = actions.MAX_ACTION_BYTES
+        too_large = f"request body too large ({len(body) / 1e6:.1f} MB > {limit / 2**20:g} MiB)"
         return _status(InputError(too_large), 413, "RequestEntityTooLarge")
-    try:
-        try:
-            data: Any = json.loads(body or b"null")
-        except (RecursionError, ValueError) as exc:
-            if isinstance(exc, json.JSONDecodeError | UnicodeDecodeError):
-                raise
-            raise InputError("body: invalid JSON: nested too deeply or a number too long") from None
-        action = parse_action(data)
-        if action.action not in access.READ_ONLY_ACTIONS and not await sync_to_async(_may_write)(request, cluster):
-            return _forbidden(cluster)
-        result = await sync_to_async(perform)(cluster, action, COMPONENT)
-        if isinstance(action, Step):
-            await sync_to_async(publish)(cluster.pk, {"type": "control.step", "steps": action.steps})
-        elif getattr(action, "action", "") == "pace":
-            await sync_to_async(publish)(cluster.pk, {"type": "cluster.updated", "cluster": cluster.to_dict()})
-    except json.JSONDecodeError as exc:
-        return _status(InputError(f"body: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"))
-    except UnicodeDecodeError as exc:
-        return _status(InputError(f"body: invalid JSON: not valid UTF-8 (byte {exc.start})"))
-    except (InputError, store.StoreError) as exc:
-        return _status(exc)
-    except DataError as exc:  # e.g. a NUL character, which PostgreSQL cannot store in JSON
-        return _status(InputError(data_error_message(exc)))
-    except Exception:
-        log.exception("action failed")
-        return _status(InputError("the action failed on the server; nothing was changed"), 500, "InternalError")
-    ensure_runner(cluster.pk)
-    return JsonResponse({"ok": True, **result})
+
+    async def may_write() -> bool:
+        return bool(await sync_to_async(_may_write)(request, cluster))
+
+    limits = actions.limits_for(request.META.get("REMOTE_ADDR") or "", cluster.slug)
+    outcome = await actions.handle(cluster, body, may_write=may_write, limits=limits, component=COMPONENT)
+    if not outcome.ok:
+        response = _status(store.StoreError(outcome.message), outcome.code, outcome.reason)
+        if outcome.code == 429:
+            response["Retry-After"] = str(int(actions.WINDOW_SECONDS))
+        return response
+    return JsonResponse({"ok": True, **(outcome.result or {})})
 
 
 @require_GET

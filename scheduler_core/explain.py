@@ -22,7 +22,7 @@ from .framework.volume_index import VolumeIndex
 from .plugins.registry import new_framework
 from .schedule_one import Scheduler, ScheduleResult
 
-__all__ = ["Explanation", "build_table", "explain", "format_text", "result_to_json"]
+__all__ = ["Explanation", "build_table", "explain", "explain_on", "format_text", "result_to_json", "wire_events"]
 
 
 def add_workloads(table: NodeTable, workloads: Iterable[Workload]) -> None:
@@ -58,17 +58,35 @@ class Explanation:
 
 def explain(cluster: ClusterObjects, pod: Pod, profile: Profile | None = None, seed: int | None = None) -> Explanation:
     """Run one cycle for `pod` (a what-if: the cluster is not changed)."""
+    workload = WorkloadIndex(cluster.workloads).workload_of(pod.metadata)
+    return explain_on(build_table(cluster), pod, profile, seed, workload)
+
+
+def explain_on(
+    table: NodeTable,
+    pod: Pod,
+    profile: Profile | None = None,
+    seed: int | None = None,
+    workload: WorkloadRef | None = None,
+) -> Explanation:
+    """`explain` against a table already built (a cycle changes it only temporarily); `workload`
+    is the pod's controller, when known."""
     scheduler = Scheduler(new_framework(profile), seed=seed)
     info = PodInfo.of(pod)
-    workload = WorkloadIndex(cluster.workloads).workload_of(pod.metadata)
     for plugin in scheduler.framework.pre_enqueue_plugins:
         status = plugin.pre_enqueue(info)
         if not status.is_success():
             return Explanation(None, [], status.with_plugin(plugin.name), info, workload)
     events: list[Event] = []
     scheduler.subscribe(events.append)
-    result = scheduler.schedule_pod(build_table(cluster), info)
+    result = scheduler.schedule_pod(table, info)
     return Explanation(result, events, None, info, workload)
+
+
+def wire_events(explanation: Explanation) -> list[dict[str, Any]]:
+    """The cycle's events as the stream carries them (node names resolved)."""
+    names = explanation.result.table.names if explanation.result else []
+    return [event.to_dict(names) for event in explanation.events]
 
 
 def _status_json(status: Status | None) -> dict[str, Any] | None:

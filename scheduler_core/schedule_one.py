@@ -17,11 +17,13 @@ from .framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis
 from .framework.events import (
     CYCLE_FINISHED,
     CYCLE_STARTED,
+    FILTER_FINISHED,
     HOST_SELECTED,
     PHASE_STARTED,
     PLUGIN_EVALUATED,
     EventSink,
     NodeNames,
+    PerNode,
 )
 from .framework.interface import PostFilterResult
 from .framework.node_table import NodeTable
@@ -183,6 +185,8 @@ class Scheduler:
         for k in np.unique(first_fail[first_fail >= 0]).tolist():
             diagnosis.unschedulable_plugins.add(outcome.plugins[k])
         feasible = (first_fail < 0) & in_scope
+        if fw.emitter.sinks:
+            self._emit_filter_finished(outcome, first_fail, feasible)
         candidates = self._candidates(table, pod, feasible, in_scope, result)
         result.candidates = candidates
         if len(candidates) == 0:
@@ -205,6 +209,17 @@ class Scheduler:
         for entry in scores:
             totals += entry.weighted
         return self._select(result, candidates, totals)
+
+    def _emit_filter_finished(self, outcome: FilterOutcome, first_fail: np.ndarray, feasible: np.ndarray) -> None:
+        """Per rejected node, the plugin whose status upstream records (the first failing one)."""
+        rejected = np.flatnonzero(first_fail >= 0)
+        plugins = np.asarray(outcome.plugins, dtype=object)[first_fail[rejected]]
+        self.framework.emitter.emit(
+            FILTER_FINISHED,
+            point="Filter",
+            rejectedBy=PerNode(plugins, rejected),
+            feasible=int(np.count_nonzero(feasible)),
+        )
 
     def _candidates(
         self, table: NodeTable, pod: PodInfo, feasible: np.ndarray, in_scope: np.ndarray, result: ScheduleResult

@@ -51,6 +51,47 @@ def test_events_are_ordered_typed_and_json() -> None:
     assert events[-1]["message"] == f"Successfully assigned default/p to {result.selected_node}"
 
 
+def test_filter_events_carry_the_detail_a_fix_needs_and_the_recorded_plugin() -> None:
+    """What the browser folds Why Pending from: no scheduling rule is left for it to re-derive."""
+    nodes = [
+        node("n1", labels={"disk": "ssd"}, taints=[{"key": "k", "value": "v", "effect": "NoSchedule"}]),
+        node("n2", allocatable={"cpu": "2", "memory": "4Gi", "pods": "10"}),
+        node("n3", labels={"disk": "ssd"}, allocatable={"cpu": "1", "memory": "4Gi", "pods": "10"}),
+    ]
+    sidecar = pod(
+        "busy",
+        requests={"cpu": "500m"},
+        node_name="n3",
+        initContainers=[
+            {"name": "side", "image": "x", "restartPolicy": "Always", "resources": {"requests": {"cpu": "250m"}}}
+        ],
+    )
+    _, events = _cycle_events(nodes, pod(requests={"cpu": "1"}, nodeSelector={"disk": "ssd", "zone": "a"}), [sidecar])
+    by_plugin = {e["plugin"]: e for e in events if e["type"] == "plugin.evaluated" and e["point"] == "Filter"}
+    assert by_plugin["TaintToleration"]["detail"] == {
+        "taints": {"node(s) had untolerated taint {k: v}": {"key": "k", "value": "v", "effect": "NoSchedule"}}
+    }
+    assert by_plugin["NodeAffinity"]["detail"] == {
+        "missingLabels": [
+            {"key": "disk", "value": "ssd", "nodes": ["n2"]},
+            {"key": "zone", "value": "a", "nodes": ["n1", "n2", "n3"]},
+        ]
+    }
+    # The sidecar counts: 500m + 250m used on n3 (the core's PodInfo.requests, not a re-derivation).
+    assert by_plugin["NodeResourcesFit"]["detail"] == {
+        "cpu": {
+            "request": 1000,
+            "used": {"n1": 0, "n2": 0, "n3": 750},
+            "allocatable": {"n1": 32000, "n2": 2000, "n3": 1000},
+        }
+    }
+    assert "detail" not in by_plugin["NodeUnschedulable"]
+    finished = next(e for e in events if e["type"] == "filter.finished")
+    assert finished["rejectedBy"] == {"n1": "TaintToleration", "n2": "NodeAffinity", "n3": "NodeAffinity"}
+    assert finished["feasible"] == 0
+    assert [e["type"] for e in events].index("filter.finished") > max(events.index(e) for e in by_plugin.values())
+
+
 def test_failed_cycle_reports_postfilter_and_message() -> None:
     _, events = _cycle_events(
         [node("n1", allocatable={"cpu": "1", "memory": "1Gi", "pods": "10"})], pod(requests={"cpu": "2"})

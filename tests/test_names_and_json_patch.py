@@ -9,7 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from clusterviz.kube_api.managed import check_manager
 from clusterviz.kube_api.patch import PATCH_REJECTED, json_patch
+from clusterviz.kube_api.protobuf import MAGIC, access_review_spec
 from clusterviz.kube_api.status import ApiError
 from clusterviz.validation import admit
 from scheduler_core.api.loading import InputError
@@ -142,3 +144,55 @@ def test_json_patch_refusals_are_upstreams(patch: object, code: int, message: st
     with pytest.raises(ApiError) as refused:
         json_patch({"c": 1}, patch)
     assert (refused.value.code, refused.value.message) == (code, message)
+
+
+# --- the protobuf SelfSubjectAccessReview kubectl auth can-i sends
+
+
+def _field(number: int, payload: bytes) -> bytes:
+    key, length = (number << 3) | 2, len(payload)
+    out = bytes([key])
+    while length >= 0x80:
+        out += bytes([(length & 0x7F) | 0x80])
+        length >>= 7
+    return out + bytes([length]) + payload
+
+
+def test_a_protobuf_access_review_is_read() -> None:
+    attributes = _field(1, b"default") + _field(2, b"create") + _field(5, b"pods")
+    review = _field(2, _field(1, attributes))  # SelfSubjectAccessReview.spec.resourceAttributes
+    body = MAGIC + _field(1, b"") + _field(2, review)  # runtime.Unknown{typeMeta, raw}
+    assert access_review_spec(body) == {
+        "resourceAttributes": {"namespace": "default", "verb": "create", "resource": "pods"}
+    }
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=64))
+def test_any_protobuf_body_is_read_or_refused_with_a_400(tail: bytes) -> None:
+    try:
+        spec = access_review_spec(MAGIC + tail)
+    except ApiError as exc:
+        assert exc.code == 400
+        return
+    assert isinstance(spec, dict)
+
+
+@pytest.mark.parametrize(
+    ("manager", "message"),
+    [
+        ("", 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch'),
+        ("m" * 129, 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Too long: must have at most 128 bytes'),
+        (
+            "a\x00",
+            'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Invalid value: "a\\u0000": invalid character '
+            "U+0000 (at position 1)",
+        ),
+    ],
+)
+def test_an_apply_needs_a_sane_field_manager(manager: str, message: str) -> None:
+    with pytest.raises(ApiError) as refused:
+        check_manager(manager, {})
+    assert (refused.value.code, refused.value.message) == (422, message)
+    with pytest.raises(ApiError, match=r"^metadata\.managedFields must be nil$"):
+        check_manager("kubectl", {"metadata": {"managedFields": []}})

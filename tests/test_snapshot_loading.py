@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from scheduler_core.__main__ import main
-from scheduler_core.api.limits import MAX_YAML_NODES
+from scheduler_core.api.limits import MAX_OBJECT_BYTES, MAX_YAML_NODES
 from scheduler_core.api.loading import InputError, load_cluster, load_cluster_file, load_yaml_documents
 from scheduler_core.synthetic import SnapshotSpec, dump_json, dump_yaml, generate_objects, pending_pod
 
@@ -93,8 +93,10 @@ def test_unread_fields_are_dropped_and_read_ones_kept(issue_dump: dict[str, str]
     raw = next(o for o in json.loads(issue_dump["json"])["items"] if o["kind"] == "Pod" and o["spec"].get("nodeName"))
     pod = next(p for p in cluster.pods if p.metadata.name == raw["metadata"]["name"])
     assert "managedFields" not in (pod.metadata.model_extra or {})
-    assert pod.metadata.annotations == {}
+    assert set(pod.metadata.annotations) <= {"kubectl.kubernetes.io/restartedAt"}
     assert set(pod.status.model_dump(by_alias=True, exclude_none=True)) <= {"phase", "startTime", "conditions"}
+    assert [c.type for c in pod.status.conditions] == ["PodScheduled"]
+    assert [sorted(v.model_dump(exclude_none=True)) for v in pod.spec.volumes] == [["name"]]  # projected: dropped
     assert "env" not in (pod.spec.containers[0].model_extra or {})
     # what the scheduler reads survives
     assert pod.spec.node_name == raw["spec"]["nodeName"]
@@ -165,9 +167,12 @@ def test_a_list_of_more_than_max_yaml_nodes_loads_item_by_item() -> None:
 def test_truncated_dumps(issue_dump: dict[str, str]) -> None:
     text = issue_dump["json"]
     half = text[: len(text) // 2]
-    assert re.fullmatch(
-        rf"c\.json:{half.count(chr(10)) + 1}:\d+: unexpected end of input \(a truncated or half-written file\?\)",
-        error_of(half),
+    last_line = half.rstrip().count("\n") + 1
+    expected = rf"c\.json:{last_line}:\d+: unexpected end of input \(a truncated or half-written file\?\)"
+    assert re.fullmatch(expected, error_of(half))
+    cut = issue_dump["yaml"][: len(issue_dump["yaml"]) // 3].rsplit("\n", 1)[0] + "\n"  # at a line's end: valid YAML
+    assert error_of(cut, "c.yaml") == (
+        f"c.yaml:{cut.count(chr(10))}: kind: Required value (items without `kind: List`: a truncated file?)"
     )
     yaml_half = issue_dump["yaml"][: len(issue_dump["yaml"]) // 2]
     message = error_of(yaml_half.rsplit("\n", 1)[0] + '\n    name: "unterminated', "c.yaml")
@@ -227,7 +232,7 @@ def test_validation_errors_name_the_line_in_a_big_dump(issue_dump: dict[str, str
         ),
         pytest.param(
             '{"kind": "Node", "metadata": {"name": "n"}, "x": ' + "[" * 5000 + "]" * 5000 + "}",
-            r"^c\.json:1:50: nesting deeper than 100 levels$",
+            r"^c\.json:1:50: nesting too deep$",
             id="deep nesting",
         ),
         pytest.param(
@@ -256,6 +261,92 @@ def test_the_size_limit_is_the_callers() -> None:
     assert [n.name for n in load_cluster(stream, "c.json").nodes] == ["n"]
 
 
+def test_an_object_over_the_object_limit_is_refused_where_it_starts() -> None:
+    big = '{"kind": "Namespace", "metadata": {"name": "a"}, "x": "' + "a" * MAX_OBJECT_BYTES + '"}'
+    text = '{"kind": "List", "items": [\n  {"kind": "Namespace", "metadata": {"name": "b"}},\n  ' + big + "]}"
+    assert error_of(text, max_bytes=2 * MAX_OBJECT_BYTES) == "c.json:3:3: object larger than 8 MiB"
+
+
+def test_bench_snapshot_command_prints_figures(tmp_path: Path) -> None:
+    args = ["bench-snapshot", "--nodes", "3", "--pods-per-node", "2", "--formats", "json", "--dir", str(tmp_path)]
+    proc = subprocess.run(
+        [sys.executable, "-m", "scheduler_core", *args], cwd=REPO, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr
+    header, row = proc.stdout.splitlines()
+    assert header.split()[:3] == ["NODES", "PODS", "FORMAT"] and "PEAK" in header
+    assert row.split()[:3] == ["3", "6", "json"]
+    assert (tmp_path / "snapshot-3n-6p.json").exists()
+
+
+def test_cluster_from_a_pipe(tmp_path: Path) -> None:
+    (tmp_path / "pod.json").write_text(json.dumps(pending_pod()))
+    args = ["explain", "--cluster", "/dev/stdin", "--pod", str(tmp_path / "pod.json"), "-o", "json"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "scheduler_core", *args],
+        cwd=REPO,
+        input=dump(SnapshotSpec(nodes=4, pods=12), "yaml"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert len(json.loads(proc.stdout)["nodes"]) == 4
+    assert proc.stderr.startswith("note: /dev/stdin: skipped ")
+
+
 def test_missing_cluster_file(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=rf"^{tmp_path}/nope\.json: no such file$"):
         load_cluster_file(str(tmp_path / "nope.json"))
+
+
+TRICKY_YAML = """\
+kind: List
+items:
+- kind: Node
+  metadata:
+    managedFields:
+    - manager: &who kubelet
+      fieldsV1: &fields {f:metadata: {f:labels: {}}}
+    name: n1
+    labels: &labels {a: "1", who: *who}
+  extra: {flag: yes, count: 0x10, none: ~, when: 2024-01-01T00:00:00Z, seen: *fields, text: !!str 5}
+  status:
+    allocatable: {cpu: !!str 4, pods: 110}
+    conditions: [{type: Ready, status: "True"}]
+- kind: Node
+  metadata:
+    <<: [{name: ignored, labels: {z: q}}, {name: n2, annotations: {k: v}}]
+    labels:
+      <<: *labels
+      a: "2"
+- apiVersion: v1
+  kind: Secret
+  data: {password: c2VjcmV0}
+- kind: Pod
+  metadata: {name: p, namespace: team}
+  spec:
+    nodeName: n1
+    containers:
+    - name: c
+      env: [{name: A, value: b}]
+      resources: {requests: {cpu: 100m}}
+"""
+
+
+def test_streamed_yaml_equals_the_documents_path() -> None:
+    """Item by item, without nodes where it can: the same objects as the whole-document reading."""
+    streamed = load_cluster(TRICKY_YAML, "c.yaml")
+    whole = load_cluster(load_yaml_documents(TRICKY_YAML, "c.yaml"), "c.yaml")
+    for bucket in ("nodes", "pods"):
+        assert [o.to_dict() for o in getattr(streamed, bucket)] == [o.to_dict() for o in getattr(whole, bucket)]
+    n1, n2 = streamed.nodes
+    assert n1.metadata.labels == {"a": "1", "who": "kubelet"}
+    assert n1.model_extra == {
+        "extra": {"flag": True, "count": 16, "none": None, "when": "2024-01-01T00:00:00Z",
+                  "seen": {"f:metadata": {"f:labels": {}}}, "text": "5"}
+    }  # fmt: skip
+    assert n1.status.allocatable["cpu"].text == "4" and streamed.pods[0].spec.containers[0].model_extra == {}
+    assert n2.metadata.name == "n2" and n2.metadata.annotations == {"k": "v"}
+    assert n2.metadata.labels["a"] == "2" and n2.metadata.labels["who"] == "kubelet"
+    assert streamed.skipped == {"Secret": 1} == whole.skipped

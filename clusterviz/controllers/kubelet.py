@@ -9,6 +9,8 @@ import zlib
 from datetime import datetime
 from typing import Any
 
+from django.db.models import Q, QuerySet
+
 from .. import store
 from ..kube_events import record_event
 from ..models import Cluster, KubeObject
@@ -27,13 +29,21 @@ def _age(meta: dict[str, Any]) -> float:
         return 0.0
 
 
+def _bound_pods(cluster: Cluster) -> QuerySet[KubeObject]:
+    return KubeObject.objects.filter(cluster=cluster, kind="Pod").exclude(node_name="")
+
+
+def _node_names(cluster: Cluster) -> QuerySet[KubeObject]:
+    return KubeObject.objects.filter(cluster=cluster, kind="Node").values("name")
+
+
 def orphan_deadline(cluster: Cluster) -> float | None:
     """When the next never-started orphan pod becomes due for the pod GC (None: none waits)."""
-    nodes = set(KubeObject.objects.filter(cluster=cluster, kind="Node").values_list("name", flat=True))
+    orphans = _bound_pods(cluster).exclude(node_name__in=_node_names(cluster))
     due = [
         time.time() - _age(row.body["metadata"]) + ORPHAN_QUARANTINE_SECONDS
-        for row in KubeObject.objects.filter(cluster=cluster, kind="Pod").exclude(node_name="")
-        if row.node_name not in nodes and not row.body.get("status", {}).get("hostIP")
+        for row in orphans
+        if not row.body.get("status", {}).get("hostIP")
     ]
     return min(due) if due else None
 
@@ -58,8 +68,20 @@ def _node_ip(nodes: dict[str, int], node: str) -> str:
 
 
 def step(cluster: Cluster) -> bool:
-    nodes = {row.name: i for i, row in enumerate(KubeObject.objects.filter(cluster=cluster, kind="Node"))}
-    pods = KubeObject.objects.filter(cluster=cluster, kind="Pod").exclude(node_name="").order_by("id")
+    names = KubeObject.objects.filter(cluster=cluster, kind="Node").values_list("name", flat=True)
+    nodes = {name: i for i, name in enumerate(names)}
+    # Only the pods this loop may act on are read (at 50,000 running pods, reading them all per step
+    # would cost seconds): orphans, terminating pods, and pods not started yet.
+    pods = (
+        _bound_pods(cluster)
+        .filter(
+            ~Q(node_name__in=_node_names(cluster))
+            | Q(body__metadata__has_key="deletionTimestamp")
+            | Q(body__status__phase="Pending")
+            | Q(body__status__phase__isnull=True)
+        )
+        .order_by("id")
+    )
     for row in pods:
         body = row.body
         meta, status = body["metadata"], body.get("status", {})

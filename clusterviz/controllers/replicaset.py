@@ -138,8 +138,11 @@ def _sync_status(cluster: Cluster, row: KubeObject, rs: dict[str, Any]) -> bool:
 
 
 def sync_replica_sets(cluster: Cluster) -> bool:
+    replica_sets = list(KubeObject.objects.filter(cluster=cluster, kind="ReplicaSet"))
+    if not replica_sets:  # a dump of nodes and pods: nothing to read
+        return False
     pods = [row.body for row in KubeObject.objects.filter(cluster=cluster, kind="Pod")]
-    for row in KubeObject.objects.filter(cluster=cluster, kind="ReplicaSet"):
+    for row in replica_sets:
         rs = row.body
         meta, spec = rs["metadata"], rs["spec"]
         owned = [p for p in pods if _owned_by(p, meta["uid"]) and not p["metadata"].get("deletionTimestamp")]

@@ -25,9 +25,10 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db.models import Q
 
+from .. import scheduler_cache
 from ..models import PACE_INSTANT, PACE_PAUSED, Cluster
 from ..publish import group_name, publish
-from . import kubelet, replicaset, scheduler, taint_manager
+from . import kubelet, namespace, replicaset, scheduler, taint_manager
 
 __all__ = [
     "ClusterRunner",
@@ -58,6 +59,8 @@ def step_once(cluster: Cluster) -> tuple[str | None, float | None]:
         return "scheduler", None
     if kubelet.step(cluster):
         return "kubelet", None
+    if namespace.step(cluster):
+        return "namespace-controller", None
     acted, deadline = taint_manager.step(cluster)
     if acted:
         return "taint-eviction-controller", None
@@ -131,6 +134,7 @@ class ClusterRunner:
         self.steps_requested = 0
         self.task: asyncio.Task[None] | None = None
         self.listener: asyncio.Task[None] | None = None
+        self.holding = False  # whether this process held the lease at the last attempt
 
     def start(self) -> None:
         # Fresh contexts: a task inherits its creator's context variables, and a request handled
@@ -223,8 +227,16 @@ class ClusterRunner:
 
     async def _drive(self) -> float | None:
         if not await sync_to_async(acquire_lease)(self.cluster_id):
+            if self.holding:  # another process drives the cluster now: our view would go stale
+                self.holding = False
+                scheduler_cache.forget(self.cluster_id)
             return None
+        if not self.holding:  # (re)acquired: whatever we cached may predate the other holder's writes
+            self.holding = True
+            scheduler_cache.forget(self.cluster_id)
         cluster = await Cluster.objects.aget(pk=self.cluster_id)
+        # A big cluster's first read happens in a worker thread, not in the one all requests share.
+        await sync_to_async(scheduler_cache.warm, thread_sensitive=False)(cluster)
         if cluster.pace == PACE_PAUSED:
             if self.steps_requested <= 0:
                 return None

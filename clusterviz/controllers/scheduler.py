@@ -13,8 +13,7 @@ from scheduler_core.framework.pod_info import PodInfo
 from scheduler_core.plugins.registry import new_framework
 from scheduler_core.schedule_one import Scheduler, ScheduleResult
 
-from .. import store
-from ..adapters import snapshot
+from .. import scheduler_cache, store
 from ..kube_events import record_event
 from ..models import Cluster, KubeObject, SchedulingCycle
 from ..publish import cycle_message, publish
@@ -60,10 +59,12 @@ def schedule_next(cluster: Cluster) -> bool:
     row = next_pod(cluster)
     if row is None:
         return False
-    snap = snapshot(cluster)
     key = f"{row.namespace}/{row.name}"
-    info = snap.pod_infos[key]
-    table = snap.table()
+    cache = scheduler_cache.synced(cluster)
+    info = cache.pods.get(key)
+    if info is None:  # deleted since it was picked: the next step picks again
+        return True
+    table = cache.table()
     # Counted in the database: another process (or a stale Cluster object) may have run cycles too.
     Cluster.objects.filter(pk=cluster.pk).update(cycle=F("cycle") + 1)
     cluster.cycle = Cluster.objects.filter(pk=cluster.pk).values_list("cycle", flat=True).get()
@@ -71,12 +72,24 @@ def schedule_next(cluster: Cluster) -> bool:
     scheduler.cycle = cluster.cycle - 1
     events: list[Event] = []
     scheduler.subscribe(events.append)
-    result = scheduler.schedule_pod(table, info)
+    try:
+        result = scheduler.schedule_pod(table, info)
+    except Exception:
+        cache.drop_table()  # a cycle that failed midway may not have restored what it tried
+        raise
     wire = encode_cycle(events, table.names)
-    summary = {"cycle": result.cycle, "pod": key, "scheduled": result.scheduled, "node": result.selected_node}
+    # `resourceVersion`: the one the scheduler's view is at; a browser marks a node whose
+    # resourceVersion is newer as changed since this cycle.
+    summary = {
+        "cycle": result.cycle,
+        "pod": key,
+        "scheduled": result.scheduled,
+        "node": result.selected_node,
+        "resourceVersion": str(cache.rv),
+    }
     # Kept before it streams (a client fetches a large cycle as soon as it hears of it); the cycle
     # streams first, then the writes it leads to (bind, condition, events).
-    _keep_cycle(cluster, result, wire)
+    _keep_cycle(cluster, result, wire, cache.rv)
     publish(cluster.pk, cycle_message({**summary, "message": result.message}, wire))
     with transaction.atomic():
         if result.selected is not None:
@@ -145,11 +158,13 @@ def _preempt(cluster: Cluster, victim: PodInfo, preemptor: dict[str, Any], node:
             body = delete_object(cluster, "Pod", victim.namespace, victim.name, COMPONENT)
     except store.NotFound:
         return
+    # Upstream's message names the preemptor by UID (preemption.go); `related` names it too.
     uid = preemptor["metadata"].get("uid", "")
-    record_event(cluster, body, "Normal", "Preempted", f"Preempted by pod {uid} on node {node}", COMPONENT)
+    message = f"Preempted by pod {uid} on node {node}"
+    record_event(cluster, body, "Normal", "Preempted", message, COMPONENT, related=preemptor, action="Preempting")
 
 
-def _keep_cycle(cluster: Cluster, result: ScheduleResult, wire: list[dict[str, Any]]) -> None:
+def _keep_cycle(cluster: Cluster, result: ScheduleResult, wire: list[dict[str, Any]], seen_rv: int) -> None:
     SchedulingCycle.objects.create(
         cluster=cluster,
         number=result.cycle,
@@ -158,6 +173,6 @@ def _keep_cycle(cluster: Cluster, result: ScheduleResult, wire: list[dict[str, A
         node=result.selected_node or "",
         message=result.message,
         events=wire,
-        resource_version=cluster.resource_version,
+        resource_version=seen_rv,
     )
     SchedulingCycle.objects.filter(cluster=cluster, number__lte=result.cycle - CYCLES_KEPT).delete()

@@ -10,11 +10,33 @@ from __future__ import annotations
 
 import hashlib
 import json
+from functools import cache
 from typing import Any
 
+from .patch import MERGE_KEYS, MERGE_PRIMITIVES
 from .resources import GROUPS, RESOURCES, Resource
+from .schema import LIST, MAP, PRIMITIVES, fields_of, kind_type
 
 __all__ = ["V2_PROTOBUF", "group_document", "index", "v2_document"]
+
+
+SCHEMA_PREFIX = "io.k8s.api.core.v1"
+# The kinds' own descriptions (the client's models carry only their fields'): upstream's type docs.
+KIND_DESCRIPTIONS = {
+    "Pod": "Pod is a collection of containers that can run on a host. This resource is created by clients "
+    "and scheduled onto hosts.",
+    "Node": "Node is a worker node in Kubernetes. Each node will have a unique identifier in the cache (i.e. in etcd).",
+    "Namespace": "Namespace provides a scope for Names. Use of multiple namespaces is optional.",
+    "Event": "Event is a report of an event somewhere in the cluster.  Events have a limited retention time "
+    "and triggers and messages may evolve with time.  Event consumers should not rely on the timing of an "
+    "event with a given Reason reflecting a consistent underlying trigger, or the continued existence of "
+    "events with that Reason.  Events should be treated as informative, best-effort, supplemental data.",
+    "Deployment": "Deployment enables declarative updates for Pods and ReplicaSets.",
+    "ReplicaSet": "ReplicaSet ensures that a specified number of pod replicas are running at any given time.",
+    "PriorityClass": "PriorityClass defines mapping from a priority class name to the priority integer value. "
+    "The value can be any valid integer.",
+    "Lease": "Lease defines a lease concept.",
+}
 
 
 def _gv_path(group: str, version: str) -> str:
@@ -25,21 +47,109 @@ def _manifest_kinds(group: str) -> list[Resource]:
     return [r for r in RESOURCES if r.group == group and not r.synthetic and r.allows("patch")]
 
 
+def _schema_name(type_name: str, res: Resource | None = None) -> str:
+    """Upstream-style component names (kubectl explain shows the part after the last dot)."""
+    if res is None:
+        return f"{SCHEMA_PREFIX}.{type_name}"
+    package = f"io.k8s.api.{res.group.split('.')[0] or 'core'}.{res.version}"
+    return f"{package}.{type_name}"
+
+
+def _type_schema(go_type: str, names: dict[str, str]) -> dict[str, Any]:
+    """The OpenAPI schema of a field type (`[]Container`, `map[string]string`, `PodSpec`, `string`)."""
+    if go_type.startswith(LIST):
+        return {"type": "array", "items": _type_schema(go_type[len(LIST) :], names)}
+    if go_type.startswith(MAP):
+        return {"type": "object", "additionalProperties": _type_schema(go_type[len(MAP) :], names)}
+    if go_type == "Time":
+        return {"type": "string", "format": "date-time"}
+    if go_type == "Object":
+        return {"type": "object"}
+    if go_type in PRIMITIVES:
+        return {"type": go_type}
+    return {"allOf": [{"$ref": f"#/components/schemas/{names[go_type]}"}]}
+
+
+def _referenced(type_name: str, seen: set[str]) -> None:
+    if type_name in seen:
+        return
+    fields = fields_of(type_name)
+    if fields is None:
+        return
+    seen.add(type_name)
+    for field in fields.values():
+        inner = field.type
+        while inner.startswith((LIST, MAP)):
+            inner = inner[len(LIST) :] if inner.startswith(LIST) else inner[len(MAP) :]
+        _referenced(inner, seen)
+
+
+def _components(kinds: list[Resource]) -> dict[str, Any]:
+    """`components.schemas` of a group-version document: its kinds and every type they reach, each
+    with its fields' descriptions (what `kubectl explain` prints), required fields and the strategic
+    merge patch keys kubectl's `apply` reads."""
+    roots = {kind_type(res.kind): res for res in kinds}
+    reached: set[str] = set()
+    for root in roots:
+        if root is not None:
+            _referenced(root, reached)
+    names = {t: _schema_name(t, roots.get(t)) for t in sorted(reached)}
+    schemas: dict[str, Any] = {}
+    for type_name, schema_name in names.items():
+        fields = fields_of(type_name) or {}
+        properties: dict[str, Any] = {}
+        for json_name, field in fields.items():
+            prop = _type_schema(field.type, names)
+            if field.description:
+                prop["description"] = field.description
+            if field.type.startswith(LIST) and json_name in MERGE_KEYS:
+                prop["x-kubernetes-patch-merge-key"] = MERGE_KEYS[json_name]
+                prop["x-kubernetes-patch-strategy"] = "merge"
+            elif field.type.startswith(LIST) and json_name in MERGE_PRIMITIVES:
+                prop["x-kubernetes-patch-strategy"] = "merge"
+            properties[json_name] = prop
+        schema: dict[str, Any] = {"type": "object", "properties": properties}
+        res = roots.get(type_name)
+        if res is not None:
+            schema["description"] = KIND_DESCRIPTIONS.get(res.kind, "")
+            schema["x-kubernetes-group-version-kind"] = [{"group": res.group, "kind": res.kind, "version": res.version}]
+        required = [name for name, field in fields.items() if field.required]
+        if required:
+            schema["required"] = required
+        schemas[schema_name] = schema
+    return schemas
+
+
 def group_document(group: str, version: str) -> dict[str, Any] | None:
-    """`/openapi/v3/api/v1`, `/openapi/v3/apis/<g>/<v>`: one PATCH operation per kind; None if not served."""
+    """`/openapi/v3/api/v1`, `/openapi/v3/apis/<g>/<v>`: one PATCH operation per kind and the kinds'
+    schemas; None if not served."""
     if GROUPS.get(group) != version:
         return None
+    return _group_document(group, version)
+
+
+@cache
+def _group_document(group: str, version: str) -> dict[str, Any]:
     paths: dict[str, Any] = {}
-    for res in _manifest_kinds(group):
+    kinds = [res for res in RESOURCES if res.group == group]
+    manifest_kinds = _manifest_kinds(group)
+    for res in kinds:
         scope = "/namespaces/{namespace}" if res.namespaced else ""
         path = f"/{_gv_path(group, version)}{scope}/{res.plural}/{{name}}"
-        paths[path] = {
-            "patch": {
+        gvk = {"group": res.group, "version": res.version, "kind": res.kind}
+        # kubectl explain finds a resource's kind by its path; --validate=strict by the PATCH's parameter
+        paths[path] = {"get": {"x-kubernetes-group-version-kind": gvk}}
+        if res in manifest_kinds:
+            paths[path]["patch"] = {
                 "parameters": [{"name": "fieldValidation", "in": "query", "schema": {"type": "string"}}],
-                "x-kubernetes-group-version-kind": {"group": res.group, "version": res.version, "kind": res.kind},
+                "x-kubernetes-group-version-kind": gvk,
             }
-        }
-    return {"openapi": "3.0.0", "info": {"title": "clusterviz", "version": "v1.32.4"}, "paths": paths}
+    return {
+        "openapi": "3.0.0",
+        "info": {"title": "clusterviz", "version": "v1.32.4"},
+        "paths": paths,
+        "components": {"schemas": _components(kinds)},
+    }
 
 
 def _hash(document: dict[str, Any]) -> str:
@@ -50,12 +160,14 @@ def index(prefix: str) -> dict[str, Any]:
     """`/openapi/v3`: where each group-version's document is, with `prefix` (e.g. `/k8s/demo`) in front."""
     paths: dict[str, Any] = {}
     for group, version in GROUPS.items():
-        document = group_document(group, version)
-        if document is None or not document["paths"]:
-            continue
         gv = _gv_path(group, version)
-        paths[gv] = {"serverRelativeURL": f"{prefix}/openapi/v3/{gv}?hash={_hash(document)}"}
+        paths[gv] = {"serverRelativeURL": f"{prefix}/openapi/v3/{gv}?hash={_document_hash(group, version)}"}
     return {"paths": paths}
+
+
+@cache
+def _document_hash(group: str, version: str) -> str:
+    return _hash(_group_document(group, version))
 
 
 V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"  # what kubectl asks for

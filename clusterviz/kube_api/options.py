@@ -11,7 +11,7 @@ from typing import Any
 from .patch import parse_body
 from .status import ApiError
 
-__all__ = ["DRY_RUN_ALL", "WriteOptions", "delete_options", "write_options"]
+__all__ = ["DRY_RUN_ALL", "OPTIONS_KIND", "WriteOptions", "delete_options", "invalid_option", "write_options"]
 
 DRY_RUN_ALL = "All"
 JSON = "application/json"
@@ -29,7 +29,7 @@ def _go_strings(values: list[Any]) -> str:
     return "[]string{" + ", ".join(json.dumps(str(v), ensure_ascii=False) for v in values) + "}"
 
 
-def _invalid_options(kind: str, path: str, detail: str) -> ApiError:
+def invalid_option(kind: str, path: str, detail: str) -> ApiError:
     """errors.NewInvalid(meta.k8s.io/<kind>, "", errs): 422 naming the option."""
     return ApiError(
         422,
@@ -50,7 +50,7 @@ def _reason(detail: str) -> str:
 def dry_run_of(values: list[Any], kind: str) -> bool:
     """ValidateDryRun: every value must be "All"; any value at all makes the request a dry run."""
     if any(value != DRY_RUN_ALL for value in values):
-        raise _invalid_options(kind, "dryRun", f'Unsupported value: {_go_strings(values)}: supported values: "All"')
+        raise invalid_option(kind, "dryRun", f'Unsupported value: {_go_strings(values)}: supported values: "All"')
     return bool(values)
 
 

@@ -31,6 +31,7 @@ __all__ = [
     "json_merge_patch",
     "json_patch",
     "parse_body",
+    "parse_body_fields",
     "strategic_merge_patch",
 ]
 
@@ -69,17 +70,33 @@ Json = Any
 
 def parse_body(raw: bytes, content_type: str) -> Json:
     """The request body as JSON (YAML for apply patches); 400 BadRequest when it does not parse."""
+    return parse_body_fields(raw, content_type)[0]
+
+
+def parse_body_fields(raw: bytes, content_type: str) -> tuple[Json, list[str]]:
+    """The body and the paths of its duplicate fields (`metadata.name`: a JSON object naming a key
+    twice; the last value wins, as in Go). YAML bodies refuse duplicates outright."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise ApiError(400, "BadRequest", "the request body is not valid UTF-8") from None
+    repeated: dict[int, tuple[dict[str, Json], list[str]]] = {}  # the dict is held: its id stays unique
+
+    def pairs(items: list[tuple[str, Json]]) -> dict[str, Json]:
+        obj: dict[str, Json] = {}
+        for key, value in items:
+            if key in obj:
+                repeated.setdefault(id(obj), (obj, []))[1].append(key)
+            obj[key] = value
+        return obj
+
     try:
         if content_type == APPLY:
             documents = load_yaml_documents(text, "body")  # bounded: depth, nodes, aliases, duplicate keys
             if len(documents) > 1:
                 raise ApiError(400, "BadRequest", "error decoding YAML: the body holds more than one document")
-            return documents[0].data if documents else None
-        value = json.loads(text)
+            return (documents[0].data if documents else None), []
+        value = json.loads(text, object_pairs_hook=pairs)
     except (json.JSONDecodeError, InputError) as exc:
         raise ApiError(400, "BadRequest", f"error decoding patch: {exc}") from None
     except RecursionError:
@@ -88,7 +105,20 @@ def parse_body(raw: bytes, content_type: str) -> Json:
         raise ApiError(400, "BadRequest", f"error decoding patch: {exc}") from None
     if _depth(value) > MAX_DEPTH:
         raise _too_deep()
-    return value
+    return value, (_duplicate_paths(value, repeated) if repeated else [])
+
+
+def _duplicate_paths(value: Json, repeated: dict[int, tuple[dict[str, Json], list[str]]]) -> list[str]:
+    out: list[str] = []
+    stack: list[tuple[Json, str]] = [(value, "")]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, dict):
+            out.extend(f"{path}.{key}" if path else key for key in repeated.get(id(item), ({}, []))[1])
+            stack.extend((child, f"{path}.{key}" if path else key) for key, child in reversed(item.items()))
+        elif isinstance(item, list):
+            stack.extend((child, f"{path}[{i}]") for i, child in reversed(list(enumerate(item))))
+    return out
 
 
 def _too_deep() -> ApiError:

@@ -9,13 +9,14 @@ from typing import Any
 from django.db import transaction
 
 from .. import store
+from ..admission import builtin_priority_classes
 from ..models import Cluster, KubeObject
 from .present import node_addresses, present, synthetic_lease
 from .resources import Resource
 from .selectors import FieldSelector, LabelSelector
 from .status import not_found
 
-__all__ = ["get_object", "list_objects", "presenter"]
+__all__ = ["BUILTIN_NAMESPACES", "get_object", "list_objects", "namespace_exists", "presenter"]
 
 Obj = dict[str, Any]
 BUILTIN_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
@@ -55,6 +56,25 @@ def _synthetic_namespaces(cluster: Cluster, stored: dict[str, Obj]) -> list[Obj]
     return out
 
 
+def _builtin(cluster: Cluster, kind: str, stored: dict[str, Obj]) -> list[Obj]:
+    """The objects every cluster has without storing them: its namespaces and system PriorityClasses."""
+    if kind == "Namespace":
+        return _synthetic_namespaces(cluster, stored)
+    if kind == "PriorityClass":
+        created = cluster.created_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return [pc for pc in builtin_priority_classes(created) if pc["metadata"]["name"] not in stored]
+    return []
+
+
+def namespace_exists(cluster: Cluster, name: str) -> bool:
+    """A built-in namespace, a stored Namespace, or one that objects already live in (imports)."""
+    return (
+        name in BUILTIN_NAMESPACES
+        or KubeObject.objects.filter(cluster=cluster, namespace=name).exists()
+        or (KubeObject.objects.filter(cluster=cluster, kind="Namespace", name=name).exists())
+    )
+
+
 def _leases(cluster: Cluster, namespace: str | None) -> list[Obj]:
     if namespace not in (None, "kube-node-lease"):
         return []
@@ -84,11 +104,14 @@ def list_objects(
         bodies, rv = _stored(cluster, res, namespace, fields)
         if res.kind == "Lease":
             objects = _leases(cluster, namespace)
+        elif res.synthetic:
+            objects = []  # no Service is simulated
         else:
             objects = presenter(cluster, res)(bodies)
-        if res.kind == "Namespace":
+        if res.kind in ("Namespace", "PriorityClass"):
             stored = {obj["metadata"]["name"]: obj for obj in objects}
-            objects = sorted(objects + _synthetic_namespaces(cluster, stored), key=lambda o: o["metadata"]["name"])
+            builtin = _builtin(cluster, res.kind, stored)
+            objects = sorted(objects + builtin, key=lambda o: o["metadata"]["name"])
     return [obj for obj in objects if labels.matches(obj) and fields.matches(obj)], rv
 
 
@@ -101,12 +124,13 @@ def get_object(cluster: Cluster, res: Resource, namespace: str | None, name: str
             return synthetic_lease(store.get(cluster, "Node", "", name))
         except store.NotFound:
             raise not_found(res, name) from None
+    if res.synthetic:
+        raise not_found(res, name)
     try:
         body = store.get(cluster, res.kind, namespace or "", name)
     except store.NotFound:
-        if res.kind == "Namespace":
-            for synthetic in _synthetic_namespaces(cluster, {}):
-                if synthetic["metadata"]["name"] == name:
-                    return synthetic
+        for synthetic in _builtin(cluster, res.kind, {}):
+            if synthetic["metadata"]["name"] == name:
+                return synthetic
         raise not_found(res, name) from None
     return presenter(cluster, res)([body])[0]

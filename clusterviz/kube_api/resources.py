@@ -48,7 +48,7 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("pods", "pod", "Pod", "", "v1", True, ("po",), ("all",), subresources=("eviction", "status")),
     Resource("nodes", "node", "Node", "", "v1", False, ("no",), subresources=("status",)),
     Resource("events", "event", "Event", "", "v1", True, ("ev",), verbs=(*READ_VERBS, "delete")),
-    Resource("namespaces", "namespace", "Namespace", "", "v1", False, ("ns",), verbs=("create", "delete", *READ_VERBS)),
+    Resource("namespaces", "namespace", "Namespace", "", "v1", False, ("ns",), subresources=("status",)),
     Resource(
         "deployments",
         "deployment",
@@ -73,7 +73,31 @@ RESOURCES: tuple[Resource, ...] = (
     ),
     Resource("priorityclasses", "priorityclass", "PriorityClass", "scheduling.k8s.io", "v1", False, ("pc",)),
     Resource("leases", "lease", "Lease", "coordination.k8s.io", "v1", True, verbs=READ_VERBS, synthetic=True),
+    # no Service is simulated: the list is empty (`kubectl cluster-info` reads kube-system's)
+    Resource("services", "service", "Service", "", "v1", True, ("svc",), verbs=READ_VERBS, synthetic=True),
+    # answered for the requester, never stored (`kubectl auth can-i`, `kubectl auth whoami`)
+    Resource(
+        "selfsubjectaccessreviews",
+        "selfsubjectaccessreview",
+        "SelfSubjectAccessReview",
+        "authorization.k8s.io",
+        "v1",
+        False,
+        verbs=("create",),
+        synthetic=True,
+    ),
+    Resource(
+        "selfsubjectreviews",
+        "selfsubjectreview",
+        "SelfSubjectReview",
+        "authentication.k8s.io",
+        "v1",
+        False,
+        verbs=("create",),
+        synthetic=True,
+    ),
 )
+REVIEW_KINDS = ("SelfSubjectAccessReview", "SelfSubjectReview")
 
 # subresource → (group, version, kind, verbs) of what it takes and answers; others serve their parent's kind
 SUBRESOURCE_KINDS: dict[str, tuple[str, str, str, tuple[str, ...]]] = {

@@ -22,11 +22,13 @@ from ..controllers.runner import ensure_runner
 from ..messages import MAX_YAML_CHARS
 from ..models import Cluster
 from . import discovery, openapi, writes
+from .fields import FieldValidation
 from .options import WriteOptions, dry_run_of, write_options
-from .patch import APPLY, PATCH_TYPES, parse_body
+from .patch import APPLY, PATCH_TYPES, parse_body_fields
 from .present import scale_of
+from .protobuf import access_review_spec
 from .reads import get_object, list_objects, presenter
-from .resources import GROUPS
+from .resources import GROUPS, REVIEW_KINDS
 from .routing import Target, method_not_allowed, not_served, route
 from .selectors import FieldSelector, LabelSelector
 from .status import ApiError, from_exception
@@ -61,6 +63,8 @@ class Call:
     accept: str
     content_type: str
     body: bytes
+    duplicates: list[str] = field(default_factory=list)  # duplicate fields of the JSON body
+    owner: bool = False  # the request carries the cluster's owner token
 
     @cached_property
     def options(self) -> WriteOptions:
@@ -70,6 +74,11 @@ class Call:
     @property
     def dry_run(self) -> bool:
         return self.options.dry_run
+
+    @cached_property
+    def fields(self) -> FieldValidation:
+        """The fieldValidation directive of a create, update or patch (and the warnings it collects)."""
+        return FieldValidation.of(self.method, self.params)
 
 
 def _encode_one(call: Call, obj: Obj) -> Obj:
@@ -100,7 +109,8 @@ def _body(call: Call) -> Any:
             f'the body of the request was in an unknown format "{call.content_type}" - accepted media types '
             "include: application/json, application/yaml",
         )
-    return parse_body(call.body, content_type)
+    parsed, call.duplicates = parse_body_fields(call.body, content_type)
+    return parsed
 
 
 def _collection(call: Call) -> Reply:
@@ -129,7 +139,8 @@ def _collection(call: Call) -> Reply:
             raise method_not_allowed("create", res.qualified)
         if res.namespaced and target.namespace is None:
             raise method_not_allowed("create", f"{res.qualified} across all namespaces")
-        created = writes.create(cluster, res, target.namespace or "", _body(call), call.dry_run)
+        body = _body(call)
+        created = writes.create(cluster, res, target.namespace or "", body, call.dry_run, call.fields, call.duplicates)
         return Reply(201, presenter(cluster, res)([created])[0], wrote=not call.dry_run)
     raise method_not_allowed(call.method.lower(), res.qualified)
 
@@ -148,7 +159,9 @@ def _object(call: Call) -> Reply:
         return Reply(200, presenter(cluster, res)([deleted])[0], wrote=not call.dry_run)
     body = _body(call)
     if call.method == "PUT":
-        updated = writes.replace(cluster, res, namespace, name, body, target.subresource, call.dry_run)
+        updated = writes.replace(
+            cluster, res, namespace, name, body, target.subresource, call.dry_run, call.fields, call.duplicates
+        )
         return Reply(200, presenter(cluster, res)([updated])[0], wrote=not call.dry_run)
     if call.content_type not in PATCH_TYPES:
         raise ApiError(
@@ -158,7 +171,16 @@ def _object(call: Call) -> Reply:
             + ", ".join(PATCH_TYPES),
         )
     patched, created = writes.patch(
-        cluster, res, namespace, name, call.content_type, body, target.subresource, call.dry_run
+        cluster,
+        res,
+        namespace,
+        name,
+        call.content_type,
+        body,
+        target.subresource,
+        call.dry_run,
+        call.fields,
+        call.params.get("fieldManager"),
     )
     return Reply(201 if created else 200, presenter(cluster, res)([patched])[0], wrote=not call.dry_run)
 
@@ -215,13 +237,23 @@ def handle(call: Call) -> Reply:
         return _evict(call)
     if call.method in ("POST", "PUT", "PATCH", "DELETE"):
         call.options  # noqa: B018 - a bad dryRun (or DeleteOptions) is refused before anything else
+    if call.method in ("POST", "PUT", "PATCH"):
+        call.fields  # noqa: B018 - and so is a bad fieldValidation
+    if target.res.kind in REVIEW_KINDS:
+        if call.method != "POST" or target.name is not None:
+            raise method_not_allowed(call.method.lower(), target.res.qualified)
+        return _review(call)
     if target.name is None:
-        return _collection(call)
-    if sub == "scale":
-        return _scale(call)
-    if sub == "status" and call.method == "GET":
-        return Reply(200, get_object(call.cluster, target.res, target.namespace, target.name))
-    return _object(call)
+        reply = _collection(call)
+    elif sub == "scale":
+        reply = _scale(call)
+    elif sub == "status" and call.method == "GET":
+        reply = Reply(200, get_object(call.cluster, target.res, target.namespace, target.name))
+    else:
+        reply = _object(call)
+    if call.method in ("POST", "PUT", "PATCH") and call.fields.warnings:
+        reply.headers["Warning"] = ", ".join(f"299 - {json.dumps(text)}" for text in call.fields.warnings)
+    return reply
 
 
 def _watch(call: Call) -> StreamingHttpResponse:
@@ -333,20 +365,62 @@ def _meta(what: str, details: Any, request: HttpRequest, prefix: str) -> Reply:
     raise not_served(request.path)
 
 
-def _check_write_access(cluster: Cluster, request: HttpRequest, key: str | None) -> None:
-    """Reads are open (a follower's kubectl may watch); writes need the owner token — in the server
-    path of the kubeconfig (`/k8s/<slug>/key/<token>/`) or as a bearer token — 401 without one, 403
-    with a wrong one, as a real API server answers."""
-    token = key or access.token_from_headers(request.META)
+OWNER_USER = ("clusterviz:owner", ["system:authenticated"])
+ANONYMOUS_USER = ("system:anonymous", ["system:unauthenticated"])
+VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
+
+
+def _authenticate(cluster: Cluster, request: HttpRequest, key: str | None) -> bool | None:
+    """True for the owner token (in the kubeconfig's server path `/k8s/<slug>/key/<token>/` or as a
+    bearer token), None without a token (the anonymous user); a wrong token is 401, as upstream."""
+    token = key if key is not None else access.token_from_headers(request.META)
     if token is None:
-        raise ApiError(
-            401,
-            "Unauthorized",
-            "Unauthorized: this cluster only accepts changes with its owner token "
-            "(python manage.py kubeconfig SLUG writes a kubeconfig that carries it)",
-        )
+        return None
     if not access.holds_token(cluster, token):
-        raise ApiError(403, "Forbidden", f'the token is not allowed to change cluster "{cluster.slug}"')
+        raise ApiError(401, "Unauthorized", "Unauthorized")
+    return True
+
+
+def _forbidden(method: str, target: Target) -> ApiError:
+    """The authorizer's 403 for a writer without the owner token (reads are open: a follower's
+    kubectl may watch): `pods is forbidden: User "system:anonymous" cannot create resource ...`."""
+    res = target.res
+    verb = VERBS.get(method, method.lower())
+    if verb == "delete" and target.name is None:
+        verb = "deletecollection"
+    resource = f"{res.plural}/{target.subresource}" if target.subresource else res.plural
+    scope = f"in the namespace {json.dumps(target.namespace)}" if target.namespace else "at the cluster scope"
+    reason = f'User "{ANONYMOUS_USER[0]}" cannot {verb} resource "{resource}" in API group "{res.group}" {scope}'
+    subject = f'{res.qualified} "{target.name}"' if target.name else res.qualified
+    details: dict[str, Any] = {"kind": res.plural}
+    if target.name:
+        details["name"] = target.name
+    if res.group:
+        details["group"] = res.group
+    return ApiError(403, "Forbidden", f"{subject} is forbidden: {reason}", details)
+
+
+def _review(call: Call) -> Reply:
+    """SelfSubjectAccessReview (`kubectl auth can-i`: the owner may do anything, anyone may read) and
+    SelfSubjectReview (`kubectl auth whoami`), answered for the requester and never stored."""
+    res = call.target.res
+    if call.content_type == PROTOBUF:  # kubectl's typed client sends these as protobuf
+        spec: Any = access_review_spec(call.body) if res.kind == "SelfSubjectAccessReview" else {}
+    else:
+        body = _body(call) if call.body.strip() else {}
+        spec = (body.get("spec") if isinstance(body, dict) else None) or {}
+    if not isinstance(spec, dict):
+        raise ApiError(400, "BadRequest", f"{res.kind}.spec: must be an object")
+    if res.kind == "SelfSubjectReview":
+        username, groups = OWNER_USER if call.owner else ANONYMOUS_USER
+        status: Obj = {"userInfo": {"username": username, "groups": groups}}
+    else:
+        attributes = spec.get("resourceAttributes") or spec.get("nonResourceAttributes") or {}
+        verb = attributes.get("verb", "") if isinstance(attributes, dict) else ""
+        allowed = bool(call.owner) or verb in ("get", "list", "watch")
+        status = {"allowed": allowed}
+    review = {"kind": res.kind, "apiVersion": res.api_version, "metadata": {"creationTimestamp": None}, "spec": spec}
+    return Reply(201, {**review, "status": status})
 
 
 def _too_large() -> ApiError:
@@ -389,6 +463,9 @@ async def endpoint(request: HttpRequest, slug: str, path: str = "", key: str | N
                 prefix = request.path[: -len("/openapi/v3")] if request.path.endswith("/openapi/v3") else prefix
             return _respond(_meta(what, details, request, prefix))
         target = details
+        owner = _authenticate(cluster, request, key) is True  # before the body is read, as upstream
+        if request.method not in ("GET", "HEAD") and not owner and target.res.kind not in REVIEW_KINDS:
+            raise _forbidden(str(request.method), target)
         call = Call(
             cluster,
             str(request.method),
@@ -397,9 +474,8 @@ async def endpoint(request: HttpRequest, slug: str, path: str = "", key: str | N
             request.headers.get("Accept", ""),
             (request.content_type or "").split(";")[0].strip().lower(),
             _request_body(request),
+            owner=owner,
         )
-        if call.method not in ("GET", "HEAD"):
-            _check_write_access(cluster, request, key)
         watching = call.method == "GET" and (target.watch_path or call.params.get("watch") in ("true", "1"))
         if watching:
             ensure_runner(cluster.pk)  # a watcher expects things to happen: make sure the controllers run

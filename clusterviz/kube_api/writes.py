@@ -10,17 +10,21 @@ InputError; the caller turns those into Status responses.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from scheduler_core.api.loading import InputError
 
 from .. import services, store
 from ..admission import admission_context
+from ..defaults import default_pod_spec
 from ..models import Cluster
 from ..validation import admit
+from .fields import FieldValidation, check_apply
+from .managed import applied, check_manager
 from .patch import APPLY, MERGE, STRATEGIC, apply_patch
 from .present import scale_of
+from .reads import namespace_exists
 from .resources import Resource
 from .status import ADMIT_SOURCE, ApiError, already_exists, invalid
 
@@ -92,9 +96,22 @@ def _place(res: Resource, meta: Obj, namespace: str) -> None:
     meta["namespace"] = namespace
 
 
-def create(cluster: Cluster, res: Resource, namespace: str, body: Any, dry_run: bool = False) -> Obj:
-    """POST: a new object, admitted like the browser's; 201 with what was stored."""
-    obj = _object_of(res, copy.deepcopy(body))
+def create(
+    cluster: Cluster,
+    res: Resource,
+    namespace: str,
+    body: Any,
+    dry_run: bool = False,
+    fields: FieldValidation | None = None,
+    duplicates: Sequence[str] = (),
+    apply_manager: str | None = None,
+) -> Obj:
+    """POST: a new object, admitted like the browser's; 201 with what was stored (`apply_manager`:
+    created by that field manager's server-side apply)."""
+    body = copy.deepcopy(body)
+    if fields is not None:
+        fields.decoded(res, body, list(duplicates))
+    obj = _object_of(res, body)
     meta = obj["metadata"]
     _place(res, meta, namespace)
     for key in SERVER_METADATA:
@@ -104,11 +121,46 @@ def create(cluster: Cluster, res: Resource, namespace: str, body: Any, dry_run: 
     name = meta.get("name") or meta.get("generateName") or ""
     if not name:
         raise invalid(res, "", "metadata.name: Required value: name or generateName is required")
+    if res.namespaced:
+        _check_namespace(cluster, res, namespace, name)
     admitted = _admit(cluster, res, obj, name)
+    if apply_manager is not None:
+        admitted["metadata"]["managedFields"] = applied([], apply_manager, res.api_version, body, store.now_rfc3339())
     try:
         return store.create(cluster, admitted, COMPONENT, dry_run)
     except store.AlreadyExists:
         raise already_exists(res, admitted["metadata"].get("name", name)) from None
+
+
+def _check_namespace(cluster: Cluster, res: Resource, namespace: str, name: str) -> None:
+    """NamespaceLifecycle admission: no new object in a namespace that does not exist, or that is
+    being terminated."""
+    if not namespace_exists(cluster, namespace):
+        raise ApiError(
+            404, "NotFound", f'namespaces "{namespace}" not found', {"name": namespace, "kind": "namespaces"}
+        )
+    try:
+        ns = store.get(cluster, "Namespace", "", namespace)
+    except store.NotFound:
+        return
+    if ns["metadata"].get("deletionTimestamp"):
+        details: dict[str, Any] = {"name": name, "kind": res.plural}
+        if res.group:
+            details["group"] = res.group
+        details["causes"] = [
+            {
+                "reason": "NamespaceTerminating",
+                "message": f"namespace {namespace} is being terminated",
+                "field": "metadata.namespace",
+            }
+        ]
+        raise ApiError(
+            403,
+            "Forbidden",
+            f'{res.qualified} "{name}" is forbidden: unable to create new content in namespace {namespace} '
+            "because it is being terminated",
+            details,
+        )
 
 
 # --- updates --------------------------------------------------------------------------------
@@ -120,6 +172,7 @@ def _check_pod_update(res: Resource, name: str, old: Obj, new: Obj) -> None:
 
     def masked(spec: Obj) -> Obj:
         spec = copy.deepcopy(spec)
+        default_pod_spec(spec)  # a pod stored before the defaults existed compares as if it had them
         for field in ("containers", "initContainers"):
             for container in spec.get(field, []):
                 container.pop("image", None)
@@ -181,6 +234,8 @@ def _updated(cluster: Cluster, res: Resource, current: Obj, wanted: Any, subreso
         admitted["status"] = copy.deepcopy(current["status"])  # admission must not touch it either
     if res.kind == "Pod":
         _check_pod_update(res, name, current, admitted)
+    if current["metadata"].get("managedFields"):  # kept as they are (set after admission, which prunes)
+        admitted["metadata"]["managedFields"] = copy.deepcopy(current["metadata"]["managedFields"])
     return admitted
 
 
@@ -244,15 +299,22 @@ def patch(
     doc: Any,
     subresource: str | None = None,
     dry_run: bool = False,
+    fields: FieldValidation | None = None,
+    manager: str | None = None,
 ) -> tuple[Obj, bool]:
     """PATCH: returns (the stored object, whether it was created — server-side apply of a new object)."""
+    if content_type == APPLY:
+        manager = check_manager(manager, doc)
+        check_apply(res, namespace, name, doc)
+    if not dry_run:
+        _materialize(cluster, res, name, False)
     try:
         store.get(cluster, res.kind, namespace, name)
     except store.NotFound:
         if content_type == APPLY and subresource is None:
             if isinstance(doc, dict):
                 doc = {**doc, "metadata": {**(doc.get("metadata") or {}), "name": name}}
-            return create(cluster, res, namespace, doc, dry_run), True
+            return create(cluster, res, namespace, doc, dry_run, apply_manager=manager), True
         raise
     cordon = _cordon_request(res, content_type, doc)
     if cordon is not None and subresource is None and not dry_run:
@@ -260,7 +322,14 @@ def patch(
 
     def change(current: Obj) -> Obj:
         patched = apply_patch(content_type, {**current, "kind": res.kind, "apiVersion": res.api_version}, doc)
-        return _updated(cluster, res, current, patched, subresource)
+        if fields is not None and content_type != APPLY and isinstance(patched, dict):
+            fields.patched(res, content_type, doc, current, patched)
+        updated = _updated(cluster, res, current, patched, subresource)
+        if content_type == APPLY and manager is not None and isinstance(doc, dict):
+            entries = current["metadata"].get("managedFields") or []
+            now = store.now_rfc3339()
+            updated["metadata"]["managedFields"] = applied(entries, manager, res.api_version, doc, now)
+        return updated
 
     expected = _expected_version(doc) if content_type != APPLY else None
     return _write(cluster, res, namespace, name, change, expected, dry_run), False
@@ -274,8 +343,15 @@ def replace(
     body: Any,
     subresource: str | None = None,
     dry_run: bool = False,
+    fields: FieldValidation | None = None,
+    duplicates: Sequence[str] = (),
 ) -> Obj:
     """PUT: the whole object; its metadata.resourceVersion, when given, must be current."""
+    body = copy.deepcopy(body)
+    if fields is not None:
+        fields.decoded(res, body, list(duplicates))
+    if not dry_run:
+        _materialize(cluster, res, name, False)
     obj = _object_of(res, body)
     expected = obj["metadata"].get("resourceVersion") or None
 
@@ -285,9 +361,32 @@ def replace(
     return _write(cluster, res, namespace, name, change, str(expected) if expected else None, dry_run)
 
 
+def _materialize(cluster: Cluster, res: Resource, name: str, dry_run: bool) -> Obj | None:
+    """A namespace that exists without a stored object (built-in, or holding imported objects) is
+    stored before it is changed; a dry run works on it as it would be stored."""
+    if res.kind != "Namespace" or store_has(cluster, "Namespace", name) or not namespace_exists(cluster, name):
+        return None
+    if dry_run:
+        return services.namespace_body(name)
+    services.ensure_namespace(cluster, name, COMPONENT)
+    return None
+
+
+def store_has(cluster: Cluster, kind: str, name: str) -> bool:
+    try:
+        store.get(cluster, kind, "", name)
+    except store.NotFound:
+        return False
+    return True
+
+
 def delete(cluster: Cluster, res: Resource, namespace: str, name: str, options: Obj, dry_run: bool = False) -> Obj:
     """DELETE: as the browser's delete (a bound pod first turns Terminating; owners take their
-    dependents along); `gracePeriodSeconds: 0` (`--force --grace-period=0`) removes a pod at once."""
+    dependents along; a namespace turns Terminating); `gracePeriodSeconds: 0` (`--force
+    --grace-period=0`) removes a pod at once."""
+    would_be = _materialize(cluster, res, name, dry_run)
+    if would_be is not None:
+        return would_be
     current = store.get(cluster, res.kind, namespace, name)
     if dry_run:
         return _deleted_dry(res, current, options)

@@ -18,7 +18,7 @@ from typing import Any, BinaryIO
 import yaml
 
 from .errors import InputError, LineOf
-from .limits import MAX_DEPTH, MAX_OBJECT_BYTES, MAX_YAML_BYTES
+from .limits import MAX_OBJECT_BYTES, MAX_YAML_BYTES
 from .yaml_reading import RawObject, line_of, size_error
 
 __all__ = ["CHUNK_BYTES", "json_objects", "looks_like_json"]
@@ -129,11 +129,13 @@ class _Reader:
                 if self.at_end(exc.pos) or exc.msg.startswith("Unterminated string"):
                     raise self.truncated(exc.pos) from None
                 raise self.error(exc.pos, exc.msg) from None
-            except RecursionError:
-                raise self.error(start, f"nesting deeper than {MAX_DEPTH} levels") from None
+            except RecursionError:  # the C scanner's own guard (about 1,000 levels)
+                raise self.error(start, "nesting too deep") from None
             if end == len(self.buf) and not self.eof:  # a number may go on in the next chunk
                 self.more()
                 continue
+            if end - start > MAX_OBJECT_BYTES:
+                raise self.error(start, f"object larger than {MAX_OBJECT_BYTES // 2**20} MiB")
             self.pos = end
             return value, start, end
 
@@ -208,6 +210,10 @@ class _Reader:
         kind = header.get("kind")
         if isinstance(kind, str) and kind and not kind.endswith("List"):
             raise InputError(f"{self.source}:{items_at}: items: a {kind} has no items (only a List has)")
+        if kind is None:
+            raise InputError(
+                f"{self.source}:{self.where(self.pos)[0]}: kind: Required value (items without a List's kind)"
+            )
         item_kind = kind[: -len("List")] if isinstance(kind, str) else ""
         for data, locate, index in waiting:
             if item_kind:

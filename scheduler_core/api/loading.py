@@ -37,7 +37,7 @@ from .pruning import (
     DROPPED_CONTAINER_FIELDS,
     DROPPED_METADATA_FIELDS,
     DROPPED_POD_SPEC_FIELDS,
-    drop_unread_annotations,
+    DROPPED_VOLUME_SOURCES,
     prune,
 )
 from .storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
@@ -197,6 +197,7 @@ _POD_PLAN = Plan(
     children={
         "containers": Plan(skip=frozenset(DROPPED_CONTAINER_FIELDS)),
         "initContainers": Plan(skip=frozenset(DROPPED_CONTAINER_FIELDS)),
+        "volumes": Plan(skip=frozenset(DROPPED_VOLUME_SOURCES)),
     },
 )
 _METADATA_PLAN = Plan(skip=frozenset(DROPPED_METADATA_FIELDS))
@@ -301,6 +302,8 @@ def load_cluster_file(path: str, max_bytes: int = MAX_FILE_BYTES) -> ClusterObje
     """`load_cluster` of a file named on the command line, read as it goes (the source is `path`)."""
     try:
         with open(path, "rb") as stream:
+            if not stream.seekable():  # a pipe (`--cluster /dev/stdin`): read it whole
+                return load_cluster(stream.read(max_bytes + 1), path, max_bytes)
             return load_cluster(stream, path, max_bytes)
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
@@ -355,7 +358,6 @@ def _load_objects(objects: Callable[[], Iterator[RawObject]], source: str) -> Cl
         if not isinstance(kind, str):
             raise _kind_error(kind, tuple(KINDS), source, lines, prefix)
         obj = _validate(prune(data, KINDS[kind].status), source, lines, prefix)
-        drop_unread_annotations(obj)
         cluster.add(obj)
         if kind == "Pod":
             ordinals[id(obj)] = (ordinal, prefix)

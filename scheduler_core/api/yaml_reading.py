@@ -365,14 +365,31 @@ class Plan:
 PlanOf = Callable[[str], "Plan | None"]
 
 _SKIP_ALL = Plan(keep=frozenset({"apiVersion", "kind"}))
+_SCALAR = yaml.ScalarEvent
+_SKIPPED: Any = object()  # a skipped value (removed from its mapping before it is returned)
+
+
+def _lines(text: str, first: int, stop: int) -> list[str]:
+    """Lines first..stop-1 (0-based) of `text`."""
+    start = 0
+    for _ in range(first):
+        start = text.index("\n", start) + 1
+    end = start
+    for _ in range(stop - first):
+        found = text.find("\n", end)
+        end = len(text) if found < 0 else found + 1
+    return text[start:end].rstrip("\n").split("\n")
 
 
 class _ObjectReader:
     """The strict composer, driven object by object over one libyaml parser."""
 
-    def __init__(self, loader: _StrictRules, plan_of: PlanOf) -> None:
+    def __init__(self, loader: _StrictRules, plan_of: PlanOf, text: str) -> None:
         self.loader = loader
         self.plan_of = plan_of
+        self.text = text
+        self._end: yaml.Mark | None = None
+        self._plain: dict[str, Any] = {}
 
     # composing with a plan
 
@@ -460,6 +477,127 @@ class _ObjectReader:
             loader._depth = depth - 1
         return node
 
+    # building values straight from events (the composer's nodes are made only where needed)
+
+    def build(self, plan: Plan | None, root: bool = False) -> Any:
+        """The value of the next node, built from its events without composing nodes, skipping
+        what `plan` says (`root`: an object, whose plan follows its kind). Anchored, aliased and
+        explicitly tagged nodes go through the composer and constructor, as in `load_yaml_documents`."""
+        loader = self.loader
+        event = loader.peek_event()
+        cls = event.__class__
+        if cls is _SCALAR and event.anchor is None and event.tag is None:  # most nodes: a plain or quoted scalar
+            loader._nodes += 1
+            if loader._nodes > loader._node_limit or loader._depth >= MAX_DEPTH:
+                self._count(event)  # raises, with the composer's message
+            loader.get_event()
+            self._end = event.end_mark
+            if not event.implicit[0]:
+                return event.value
+            known = self._plain.get(event.value, _SKIPPED)
+            return self._scalar(event) if known is _SKIPPED else known
+        if cls is yaml.AliasEvent or event.anchor is not None or event.tag not in (None, "!"):
+            node = loader.compose_node(None, None)
+            self._end = node.end_mark
+            return loader.construct_object(node, deep=True)  # type: ignore[no-untyped-call]
+        depth = self._count(event)
+        loader.get_event()
+        if cls is yaml.ScalarEvent:
+            self._end = event.end_mark
+            return self._scalar(event)
+        loader._depth = depth
+        try:
+            if cls is yaml.SequenceStartEvent:
+                items = []
+                while loader.peek_event().__class__ is not yaml.SequenceEndEvent:
+                    items.append(self.build(plan))
+                self._end = loader.get_event().end_mark
+                return items
+            return self._mapping(plan, root)
+        finally:
+            loader._depth = depth - 1
+
+    def _mapping(self, plan: Plan | None, root: bool) -> dict[Any, Any]:
+        loader = self.loader
+        result: dict[Any, Any] = {}
+        merges: list[Any] = []
+        while True:
+            event = loader.peek_event()
+            if event.__class__ is yaml.MappingEndEvent:
+                break
+            if event.__class__ is not yaml.ScalarEvent or event.anchor is not None:
+                key = self.build(None)
+                if isinstance(key, (dict, list)):
+                    raise yaml.constructor.ConstructorError(None, None, "mapping key is not a scalar", event.start_mark)
+            elif event.style == "" and event.value == "<<" and event.tag is None:
+                self._count(event)
+                loader.get_event()
+                merges.append((self.build(None), event))
+                continue
+            else:
+                key = self.build(None)
+            if key in result:
+                raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", event.start_mark)
+            if root and key != "kind" and "kind" in result and plan is None:
+                kind = result["kind"]
+                plan = (self.plan_of(kind) or _SKIP_ALL) if isinstance(kind, str) else None
+            if plan is not None and (key in plan.skip or (plan.keep is not None and key not in plan.keep)):
+                self._skip_node()
+                result[key] = _SKIPPED
+                continue
+            child = plan.children.get(key) if plan is not None and plan.children and isinstance(key, str) else None
+            result[key] = self.build(child)
+        self._end = loader.get_event().end_mark
+        if _SKIPPED in result.values():
+            result = {k: v for k, v in result.items() if v is not _SKIPPED}
+        # Explicit keys win; among merged mappings the last has the key, as PyYAML's flatten_mapping
+        # (hence `load_yaml_documents` and `load_pod`) gives it.
+        for value, event in reversed(merges):
+            for merged in reversed(value) if isinstance(value, list) else [value]:
+                if not isinstance(merged, dict):
+                    raise yaml.constructor.ConstructorError(
+                        "while constructing a mapping", None, "expected a mapping for merging", event.start_mark
+                    )
+                for key, item in merged.items():
+                    result.setdefault(key, item)
+        return result
+
+    def _scalar(self, event: yaml.ScalarEvent) -> Any:
+        value = event.value
+        if not event.implicit[0]:  # quoted: a string
+            return value
+        known = self._plain.get(value, _SKIPPED)
+        if known is not _SKIPPED:
+            return known
+        loader = self.loader
+        tag = loader.resolve(yaml.ScalarNode, value, (True, False))
+        if tag == "tag:yaml.org,2002:str":
+            result: Any = value
+        else:
+            result = loader.construct_object(yaml.ScalarNode(tag, value, event.start_mark, event.end_mark))  # type: ignore[no-untyped-call]
+            loader.constructed_objects.clear()
+        if len(value) <= 64 and len(self._plain) < 100_000:
+            self._plain[value] = result  # plain scalars repeat: resolve each spelling once
+        return result
+
+    def _fragment_lines(self, start: yaml.Mark, end: yaml.Mark) -> LineOf:
+        """Lines of the fields of an object built without nodes: its lines are composed again
+        (only when asked), as a document of their own."""
+        text = self.text
+
+        def line(loc: tuple[int | str, ...]) -> int | None:
+            first = start.line + 1
+            try:
+                lines = _lines(text, start.line, end.line + (1 if end.column else 0))
+                lines[0] = " " * start.column + lines[0][start.column :]
+                node = yaml.compose("\n".join(lines), Loader=_StrictLoader)
+            except (yaml.YAMLError, RecursionError, IndexError):
+                return first
+            relative = line_of(node, loc)
+            return first + relative - 1 if relative else first
+
+        return line
+
     def _object_plan(self, node: yaml.MappingNode) -> Plan | None:
         """The plan of an object once its kind is read (None before: everything is composed)."""
         for key, value in node.value:
@@ -496,7 +634,7 @@ class _ObjectReader:
         tag = start.tag if start.tag not in (None, "!") else loader.resolve(yaml.MappingNode, None, start.implicit)
         header = yaml.MappingNode(tag, [], start.start_mark, None, flow_style=start.flow_style)
         items: yaml.ScalarNode | None = None
-        waiting: list[tuple[Any, yaml.Node, int]] = []
+        waiting: list[tuple[Any, LineOf, int]] = []
         try:
             while not loader.check_event(yaml.MappingEndEvent):
                 key = loader.compose_node(header, None)
@@ -514,12 +652,13 @@ class _ObjectReader:
                     index = 0
                     while not loader.check_event(yaml.SequenceEndEvent):
                         loader._nodes = 0
-                        item = self.compose(None, index, None, root=True)
-                        data = loader.construct_document(item)  # type: ignore[no-untyped-call]
+                        start = loader.peek_event().start_mark
+                        data = self.build(None, root=True)
+                        lines = self._fragment_lines(start, self._end)
                         if isinstance(data, dict) and "kind" not in data:
-                            waiting.append((data, item, index))
+                            waiting.append((data, lines, index))
                         else:
-                            yield data, _locator(item), ("items", index)
+                            yield data, lines, ("items", index)
                         index += 1
                     loader.get_event()
                     loader._depth = 1
@@ -537,11 +676,14 @@ class _ObjectReader:
         if isinstance(kind, str) and kind and not kind.endswith("List"):
             line = items.start_mark.line + 1
             raise InputError(f"{source}:{line}: items: a {kind} has no items (only a List has)")
+        if kind is None:  # kubectl writes `kind: List` after the items: a YAML dump cut short still parses
+            line = header.end_mark.line + (1 if header.end_mark.column else 0)
+            raise InputError(f"{source}:{line}: kind: Required value (items without `kind: List`: a truncated file?)")
         item_kind = kind[: -len("List")] if isinstance(kind, str) else ""
-        for item_data, item, index in waiting:
+        for item_data, lines, index in waiting:
             if item_kind:
                 item_data["kind"] = item_kind
-            yield item_data, _locator(item), ("items", index)
+            yield item_data, lines, ("items", index)
 
 
 def _locator(node: yaml.Node) -> LineOf:
@@ -559,7 +701,7 @@ def yaml_objects(
         yaml.reader.Reader(text)  # non-printable characters, with PyYAML's message (a regex: fast)
         loader = _StrictLoader(text)
         try:
-            yield from _ObjectReader(loader, plan_of).objects(source)
+            yield from _ObjectReader(loader, plan_of, text).objects(source)
         except (yaml.scanner.ScannerError, yaml.parser.ParserError):
             _python_wording(text)
             raise

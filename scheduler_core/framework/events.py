@@ -3,6 +3,22 @@
 Every event carries the cycle number and a sequence number. Per-plugin events carry all nodes at
 once; their arrays stay numpy until `to_dict()` turns them into `{node name: value}` maps, so a
 5000-node cycle costs a few dozen small objects unless someone serializes it.
+
+Fields by type (besides `type`, `cycle`, `seq`):
+- `cycle.started`: `pod`, `priority`, `nodes` (count).
+- `phase.started`: `point`.
+- `plugin.evaluated`: `point`, `plugin`, then per point: PreFilter `status`, `nodes`; Filter `verdicts`
+  (`{node: {code, reasons}}`) or `status` (Skip) and, when the plugin explains itself, `detail`:
+  NodeResourcesFit `{resource: {request, used: {node: n}, allocatable: {node: n}}}`,
+  TaintToleration `{taints: {reason: {key, value, effect}}}`, NodeAffinity
+  `{missingLabels: [{key, value, nodes: [node]}]}` (the pod's nodeSelector pairs a node lacks);
+  Score `raw`; PostFilter `status`, `nominatedNode`; Bind `status`, `node`.
+- `filter.finished`: `rejectedBy` (`{node: plugin}`: the plugin whose status upstream records, the
+  first failing one), `feasible` (count).
+- `node.skipped`: `nodes`, `reason`. `scores.normalized`: `plugin`, `normalized`, `weight`, `weighted`.
+- `host.selected`: `node`, `total`, `tiedTop`. `preemption.evaluated`: `candidates`, `statuses`,
+  `notHelpful`, `nominatedNode`, `victims`, `priorities` (`{victim: priority}`).
+- `cycle.finished`: `pod`, `scheduled`, `node`, `nominatedNode`, `message`, `code`.
 """
 
 from __future__ import annotations
@@ -19,6 +35,7 @@ __all__ = [
     "CYCLE_FINISHED",
     "CYCLE_STARTED",
     "EVENT_TYPES",
+    "FILTER_FINISHED",
     "HOST_SELECTED",
     "NODE_SKIPPED",
     "PHASE_STARTED",
@@ -37,6 +54,7 @@ CYCLE_STARTED = "cycle.started"
 PHASE_STARTED = "phase.started"
 PLUGIN_EVALUATED = "plugin.evaluated"
 NODE_SKIPPED = "node.skipped"
+FILTER_FINISHED = "filter.finished"
 SCORES_NORMALIZED = "scores.normalized"
 HOST_SELECTED = "host.selected"
 # preemption.evaluated: candidates [{node, victims [{pod, priority, pdbViolating}], reprieved [{pod,
@@ -50,6 +68,7 @@ EVENT_TYPES = (
     PHASE_STARTED,
     PLUGIN_EVALUATED,
     NODE_SKIPPED,
+    FILTER_FINISHED,
     SCORES_NORMALIZED,
     HOST_SELECTED,
     PREEMPTION_EVALUATED,

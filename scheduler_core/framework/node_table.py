@@ -307,6 +307,131 @@ class NodeTable:
                 affinity_group = self.affinity_groups[signature] = AffinityGroup(info, np.zeros(self.n, dtype=np.int64))
             affinity_group.counts[i] += sign
 
+    # --- incremental node changes (the scheduler cache's UpdateSnapshot) -----------------------
+
+    def update_node(self, i: int, node: Node) -> None:
+        """Replace node `i` by a new version of itself (`NodeInfo.SetNode`): labels, taints,
+        unschedulable, allocatable and images; its pods and their accounting stay."""
+        if node.metadata.name != self.names[i]:
+            raise ValueError(f"node {i} is {self.names[i]!r}, not {node.metadata.name!r}")
+        old = self.nodes[i]
+        self.nodes[i] = node
+        self.labels[i] = node.metadata.labels
+        self.unschedulable[i] = node.spec.unschedulable
+        allocatable = node.status.allocatable
+        for resource in set(allocatable) - set(self.alloc):
+            if resource in BASE_RESOURCES or resource == "pods" or is_scalar_resource(resource):
+                self.alloc[resource] = np.zeros(self.n, dtype=np.int64)
+                if resource != "pods":
+                    self.requested.setdefault(resource, np.zeros(self.n, dtype=np.int64))
+        for resource, column in self.alloc.items():
+            column[i] = resource_value(resource, allocatable[resource]) if resource in allocatable else 0
+        self.taints[i] = tuple(node.spec.taints)
+        self.taint_sig[i] = self._taint_code(self.taints[i])
+        for image in old.status.images:
+            for name in image.names:
+                holders = self.images.get(name)
+                if holders is not None:
+                    holders.pop(i, None)
+                    if not holders:
+                        del self.images[name]
+        for image in node.status.images:
+            for name in image.names:
+                self.images.setdefault(name, {})[i] = image.size_bytes
+        self._label_columns.clear()
+        self._has_labels = None
+
+    def insert_node(self, i: int, node: Node) -> None:
+        """Add a node without pods at position `i` (the nodes from `i` on move up by one)."""
+        if node.metadata.name in self.index:
+            raise ValueError(f"node {node.metadata.name!r} is already in the table")
+        self.nodes.insert(i, node)
+        self.names.insert(i, node.metadata.name)
+        self.labels.insert(i, node.metadata.labels)
+        self.n += 1
+        self.index = {name: k for k, name in enumerate(self.names)}
+        self.unschedulable = np.insert(self.unschedulable, i, node.spec.unschedulable)
+        allocatable = node.status.allocatable
+        for resource in allocatable:
+            if resource not in self.alloc and (
+                resource in BASE_RESOURCES or resource == "pods" or is_scalar_resource(resource)
+            ):
+                self.alloc[resource] = np.zeros(self.n - 1, dtype=np.int64)
+                if resource != "pods":
+                    self.requested.setdefault(resource, np.zeros(self.n - 1, dtype=np.int64))
+        for resource, column in self.alloc.items():
+            value = resource_value(resource, allocatable[resource]) if resource in allocatable else 0
+            self.alloc[resource] = np.insert(column, i, value)
+        for resource, column in self.requested.items():
+            self.requested[resource] = np.insert(column, i, 0)
+        self.non_zero_cpu = np.insert(self.non_zero_cpu, i, 0)
+        self.non_zero_memory = np.insert(self.non_zero_memory, i, 0)
+        self.pod_count = np.insert(self.pod_count, i, 0)
+        self.pods.insert(i, [])
+        self.taints.insert(i, tuple(node.spec.taints))
+        self.taint_sig = np.insert(self.taint_sig, i, self._taint_code(self.taints[i]))
+        self.used_ports.insert(i, [])
+        self._renumber(lambda k: k + 1 if k >= i else k)
+        for image in node.status.images:
+            for name in image.names:
+                self.images.setdefault(name, {})[i] = image.size_bytes
+        for group in self.groups.values():
+            group.counts = np.insert(group.counts, i, 0)
+        for affinity_group in self.affinity_groups.values():
+            affinity_group.counts = np.insert(affinity_group.counts, i, 0)
+        self._label_columns.clear()
+        self._has_labels = None
+
+    def remove_node(self, i: int) -> None:
+        """Drop node `i` with the pods accounted on it and nominated to it (the nodes after it move down)."""
+        for info in self.pods[i]:  # their claims no longer count as in use on a node
+            for volume in info.pod.spec.volumes:
+                if volume.persistent_volume_claim is not None:
+                    claim = f"{info.namespace}/{volume.claim_name}"
+                    self.pvc_refs[claim] -= 1
+                    if not self.pvc_refs[claim]:
+                        del self.pvc_refs[claim]
+        del self.nodes[i], self.names[i], self.labels[i], self.pods[i], self.taints[i], self.used_ports[i]
+        self.n -= 1
+        self.index = {name: k for k, name in enumerate(self.names)}
+        self.unschedulable = np.delete(self.unschedulable, i)
+        for columns in (self.alloc, self.requested):
+            for resource, column in columns.items():
+                columns[resource] = np.delete(column, i)
+        self.non_zero_cpu = np.delete(self.non_zero_cpu, i)
+        self.non_zero_memory = np.delete(self.non_zero_memory, i)
+        self.pod_count = np.delete(self.pod_count, i)
+        self.taint_sig = np.delete(self.taint_sig, i)
+        self.nominated.pop(i, None)
+        self.volume_pods = [(k, info) for k, info in self.volume_pods if k != i]
+        for users in self.port_users.values():
+            users.discard(i)
+        for holders in self.images.values():
+            holders.pop(i, None)
+        self.images = {name: holders for name, holders in self.images.items() if holders}
+        self._renumber(lambda k: k - 1 if k > i else k)
+        for group in self.groups.values():
+            group.counts = np.delete(group.counts, i)
+        for affinity_group in self.affinity_groups.values():
+            affinity_group.counts = np.delete(affinity_group.counts, i)
+        self._label_columns.clear()
+        self._has_labels = None
+
+    def _renumber(self, move: Callable[[int], int]) -> None:
+        """Apply a change of node positions to the structures keyed by position."""
+        self.port_users = {key: {move(k) for k in users} for key, users in self.port_users.items()}
+        self.images = {name: {move(k): size for k, size in holders.items()} for name, holders in self.images.items()}
+        self.nominated = {move(k): pods for k, pods in self.nominated.items()}
+        self.volume_pods = [(move(k), info) for k, info in self.volume_pods]
+
+    def _taint_code(self, taints: tuple[Taint, ...]) -> int:
+        key = tuple((t.key, t.value, t.effect) for t in taints)
+        for code, known in enumerate(self.taint_sets):
+            if tuple((t.key, t.value, t.effect) for t in known) == key:
+                return code
+        self.taint_sets.append(taints)
+        return len(self.taint_sets) - 1
+
     # --- queries ----------------------------------------------------------------------------
 
     def take(self, column: np.ndarray, idx: np.ndarray) -> np.ndarray:

@@ -190,7 +190,9 @@ class Framework:
         if table.nominated:
             self._with_nominated_pods(state, pod, table, verdicts, first_fail)
         for plugin, result in zip(self.filter_plugins, verdicts, strict=True):
-            if result is not None:
+            if result is not None and result.detail:
+                emit(PLUGIN_EVALUATED, point="Filter", plugin=plugin.name, verdicts=result, detail=result.detail)
+            elif result is not None:
                 emit(PLUGIN_EVALUATED, point="Filter", plugin=plugin.name, verdicts=result)
         return FilterOutcome(self.filter_plugin_names, verdicts, first_fail)
 

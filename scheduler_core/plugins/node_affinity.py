@@ -10,6 +10,7 @@ from pydantic import ValidationError
 from ..api.loading import InputError
 from ..api.objects import NodeAffinity as NodeAffinitySpec
 from ..framework.cycle_state import CycleState
+from ..framework.events import NodeNames
 from ..framework.node_table import NodeTable
 from ..framework.pod_info import PodInfo
 from ..framework.selectors import NodeTermCompiled, compile_node_selector_term
@@ -110,7 +111,7 @@ class NodeAffinity:
         if mismatch.any():
             reasons.append((ERR_REASON_POD, mismatch))
         codes[failed | mismatch] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-        return NodeVerdicts(codes, reasons)
+        return NodeVerdicts(codes, reasons, _missing_labels(pod, table, mismatch) if mismatch.any() else None)
 
     def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> Status:
         spec = pod.pod.spec
@@ -158,3 +159,13 @@ def new(args: dict[str, Any], handle: object) -> NodeAffinity:
     if any(not term.valid and (term.label_requirements or term.field_requirements) for term in terms):
         raise InputError("profile: NodeAffinity args.addedAffinity: a node selector term does not parse")
     return plugin
+
+
+def _missing_labels(pod: PodInfo, table: NodeTable, rejected: np.ndarray) -> dict[str, object] | None:
+    """For the browser's fix: each nodeSelector pair with the rejected nodes that lack it."""
+    missing = []
+    for key, value in sorted(pod.pod.spec.node_selector.items()):
+        lacking = rejected & ~table.selector_mask({key: value})
+        if lacking.any():
+            missing.append({"key": key, "value": value, "nodes": NodeNames(np.flatnonzero(lacking))})
+    return {"missingLabels": missing} if missing else None

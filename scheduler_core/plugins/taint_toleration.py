@@ -27,17 +27,20 @@ class TaintToleration:
 
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> NodeVerdicts:
         by_reason: dict[str, list[int]] = {}
+        taint_of: dict[str, dict[str, str]] = {}  # reason → the taint it names, for the browser's fix
         for sig, taints in enumerate(table.taint_sets):
             taint = find_untolerated_taint(taints, pod.tolerations)
             if taint is not None:
-                by_reason.setdefault(untolerated_taint_reason(taint.key, taint.value), []).append(sig)
+                reason = untolerated_taint_reason(taint.key, taint.value)
+                by_reason.setdefault(reason, []).append(sig)
+                taint_of.setdefault(reason, {"key": taint.key, "value": taint.value or "", "effect": taint.effect})
         codes = np.zeros(table.n, dtype=np.int8)
         reasons = []
         for reason, sigs in by_reason.items():
             mask = np.isin(table.taint_sig, sigs)
             codes[mask] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
             reasons.append((reason, mask))
-        return NodeVerdicts(codes, reasons)
+        return NodeVerdicts(codes, reasons, {"taints": taint_of} if taint_of else None)
 
     def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> Status:
         state[PRE_SCORE_STATE_KEY] = tuple(t for t in pod.tolerations if t.effect in ("", "PreferNoSchedule"))

@@ -459,13 +459,6 @@ class _Generator:
             "imagePullPolicy": "IfNotPresent",
             "name": workload.app.rsplit("-", 1)[0][-40:] or "main",
             "ports": [{"containerPort": 8080, "name": "http", "protocol": "TCP"}],
-            "readinessProbe": {
-                "failureThreshold": 3,
-                "httpGet": {"path": "/healthz", "port": 8080, "scheme": "HTTP"},
-                "periodSeconds": 10,
-                "successThreshold": 1,
-                "timeoutSeconds": 1,
-            },
             "resources": {
                 "limits": {"memory": f"{workload.memory_mi * 2}Mi"},
                 "requests": {"cpu": f"{workload.cpu_m}m", "memory": f"{workload.memory_mi}Mi"},
@@ -660,11 +653,9 @@ class _Generator:
             "f:containers": {
                 "k:{" + f'"name":"{container["name"]}"' + "}": {
                     ".": {},
-                    "f:env": {'k:{"name":"LOG_LEVEL"}': {".": {}, "f:name": {}, "f:value": {}}},
                     "f:image": {},
                     "f:imagePullPolicy": {},
                     "f:name": {},
-                    "f:ports": {'k:{"containerPort":8080,"protocol":"TCP"}': {".": {}, "f:containerPort": {}}},
                     "f:resources": {"f:limits": {"f:memory": {}}, "f:requests": {"f:cpu": {}, "f:memory": {}}},
                     "f:terminationMessagePath": {},
                     "f:terminationMessagePolicy": {},

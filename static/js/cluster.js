@@ -2,8 +2,9 @@
 
 import { $, frameBatcher, h } from "./lib/dom.js";
 import { ClusterSocket } from "./lib/socket.js";
-import { applySnapshot, applyWatch, emptyState, objectKey } from "./model/cluster_state.js";
-import { CyclePlayer, mergeSummaries } from "./model/cycle_player.js";
+import { ageOf, applyEviction, applyRequested, applySnapshot, applyWatch, emptyState, nodesChangedSince, objectKey } from "./model/cluster_state.js";
+import { CyclePlayer, eventDuration, frameAt, mergeSummaries } from "./model/cycle_player.js";
+import { History, describe, inverseOf, inverseOfCreate } from "./model/history.js";
 import { readView, writeView } from "./model/url_state.js";
 import { whyPending } from "./model/why_pending.js";
 import { renderBoard } from "./views/board.js";
@@ -33,7 +34,11 @@ const ui = {
   nodeFilter: "",
   compact: false,
   showSystemLabels: false,
-  why: null,
+  hideVerdicts: false, // the board shows only the cluster now, no cycle's verdicts
+  stale: new Set(), // nodes changed since the viewed cycle
+  verdictSource: null,
+  whyExplained: null, // a server what-if of the selected pod when no cycle of it is at hand
+  fixes: null, // { for: cycle, loading, data }: fixes verified by the scheduler for the Why cycle
   whyLoading: false,
   whyFor: null,
   change: null,
@@ -76,16 +81,51 @@ const socket = new ClusterSocket(slug, {
   onProblem: showProblem,
 });
 
-function apply(action, card) {
+const history = new History();
+
+// Send one action; remember it with its inverse for undo (unless it is an undo/redo itself).
+function apply(action, card, record = true) {
   if (readOnly) return Promise.resolve();
   if (card) card.classList.add("pending-change");
+  const inverse = record && action.action !== "create" ? inverseOf(action, state) : null;
   return socket
     .send(action)
+    .then((result) => {
+      if (record && CHANGES.has(action.action)) history.record(action, action.action === "create" ? inverseOfCreate(result) : inverse);
+      renderHistory();
+      return result;
+    })
     .catch((err) => {
       toast(err.message, "error");
       throw err;
     })
     .finally(() => card && card.classList.remove("pending-change"));
+}
+
+const CHANGES = new Set(["create", "delete", "label", "taint", "cordon", "uncordon", "scale"]);
+
+function renderHistory() {
+  const undo = $("#undo");
+  const redo = $("#redo");
+  if (!undo) return;
+  undo.disabled = !history.canUndo();
+  redo.disabled = !history.canRedo();
+  undo.title = history.canUndo() ? `undo: ${describe(history.done[history.done.length - 1].action)}` : "nothing to undo";
+  redo.title = history.canRedo() ? `redo: ${describe(history.undone[history.undone.length - 1].action)}` : "nothing to redo";
+}
+
+function undoOrRedo(which) {
+  const step = which === "undo" ? history.undo() : history.redo();
+  renderHistory();
+  if (!step) return;
+  const action = which === "undo" ? step.inverse : step.action;
+  apply(action, null, false)
+    .then((result) => {
+      // A re-created object has a new name only if the server chose one; deleting it stays the inverse.
+      if (which === "redo" && action.action === "create") step.inverse = inverseOfCreate(result) || step.inverse;
+      toast(`${which}: ${describe(action)}`);
+    })
+    .catch(() => {});
 }
 
 const palette = new Palette($("#palette"), { apply: (a) => apply(a).catch(() => {}), notify: toast, readOnly });
@@ -100,12 +140,13 @@ const editor = new Editor($("#editor"), {
         editor.showError(null);
         const ex = msg.explanation;
         player.follow = false;
-        whatIfCount += 1;
-        player.cycles.push({ cycle: `what-if-${whatIfCount}`, pod: ex.pod, events: ex.events, whatIf: true, explanation: ex });
+        player.cycles.push(whatIfCycle(ex, text));
         player.index = player.cycles.length - 1;
         player.cursor = 0;
         player.playing = true;
+        ui.selectedPod = null;
         ui.tab = "scores";
+        broadcastView();
         toast(`what-if: ${ex.message}`);
         rerender();
       })
@@ -127,12 +168,96 @@ function selectedPodObject() {
   return ui.selectedPod ? state.objects.Pod.get(ui.selectedPod) : null;
 }
 
+// The cycle Why Pending explains: the what-if being viewed, else the selected pod's latest cycle.
+function whyCycle() {
+  const current = player.current;
+  if (current && current.whatIf && !ui.selectedPod) return current;
+  const pod = selectedPodObject();
+  if (!pod) return null;
+  const key = objectKey(pod);
+  for (let i = player.cycles.length - 1; i >= 0; i -= 1) {
+    const cycle = player.cycles[i];
+    if (cycle.pod === key && !cycle.whatIf) return cycle;
+  }
+  if (ui.whyExplained && ui.whyExplained.pod === key) return ui.whyExplained;
+  return null;
+}
+
+// The pod of a cycle as YAML the server reads: the what-if's text, or the live pod without status.
+function podTextOf(cycle) {
+  if (cycle.yaml) return cycle.yaml;
+  const pod = state.objects.Pod.get(cycle.pod);
+  if (!pod) return null;
+  const copy = JSON.parse(JSON.stringify(pod));
+  delete copy.status;
+  if (copy.spec) delete copy.spec.nodeName;
+  return JSON.stringify(copy);
+}
+
+// Fixes for the pod of a failed cycle, each verified by the scheduler (server-side).
+function askFixes(cycle, why) {
+  if (!cycle || !why || why.scheduled || !why.groups.length) return;
+  if (ui.fixes && ui.fixes.for === cycle) return;
+  const text = podTextOf(cycle);
+  if (!text) return;
+  const entry = { for: cycle, loading: true, data: null, text };
+  ui.fixes = entry;
+  socket
+    .send({ action: "fixes", yaml: text })
+    .then((msg) => {
+      entry.data = msg.fixes;
+    })
+    .catch((err) => {
+      entry.error = err.message;
+    })
+    .finally(() => {
+      entry.loading = false;
+      rerender();
+    });
+}
+
+// "Make it fit on node X": the verifying cycle becomes a what-if, its pod goes to the editor.
+function showFix(nodeName) {
+  const entry = ui.fixes && ui.fixes.data && ui.fixes.data.nodes.find((n) => n.node === nodeName);
+  if (!entry || !entry.verified) return;
+  whatIfCount += 1;
+  player.follow = false;
+  player.cycles.push({
+    cycle: `what-if-${whatIfCount}`,
+    pod: ui.fixes.data.pod,
+    events: entry.events,
+    whatIf: true,
+    yaml: entry.fixedPod,
+    followYaml: ui.fixes.text,
+    fixFor: nodeName,
+    commands: entry.commands,
+    receivedAt: Date.now(),
+    resourceVersion: state.rv,
+  });
+  player.index = player.cycles.length - 1;
+  player.toEnd();
+  ui.selectedPod = null;
+  editor.setText(entry.fixedPod);
+  broadcastView();
+  toast(`what-if with the fixes for ${nodeName}${entry.commands.length ? " (and " + entry.commands.join("; ") + ")" : ""}`);
+  rerender();
+}
+
+function whyOf(cycle) {
+  return cycle && cycle.events ? whyPending(frameAt(cycle, cycle.events.length)) : null;
+}
+
+// No cycle of the pod at hand (it ran before the kept history, or never): the fetched cycle's
+// events, or the server's what-if of it, folded the same way.
 function askWhy(force = false) {
   const pod = selectedPodObject();
-  if (!pod || pod.spec.nodeName) {
-    ui.why = null;
+  if (!pod || pod.spec.nodeName) return;
+  const cycle = whyCycle();
+  if (cycle && !cycle.whatIf && !cycle.events && typeof cycle.cycle === "number") {
+    loadCycleEvents(cycle.cycle);
     return;
   }
+  if (cycle && !force) return;
   const stamp = `${objectKey(pod)}@${state.rv}`;
   if (!force && ui.whyFor === stamp) return;
   ui.whyFor = stamp;
@@ -141,7 +266,8 @@ function askWhy(force = false) {
     .send({ action: "explain", yaml: JSON.stringify(pod) })
     .then((msg) => {
       if (ui.whyFor !== stamp) return;
-      ui.why = whyPending(msg.explanation, pod, state);
+      const ex = msg.explanation;
+      ui.whyExplained = { cycle: "explained", pod: objectKey(pod), events: ex.events, explained: true };
     })
     .catch((err) => toast(err.message, "error"))
     .finally(() => {
@@ -152,43 +278,53 @@ function askWhy(force = false) {
 
 function selectPod(key) {
   ui.selectedPod = key;
-  ui.why = null;
   ui.whyFor = null;
   const pod = selectedPodObject();
   if (pod && !pod.spec.nodeName) {
     ui.tab = "why";
-    askWhy(true);
+    askWhy();
   }
   broadcastView();
   rerender();
 }
 
+// Everything a follower needs to show the presenter's frame; `seq` orders the views.
+let viewSeq = 0;
+function presenterView() {
+  const c = player.current;
+  viewSeq = Math.max(viewSeq + 1, Date.now() * 1000);
+  const v = { pod: ui.selectedPod, node: ui.selectedNode, tab: ui.tab, cycle: null, step: player.cursor, speed: player.speed, playing: player.playing, follow: player.follow, whatIf: null, seq: viewSeq };
+  if (c && c.whatIf && c.followYaml) v.whatIf = { yaml: c.followYaml, fixFor: c.fixFor || null, reexplained: !!c.reexplained };
+  else if (c && !c.whatIf) v.cycle = c.cycle;
+  return v;
+}
+
 function broadcastView() {
-  writeView({ ...view, pod: ui.selectedPod, node: ui.selectedNode, tab: ui.tab, cycle: player.current && !player.current.whatIf ? player.current.cycle : null, step: player.cursor });
-  if (!readOnly && socket.ws && socket.ws.readyState === WebSocket.OPEN) {
-    socket
-      .send({ action: "view", pod: ui.selectedPod, node: ui.selectedNode, tab: ui.tab, cycle: player.current && !player.current.whatIf ? player.current.cycle : null })
-      .catch(() => {});
-  }
+  const v = presenterView();
+  writeView({ ...view, pod: v.pod, node: v.node, tab: v.tab, cycle: v.cycle, step: v.step });
+  if (!readOnly && socket.ws && socket.ws.readyState === WebSocket.OPEN) socket.send({ action: "view", ...v }).catch(() => {});
 }
 
 function handle(msg) {
   if (msg.type === "snapshot") {
     state = applySnapshot(state, msg);
     socket.explainOverHttp ||= state.objects.Node.size > MAP_ABOVE; // node map: large what-ifs over HTTP
+    refreshRequested();
     loadRecentCycles();
     loadLesson(state.cluster.lesson);
     askWhy();
   } else if (msg.type === "watch") {
     applyWatch(state, msg);
+    if (msg.kind === "Pod" || msg.kind === "Node") refreshRequested();
     ui.change = msg;
     ui.changeHop = 0;
     if (ui.selectedPod && msg.kind === "Pod" && objectKey(msg.object) === ui.selectedPod) askWhy();
   } else if (msg.type === "scheduler.cycle") {
-    player.add(msg);
+    player.add({ ...msg, receivedAt: Date.now(), resourceVersion: msg.resourceVersion || state.rv });
+    ui.hideVerdicts = false;
     if (!msg.events && player.follow) loadLatestCycle();
   } else if (msg.type === "eviction.scheduled") {
-    state.evictions.set(msg.pod, msg.deadline);
+    applyEviction(state, msg);
   } else if (msg.type === "cluster.updated") {
     state.cluster = { ...state.cluster, ...msg.cluster };
   } else if (msg.type === "presenter.view" && readOnly) {
@@ -201,12 +337,60 @@ function handle(msg) {
   rerender();
 }
 
-function followPresenter(msg) {
-  ui.selectedPod = msg.pod || null;
-  ui.selectedNode = msg.node || null;
-  if (msg.tab) ui.tab = msg.tab;
-  if (msg.cycle !== null && msg.cycle !== undefined) player.seek(msg.cycle);
-  if (ui.tab === "why") askWhy(true);
+// A follower shows the presenter's frame: selection, tab, the cycle or what-if, step, speed, play.
+let lastPresenterView = null;
+const followedWhatIfs = new Map(); // what-if key → its cycle (or null while it is being asked)
+
+function followPresenter(v) {
+  if (lastPresenterView && (v.seq || 0) < (lastPresenterView.seq || 0)) return; // an older view, late
+  lastPresenterView = v;
+  ui.selectedPod = v.pod || null;
+  ui.selectedNode = v.node || null;
+  if (v.tab) ui.tab = v.tab;
+  if (v.speed) {
+    player.speed = v.speed;
+    $("#pipeline select.speed").value = String(v.speed);
+  }
+  if (v.whatIf) followWhatIf(v);
+  else if (v.cycle !== null && v.cycle !== undefined) {
+    player.follow = !!v.follow;
+    loadCycle(v.cycle, v.step, v.playing);
+  } else if (v.follow) player.follow = true;
+  if (ui.tab === "why") askWhy();
+}
+
+function followWhatIf(v) {
+  const key = JSON.stringify(v.whatIf);
+  const known = followedWhatIfs.get(key);
+  if (known) {
+    player.follow = false;
+    player.index = player.cycles.indexOf(known);
+    player.cursor = Math.min(v.step ?? known.events.length, known.events.length);
+    player.playing = !!v.playing;
+    return;
+  }
+  if (followedWhatIfs.has(key)) return; // being asked
+  followedWhatIfs.set(key, null);
+  const { yaml, fixFor, reexplained } = v.whatIf;
+  socket
+    .send(fixFor ? { action: "fixes", yaml } : { action: "explain", yaml })
+    .then((msg) => {
+      let cycle;
+      if (fixFor) {
+        const entry = msg.fixes.nodes.find((n) => n.node === fixFor);
+        if (!entry || !entry.events) return;
+        whatIfCount += 1;
+        cycle = { cycle: `what-if-${whatIfCount}`, pod: msg.fixes.pod, events: entry.events, whatIf: true, yaml: entry.fixedPod, fixFor, commands: entry.commands, receivedAt: Date.now(), resourceVersion: state.rv };
+      } else cycle = whatIfCycle(msg.explanation, yaml, reexplained);
+      player.cycles.push(cycle);
+      followedWhatIfs.set(key, cycle);
+      if (lastPresenterView && JSON.stringify(lastPresenterView.whatIf) === key) followWhatIf(lastPresenterView);
+      rerender();
+    })
+    .catch((err) => {
+      followedWhatIfs.delete(key);
+      toast(err.message, "error");
+    });
 }
 
 function loadLesson(name) {
@@ -230,7 +414,9 @@ function loadRecentCycles() {
     .then((r) => (r.ok ? r.json() : { cycles: [] }))
     .then(({ cycles }) => {
       mergeSummaries(player, cycles);
-      if (pendingCycleSeek) loadCycle(pendingCycleSeek.cycle, pendingCycleSeek.step);
+      const presenter = state.cluster.presenterView;
+      if (readOnly && presenter && Object.keys(presenter).length) followPresenter(presenter);
+      else if (pendingCycleSeek) loadCycle(pendingCycleSeek.cycle, pendingCycleSeek.step);
       else if (!player.current && player.cycles.length) loadCycle(player.cycles[player.cycles.length - 1].cycle, null);
       rerender();
     });
@@ -240,18 +426,64 @@ function fetchCycle(number) {
   return fetch(`/api/clusters/${slug}/cycles/${number}`).then((r) => (r.ok ? r.json() : null));
 }
 
-function loadCycle(number, step) {
+// The board's bars: requested vs allocatable as the scheduler counts them (one fetch per burst).
+let requestedTimer = null;
+function refreshRequested() {
+  if (requestedTimer) return;
+  requestedTimer = setTimeout(() => {
+    requestedTimer = null;
+    fetch(`/api/clusters/${slug}/requested`)
+      .then((r) => (r.ok ? r.json() : null))
+      .then((msg) => {
+        if (!msg) return;
+        applyRequested(state, msg);
+        rerender();
+      })
+      .catch(() => {});
+  }, 100);
+}
+
+// A kept cycle's events, without moving the player (for Why Pending).
+function loadCycleEvents(number) {
+  const known = player.cycles.find((c) => c.cycle === number);
+  if (!known || known.events || known.loading) return;
+  known.loading = true;
+  fetchCycle(number)
+    .then((cycle) => {
+      if (cycle) player.attachEvents(number, cycle.events);
+      rerender();
+    })
+    .finally(() => {
+      known.loading = false;
+    });
+}
+
+// Show cycle `number` at `step` (its end when null), fetching its events first if needed; only the
+// latest request moves the player (a follower's presenter may have moved on meanwhile).
+let cycleRequest = 0;
+function loadCycle(number, step, playing = false) {
+  const request = ++cycleRequest;
+  const show = () => {
+    if (request !== cycleRequest) return;
+    const follow = player.follow;
+    player.seek(number, step);
+    if (readOnly && lastPresenterView) player.follow = follow;
+    player.playing = playing && !player.atEnd();
+    rerender();
+  };
   const known = player.cycles.find((c) => c.cycle === number);
   if (known && known.events) {
-    player.seek(number, step);
+    show();
     return;
   }
   fetchCycle(number).then((cycle) => {
-    if (!cycle) return;
-    if (!known) mergeSummaries(player, [cycle]);
+    if (!cycle) {
+      toast(`cycle ${number} is no longer kept`, "error");
+      return;
+    }
+    if (!player.cycles.some((c) => c.cycle === number)) mergeSummaries(player, [cycle]);
     player.attachEvents(number, cycle.events);
-    player.seek(number, step);
-    rerender();
+    show();
   });
 }
 
@@ -290,20 +522,77 @@ function drawIf(key, deps, draw) {
   draw();
 }
 
+// The board's verdicts: only those of the cycle being viewed, labelled, nodes changed since marked.
+function boardVerdicts() {
+  const cycle = player.current;
+  const frame = ui.hideVerdicts ? null : player.frame();
+  ui.stale = frame ? nodesChangedSince(state, cycle.resourceVersion) : new Set();
+  ui.verdictSource = frame ? { label: cycleName(cycle), pod: cycle.pod, age: cycle.receivedAt ? `${ageOf(cycle.receivedAt)} ago` : "before this page opened" } : null;
+  return frame;
+}
+
+function cycleName(cycle) {
+  if (cycle.reexplained) return `re-explained ${cycle.pod}`;
+  if (cycle.fixFor) return `what-if: fixed for ${cycle.fixFor}`;
+  return cycle.whatIf ? "what-if" : `cycle ${cycle.cycle}`;
+}
+
+function whatIfCycle(ex, yaml, reexplained = false) {
+  whatIfCount += 1;
+  return { cycle: `what-if-${whatIfCount}`, pod: ex.pod, events: ex.events, whatIf: true, explanation: ex, yaml, followYaml: yaml, reexplained, receivedAt: Date.now(), resourceVersion: state.rv };
+}
+
+// One click on an out-of-date verdict: the scheduler's answer for the viewed cycle's pod, now.
+function reexplain() {
+  const cycle = player.current;
+  if (!cycle) return;
+  const yaml = podTextOf(cycle);
+  if (!yaml) {
+    toast(`${cycle.pod} no longer exists: paste it in the editor and press Explain`, "error");
+    return;
+  }
+  socket
+    .send({ action: "explain", yaml })
+    .then((msg) => {
+      player.follow = false;
+      player.cycles.push(whatIfCycle(msg.explanation, yaml, true));
+      player.index = player.cycles.length - 1;
+      player.toEnd();
+      broadcastView();
+      rerender();
+    })
+    .catch((err) => toast(err.message, "error"));
+}
+
 const render = () => {
   const frame = player.frame();
-  renderBoard($("#board"), state, frame, ui);
+  // A drag in progress keeps its card: redrawing it would drop the drag on the floor.
+  if (!ui.dragging) renderBoard($("#board"), state, boardVerdicts(), ui);
   renderPipeline($("#pipeline"), player);
   renderTabs($("#detail"), ui.tab);
   for (const panel of document.querySelectorAll("#detail [data-panel]")) panel.hidden = panel.dataset.panel !== ui.tab;
   const pod = selectedPodObject();
-  if (ui.tab === "why") drawIf("why", [pod, ui.why, ui.whyLoading], () => renderWhy($("[data-panel=why]"), { pod, why: ui.why, loading: ui.whyLoading }));
+  if (ui.tab === "why") {
+    const cycle = whyCycle();
+    if (!cycle || !cycle.events) askWhy();
+    const why = whyOf(cycle);
+    askFixes(cycle, why);
+    const fixes = ui.fixes && ui.fixes.for === cycle ? ui.fixes : null;
+    drawIf("why", [pod, cycle, cycle && cycle.events, ui.whyLoading, fixes, fixes && fixes.loading], () =>
+      renderWhy($("[data-panel=why]"), { pod, cycle, why, loading: ui.whyLoading, fixes }),
+    );
+  }
   // node map: a large cycle's scoreboard is redrawn per stage, not per event.
   const big = wantsScoreboard(frame);
   const scoreDeps = big ? [player.current, frame.stage, frame.finished, frame.winner] : [player.current, player.cursor];
   if (ui.tab === "scores") drawIf("scores", scoreDeps, () => (big ? renderScoreboard : renderScores)($("[data-panel=scores]"), frame));
   renderPinnedNode($("#pinned-node"), state, frame, ui); // node map
-  if (ui.tab === "events") drawIf("events", [state.rv, pod, Math.floor(Date.now() / 5000)], () => renderEvents($("[data-panel=events]"), state, pod));
+  if (ui.tab === "events") {
+    const whatIf = !pod && player.current && player.current.whatIf ? player.current : null;
+    drawIf("events", [state.rv, pod, whatIf, Math.floor(Date.now() / 5000)], () =>
+      renderEvents($("[data-panel=events]"), state, pod, whatIf && whatIf.events ? frameAt(whatIf, whatIf.events.length) : null),
+    );
+  }
   if (ui.tab === "listwatch") drawIf("listwatch", [ui.change, ui.changeHop], () => renderListWatch($("[data-panel=listwatch]"), ui.change, ui.changeHop));
   if (ui.tab === "lesson") {
     const step = state.cluster.lessonStep || 0;
@@ -324,6 +613,24 @@ function nextLessonStep() {
 // --- controls -----------------------------------------------------------------------------------
 
 $("#board").addEventListener("click", (event) => {
+  const act = event.target.closest("[data-act]");
+  if (act && !readOnly) {
+    const d = act.dataset;
+    if (d.act === "delete-node" && confirm(`Delete node ${d.name}? Its pods are deleted too.`)) apply({ action: "delete", kind: "Node", name: d.name }).catch(() => {});
+    else if (d.act === "delete-pod") apply({ action: "delete", kind: "Pod", name: d.name, namespace: d.namespace }).catch(() => {});
+    else if (d.act === "scale") apply({ action: "scale", kind: "Deployment", name: d.name, namespace: d.namespace, replicas: Math.max(0, parseInt(d.replicas, 10)) }).catch(() => {});
+    return;
+  }
+  const verdicts = event.target.closest("[data-verdicts]");
+  if (verdicts) {
+    ui.hideVerdicts = verdicts.dataset.verdicts === "hide";
+    rerender();
+    return;
+  }
+  if (event.target.closest("[data-reexplain]")) {
+    reexplain();
+    return;
+  }
   const cordon = event.target.closest("[data-cordon]");
   if (cordon) {
     const node = state.objects.Node.get(cordon.dataset.cordon);
@@ -381,6 +688,11 @@ $("#board").addEventListener("nodemap:pin", (event) => {
 });
 
 $("#detail").addEventListener("click", (event) => {
+  const fix = event.target.closest("[data-fix-whatif]");
+  if (fix) {
+    showFix(fix.dataset.fixWhatif);
+    return;
+  }
   const tab = event.target.closest("[data-tab]");
   if (tab) {
     ui.tab = tab.dataset.tab;
@@ -404,6 +716,10 @@ $("#pipeline").addEventListener("click", (event) => {
     player.pause();
     player.stepStage();
   } else if (what === "back") player.back();
+  else if (what === "event") {
+    player.pause();
+    player.step();
+  }
   else if (what === "end") player.toEnd();
   else if (what === "live") {
     player.follow = true;
@@ -426,6 +742,7 @@ $("#pipeline select.cycle-picker").addEventListener("change", (event) => {
 
 $("#pipeline select.speed").addEventListener("change", (event) => {
   player.speed = parseFloat(event.target.value);
+  broadcastView();
 });
 
 const paceSelect = $("#pace");
@@ -437,7 +754,7 @@ if (paceSelect) {
 // The player's clock and the List-Watch animation.
 let last = performance.now();
 function tick(now) {
-  const interval = 220 / player.speed;
+  const interval = (player.playing ? eventDuration(player.nextEvent()) : 220) / player.speed;
   if (now - last >= interval) {
     last = now;
     let dirty = false;
@@ -451,5 +768,30 @@ function tick(now) {
   requestAnimationFrame(tick);
 }
 requestAnimationFrame(tick);
+setInterval(rerender, 1000); // the ages of cycles and the eviction countdowns
+document.addEventListener("dragstart", () => {
+  ui.dragging = true;
+});
+for (const type of ["dragend", "drop"]) {
+  document.addEventListener(type, () => {
+    ui.dragging = false;
+    rerender();
+  });
+}
+for (const which of ["undo", "redo"]) {
+  const button = $(`#${which}`);
+  if (button) button.addEventListener("click", () => undoOrRedo(which));
+}
+document.addEventListener("keydown", (event) => {
+  if (readOnly || !(event.ctrlKey || event.metaKey) || event.target.closest("textarea, input")) return;
+  if (event.key === "z" || event.key === "Z") {
+    event.preventDefault();
+    undoOrRedo(event.shiftKey ? "redo" : "undo");
+  } else if (event.key === "y") {
+    event.preventDefault();
+    undoOrRedo("redo");
+  }
+});
+renderHistory();
 if (ui.tab === "why") askWhy();
 rerender();

@@ -73,6 +73,17 @@ def _no_lease_release_at_exit() -> Iterator[None]:
     runner._held.clear()
 
 
+@pytest.fixture(autouse=True)
+def _fresh_rate_limits() -> Iterator[None]:
+    """Every test starts with fresh HTTP rate-limit windows (they are per client address and cluster,
+    and every test client is 127.0.0.1 asking about clusters of the same names)."""
+    from clusterviz import actions
+
+    actions.reset_http_limits()
+    yield
+    actions.reset_http_limits()
+
+
 class OwnerClient(Client):
     """A test client that holds every cluster's edit link: requests to a cluster's API carry its
     owner token (`Authorization: Bearer`), as scripts and kubectl send it. Tests of the access rules

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pytest
+from tests.tools import missing_tool
 
 REPO = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
@@ -172,10 +172,10 @@ class Processes:
 
 
 def start_redis(processes: Processes) -> str:
-    """A private redis-server on a free port; returns its URL (skips the test when there is none)."""
+    """A private redis-server on a free port; returns its URL (see tests/tools.py when there is none)."""
     binary = shutil.which("redis-server")
     if binary is None:
-        pytest.skip("redis-server is not installed (apt-get install -y redis-server)")
+        missing_tool("redis-server is not installed (apt-get install -y redis-server)")
     port = free_port()
     directory = processes.tmp / "redis"
     directory.mkdir()
@@ -203,21 +203,21 @@ def _run(argv: list[str], timeout: float = 60) -> None:
 def start_postgres(processes: Processes) -> str:
     """A private PostgreSQL cluster (initdb as the postgres user) on a free port; returns a DATABASE_URL.
 
-    Skips the test when PostgreSQL, runuser or root are not available.
+    Without PostgreSQL, runuser or root: see tests/tools.py (a skip locally, a failure in CI).
     """
     pg_config = shutil.which("pg_config")
     runuser = shutil.which("runuser")
     if pg_config is None or runuser is None or os.geteuid() != 0:
-        pytest.skip("PostgreSQL needs pg_config, runuser and root (to run initdb as the postgres user)")
+        missing_tool("PostgreSQL needs pg_config, runuser and root (to run initdb as the postgres user)")
     try:
         import pwd
 
         postgres = pwd.getpwnam("postgres")
     except KeyError:
-        pytest.skip("there is no postgres user")
+        missing_tool("there is no postgres user")
     bindir = Path(subprocess.run([pg_config, "--bindir"], capture_output=True, text=True, check=True).stdout.strip())
     if not (bindir / "initdb").exists():
-        pytest.skip(f"initdb not found in {bindir}")
+        missing_tool(f"initdb not found in {bindir}")
     port = free_port()
     # The postgres user must reach the directory: pytest's own temp tree is private to root.
     directory = Path(tempfile.mkdtemp(prefix="clusterviz-pg-"))
@@ -316,7 +316,8 @@ def django_script(env: dict[str, str], code: str, timeout: float = 60) -> str:
 def start_server(
     processes: Processes, kind: str, env: dict[str, str], port: int | None = None, workers: int = 1
 ) -> Process:
-    """`daphne` (manage.py runserver --noreload) or `uvicorn` (optionally with workers), ready to serve."""
+    """`daphne` (manage.py runserver --noreload), `daphne-cli` (the daphne command) or `uvicorn` (optionally
+    with workers), ready to serve."""
     server = spawn_server(processes, kind, env, port, workers)
     wait_ready(server)
     return server
@@ -334,11 +335,16 @@ def spawn_server(
     processes: Processes, kind: str, env: dict[str, str], port: int | None = None, workers: int = 1
 ) -> Process:
     port = port or free_port()
-    if kind == "daphne":
+    if kind == "daphne":  # what `./dev run` starts: Django's runserver, served by daphne
         argv = [PYTHON, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"]
+    elif kind == "daphne-cli":  # the production command README names
+        argv = [PYTHON, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "clusterviz.asgi:application"]
     elif kind == "uvicorn":
         argv = [PYTHON, "-m", "uvicorn", "clusterviz.asgi:application", "--host", "127.0.0.1", "--port", str(port)]
-        argv += ["--no-access-log"] + (["--workers", str(workers)] if workers > 1 else [])
+        # As README's production command: without a graceful-shutdown bound, one slow client that never
+        # finishes its request body keeps uvicorn from exiting on SIGTERM.
+        argv += ["--no-access-log", "--timeout-graceful-shutdown", "3"]
+        argv += ["--workers", str(workers)] if workers > 1 else []
     else:
         raise ValueError(kind)
     return processes.spawn(kind, argv, env, port)

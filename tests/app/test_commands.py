@@ -76,7 +76,9 @@ def test_import_cluster_loads_a_kubectl_snapshot(tmp_path: Path) -> None:
     path = tmp_path / "snap.yaml"
     path.write_text(KUBECTL_GET_NODES_PODS)
     output = run("import_cluster", "prod-copy", str(path))
-    assert output.strip().startswith("imported 5 objects into cluster prod-copy; edit link: /clusters/prod-copy/?key=")
+    assert output.strip().startswith(
+        "imported 5 objects into cluster prod-copy; edit link: http://127.0.0.1:8000/clusters/prod-copy/?key="
+    )
     cluster = Cluster.objects.get(slug="prod-copy")
     web = store.get(cluster, "Pod", "default", "web-0")
     assert (web["spec"]["nodeName"], web["status"]["phase"]) == ("node01", "Running")

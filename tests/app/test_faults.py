@@ -42,9 +42,11 @@ from channels.testing import WebsocketCommunicator
 from .conftest import ORIGIN, node_yaml, pod_yaml
 from .servers import (
     _NO_PROXY,
+    TOKENS,
     Process,
     Processes,
     Stream,
+    django_script,
     http_json,
     prepare_cluster,
     server_env,
@@ -850,7 +852,8 @@ def test_a_stuck_browser_slows_nobody_and_cannot_grow_the_server(processes: Proc
     is a gap-free prefix, and resuming from there gives it exactly the rest."""
     redis_url = start_redis(processes) if layer == "redis" else None
     db = processes.tmp / "db.sqlite3"
-    env = server_env(str(db), redis_url, CLUSTERVIZ_STREAM_BACKLOG_BYTES=str(1 << 20))
+    # 120 actions over HTTP in a few seconds: above the per-client rate limit (clusterviz/actions.py).
+    env = server_env(str(db), redis_url, CLUSTERVIZ_STREAM_BACKLOG_BYTES=str(1 << 20), CLUSTERVIZ_RATE_ACTIONS="1000")
     big = node_yaml("n1").replace(
         "metadata: {name: n1,", "metadata: {name: n1, annotations: {notes: " + "x" * 200_000 + "},"
     )
@@ -904,3 +907,86 @@ def test_a_stuck_browser_slows_nobody_and_cannot_grow_the_server(processes: Proc
         f" stuck browser got {len(got)} changes then {ended} (close code {stuck.close_code}), resumed the other"
         f" {final - last}"
     )
+
+
+# ------------------------------------------------------------------ SIGKILL mid-import
+
+
+def _import_state(db: Path, slug: str) -> tuple[int, int, int, int]:
+    """(objects of the cluster, its resourceVersion, staging clusters, staged rows), read from SQLite."""
+    connection = sqlite3.connect(db, timeout=20)
+    try:
+        cluster_id, rv = connection.execute(
+            "select id, resource_version from clusterviz_cluster where slug = ?", (slug,)
+        ).fetchone()
+        objects = connection.execute(
+            "select count(*) from clusterviz_kubeobject where cluster_id = ?", (cluster_id,)
+        ).fetchone()[0]
+        staging = connection.execute("select count(*) from clusterviz_cluster where slug like 'import.%'").fetchone()[0]
+        staged = connection.execute(
+            "select count(*) from clusterviz_kubeobject o join clusterviz_cluster c on o.cluster_id = c.id"
+            " where c.slug like 'import.%'"
+        ).fetchone()[0]
+        return objects, rv, staging, staged
+    finally:
+        connection.close()
+
+
+def _stored(db: Path) -> int:
+    connection = sqlite3.connect(db, timeout=20)
+    try:
+        row = connection.execute("select max(stored) from clusterviz_importjob").fetchone()
+        return int(row[0] or 0)
+    finally:
+        connection.close()
+
+
+def test_sigkill_during_an_import_then_restart(processes: Processes) -> None:
+    """A server killed while it stores a 16,500-object import leaves the cluster empty (the staged
+    rows are invisible); after the restart the job reads as interrupted, its staging is gone, and
+    the same import then completes."""
+    from bench.cluster_dump import dump
+
+    db = processes.tmp / "db.sqlite3"
+    env = server_env(str(db), CLUSTERVIZ_LEASE_SECONDS="1")
+    TOKENS["imp"] = (
+        django_script(
+            env,
+            "from django.core.management import call_command\nfrom clusterviz import services\n"
+            "call_command('migrate', verbosity=0, interactive=False)\n"
+            "print(services.create_cluster('imp').owner_token)\n",
+        )
+        .strip()
+        .splitlines()[-1]
+    )
+    big = dump(1500, 10)
+    server = start_server(processes, "uvicorn", env)
+    status, body = http_json(f"{server.base_url}/api/clusters/imp/imports", big, timeout=60)
+    assert status == 202, body
+    job_path = body["url"]
+    kill_when(server, lambda: _stored(db) >= 3000, 120, "part of the import stored")
+    objects, rv, staging, staged = _import_state(db, "imp")
+    assert (objects, rv, staging) == (0, 0, 1), "no half cluster: the staged rows are not the cluster's"
+    assert 3000 <= staged < 16_500
+
+    server = start_server(processes, "uvicorn", env)
+    seen: dict[str, Any] = {}
+
+    def interrupted() -> bool:
+        seen.update(http_json(server.base_url + job_path)[1]["import"])
+        return seen["state"] != "running"
+
+    wait_for(interrupted, 30, "the killed import to be found")
+    assert (seen["state"], seen["error"]) == (
+        "failed",
+        "interrupted: the server stopped during the import; nothing was stored",
+    )
+    assert _import_state(db, "imp") == (0, 0, 0, 0)
+
+    small = dump(200, 10)
+    status, body = http_json(f"{server.base_url}/api/clusters/imp/imports", small, timeout=60)
+    assert status == 202, body
+    wait_for(lambda: http_json(server.base_url + body["url"])[1]["import"]["state"] == "done", 120, "the import")
+    assert _import_state(db, "imp") == (2200, 2200, 0, 0)
+    state = check_state_api(server, "imp")
+    assert len(state["objects"]["Node"]) == 200

@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+from tests.tools import missing_tool
+
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
@@ -81,7 +83,7 @@ def _load_module() -> Any:
 @pytest.mark.parametrize("mode", ["single", "redis"])
 def test_runs_every_scenario_and_reports_figures(mode: str, request: pytest.FixtureRequest) -> None:
     if mode == "redis" and shutil.which("redis-server") is None:
-        pytest.skip("redis-server is not installed")
+        missing_tool("redis-server is not installed (apt-get install -y redis-server)")
     report = request.getfixturevalue("single_report") if mode == "single" else _run(mode)
     assert report["passed"] is True
     assert (report["mode"], report["servers"]) == (mode, 2 if mode == "redis" else 1)
@@ -134,11 +136,11 @@ def test_interrupt_stops_everything_it_started() -> None:
         while time.monotonic() < deadline:
             line = bench.stderr.readline()
             lines.append(line)
-            if "scenario A" in line or not line:
+            if "presenters acting" in line or not line:
                 break
         pids = [int(pid) for line in lines for pid in re.findall(r"pid (\d+)", line)]
         assert pids, "".join(lines)
-        time.sleep(1.5)  # the followers are connected and the presenter is acting
+        assert "scenario A: 20 followers connected, presenters acting" in lines[-1], "".join(lines)
         bench.send_signal(signal.SIGINT)
         _, err = bench.communicate(timeout=60)
         assert bench.returncode == 130, err

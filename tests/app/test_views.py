@@ -71,6 +71,7 @@ def test_state_json(client: Client, make_cluster: Any) -> None:
         "paceDelayMs": 800,
         "lesson": "",
         "lessonStep": 0,
+        "presenterView": {},
     }
     assert sorted(data["objects"]) == ["Node", "Pod"]
     assert data["objects"]["Pod"][0]["metadata"]["name"] == "p1"
@@ -191,11 +192,11 @@ ACTION_ERRORS = [
         b'{"action": "create",\n "yaml": }',
         400,
         "Invalid",
-        "body: invalid JSON at line 2 column 10: Expecting value",
+        "invalid JSON at line 2 column 10: Expecting value",
         id="invalid-json-located",
     ),
     pytest.param(b"null", 400, "Invalid", "action: expected a JSON object", id="null"),
-    pytest.param(b"\xff\xfe\xfa", 400, "Invalid", "body: invalid JSON", id="not-utf8"),
+    pytest.param(b"\xff\xfe\xfa", 400, "Invalid", "invalid JSON", id="not-utf8"),
     pytest.param(b"[1, 2]", 400, "Invalid", "action: expected a JSON object", id="array"),
     pytest.param(b'{"action": "nope"}', 400, "Invalid", "action: unknown action 'nope'", id="unknown-action"),
     pytest.param(b'{"action": "create"}', 400, "Invalid", "yaml: Field required", id="missing-yaml"),
@@ -420,7 +421,7 @@ def test_import_as_a_file_upload(client: Client, make_cluster: Any) -> None:
         (b"", "snapshot: no objects found"),
         (b"{{{", "snapshot:1:4: expected the node content"),
         (b"\xff\xfe\x00", "snapshot:1:1: not valid UTF-8"),
-        (b"- 1", "snapshot: expected a Kubernetes object (a mapping)"),
+        (b"- 1", "snapshot:1: expected a Kubernetes object (a mapping), got list"),
         (b"apiVersion: v1\nkind: List\nitems: 5\n", "items: must be a list"),
         (b"apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n", 'unsupported kind "Secret"'),
     ],
@@ -560,3 +561,39 @@ def test_static_files_are_served(client: Client) -> None:
     assert response.status_code == 200
     assert b"".join(response.streaming_content) == script.read_bytes()
     assert client.get("/static/js/no-such-file.js").status_code == 404
+
+
+@pytest.mark.django_db
+def test_requested_figures_are_the_schedulers(client: Client, make_cluster: Any) -> None:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p1"},
+        "spec": {
+            "nodeName": "n1",
+            "initContainers": [
+                {"name": "log", "image": "x", "restartPolicy": "Always", "resources": {"requests": {"cpu": "250m"}}}
+            ],
+            "containers": [{"name": "app", "image": "x", "resources": {"requests": {"cpu": "500m"}}}],
+        },
+    }
+    make_cluster("c1", node_yaml("n1") + "---\n" + json.dumps(pod))
+    data = client.get("/api/clusters/c1/requested").json()
+    assert data["nodes"]["n1"]["cpu"] == {"requested": 750, "allocatable": 2000}
+    assert data["nodes"]["n1"]["pods"] == {"requested": 1, "allocatable": 110}
+    assert data["resourceVersion"] == "2"
+
+
+@pytest.mark.django_db
+def test_the_presenters_view_is_kept_for_late_followers(client: Client, make_cluster: Any) -> None:
+    make_cluster("c1", node_yaml("n1"))
+    view = {"action": "view", "tab": "scores", "cycle": 3, "step": 7, "speed": 4, "playing": False}
+    assert post_action(client, "c1", view).status_code == 200
+    kept = client.get("/api/clusters/c1/state").json()["cluster"]["presenterView"]
+    assert (kept["tab"], kept["cycle"], kept["step"], kept["speed"], kept["whatIf"]) == ("scores", 3, 7, 4.0, None)
+    # Views handled out of order: an older one (by the presenter's seq) does not replace a newer one.
+    assert post_action(client, "c1", {"action": "view", "step": 9, "seq": 20}).status_code == 200
+    assert post_action(client, "c1", {"action": "view", "step": 8, "seq": 19}).status_code == 200
+    assert client.get("/api/clusters/c1/state").json()["cluster"]["presenterView"]["step"] == 9
+    response = post_action(client, "c1", {"action": "view", "step": -1})
+    assert response.status_code == 400 and "step" in response.json()["message"]

@@ -20,6 +20,7 @@ import pytest
 from playwright.sync_api import Page
 
 from tests.live_server import LiveServer as BaseLiveServer
+from tests.tools import missing_tool
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -43,7 +44,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args: dict) -> dict:  # type: ignore[type-arg]
     if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} not found: install Debian's chromium to run the browser tests")
+        missing_tool(f"{CHROMIUM} not found: install Debian's chromium to run the browser tests")
     return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
 
 
@@ -169,6 +170,9 @@ def open_cluster(page: Page, url: str) -> Page:
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page._clusterviz_errors = errors  # type: ignore[attr-defined]
+    sent: list[str] = []  # every WebSocket frame the page sent (see `frames_sent`)
+    page.on("websocket", lambda ws: ws.on("framesent", lambda payload: sent.append(str(payload))))
+    page._clusterviz_sent = sent  # type: ignore[attr-defined]
     slug = url.split("/clusters/", 1)[1].split("/", 1)[0] if "/clusters/" in url else ""
     if slug in EDIT_LINKS and "role=follower" not in url:
         page.goto(EDIT_LINKS[slug])  # hold the edit link (the session remembers it), as the presenter does
@@ -177,3 +181,10 @@ def open_cluster(page: Page, url: str) -> Page:
     page.wait_for_selector("#board [data-node], #board .map-canvas[data-cells]")  # cards, or the node map
     page.wait_for_load_state("networkidle")  # the recent cycles and the lesson are fetched after the snapshot
     return page
+
+
+def frames_sent(page: Page) -> list[str]:
+    """The WebSocket frames the page has sent so far (after a round trip to the page, so that every
+    frame its earlier event handlers sent has been reported)."""
+    page.evaluate("0")
+    return list(page._clusterviz_sent)  # type: ignore[attr-defined]

@@ -108,3 +108,62 @@ def test_screenshots(page: Page, context: BrowserContext, new_cluster: Any) -> N
     finish_cycle_of(page, "default/web")
     expect(page.locator("#board .map-canvas[data-winner]")).not_to_have_attribute("data-winner", "")
     shot(page, "compact-board")
+
+
+def test_screenshots_of_the_truthful_views(page: Page, browser: Any, new_cluster: Any) -> None:
+    from .test_truth import PLAIN_POD, SSD_POD, without_deployment
+
+    # Fixes verified by the scheduler, node by node.
+    api = new_cluster("demo")
+    api.act({"action": "taint", "node": "node02", "key": "gpu", "value": "true", "effect": "NoSchedule"})
+    open_cluster(page, api.url)
+    page.locator("#editor textarea").fill(SSD_POD)
+    page.locator("[data-editor=create]").click()
+    finish_cycle_of(page, "default/wants-ssd")
+    page.locator('.pending-lane [data-why="default/wants-ssd"]').click()
+    expect(page.locator("[data-panel=why] .fix-node.verified").first).to_be_visible()
+    shot(page, "fixes-verified", '[data-panel=why] .fix-node[data-fix-node="node02"]')
+
+    # A node changed since the viewed cycle: out of date, re-explain in one click.
+    api = new_cluster("demo")
+    without_deployment(api)
+    open_cluster(page, api.url)
+    page.locator("#editor textarea").fill(PLAIN_POD)
+    page.locator("[data-editor=create]").click()
+    finish_cycle_of(page, "default/plain")
+    api.act(
+        {"action": "taint", "node": "node01", "key": "qqq", "value": "value1", "effect": "NoSchedule", "remove": True}
+    )
+    expect(card(page, "node01").locator(".verdict-stale")).to_be_visible()
+    shot(page, "stale-verdicts")
+
+    # Preemption: the nominated node, the struck-through victim with its priority, the losing candidate.
+    pre = new_cluster("preemption")
+    pre.act({"action": "lesson.next"})
+    pre.wait_for(
+        "two replicas running",
+        lambda: sum(1 for p in pre.objects("Pod").values() if p.get("status", {}).get("phase") == "Running") == 2,
+    )
+    pre.act({"action": "lesson.next"})
+    pre.act({"action": "lesson.next"})
+    pre.wait_for(
+        "myapp-vip bound", lambda: (pre.objects("Pod").get("default/myapp-vip") or {}).get("spec", {}).get("nodeName")
+    )
+    open_cluster(page, pre.url)
+    picker = page.locator("#pipeline select.cycle-picker")
+    picker.select_option(str(picker.locator("option", has_text="default/myapp-vip").first.get_attribute("value")))
+    page.locator("[data-player=end]").click()
+    expect(page.locator("#board .node-card.nominated")).to_have_count(1)
+    shot(page, "preemption")
+
+    # The eviction countdown of a pod with tolerationSeconds.
+    ne = new_cluster("taints-noexecute")
+    open_cluster(page, ne.url)
+    ne.act({"action": "lesson.next"})
+    expect(card(page, "node01").locator(".countdown")).to_be_visible()
+    shot(page, "eviction-countdown")
+
+    # A 390 px phone: the board comes first.
+    phone = browser.new_context(viewport={"width": 390, "height": 844})
+    shot(open_cluster(phone.new_page(), api.url), "phone")
+    phone.close()

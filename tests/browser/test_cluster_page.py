@@ -16,7 +16,7 @@ from playwright.sync_api import BrowserContext, Locator, Page, expect
 
 from tests.live_server import ROOT
 
-from .conftest import ClusterApi, open_cluster
+from .conftest import ClusterApi, frames_sent, open_cluster
 
 DEMO_MESSAGE_GPU_TAINT = (
     "0/3 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
@@ -382,9 +382,10 @@ def test_follower_follows_the_presenter_and_has_no_editing_controls(context: Bro
 
     # The follower's own clicks change nothing on the server.
     before = api.state()["resourceVersion"]
+    sent_before = frames_sent(follower)
     card(follower, "node01").click()
     follower.locator("#board .chip").first.press("Delete")
-    follower.wait_for_timeout(300)
+    assert frames_sent(follower) == sent_before  # the follower sent nothing: no action to refuse
     assert api.state()["resourceVersion"] == before
     no_page_errors(presenter)
     no_page_errors(follower)

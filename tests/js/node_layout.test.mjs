@@ -100,6 +100,10 @@ test("verdicts of a node in the viewed cycle", () => {
   assert.equal(verdictOf(f, "b"), "rejected");
   assert.equal(verdictOf(f, "c"), "none");
   assert.equal(verdictOf(null, "a"), "none");
+  const running = { ...frame({ c: 0 }), filterFinished: false };
+  running.nodes.c.total = null;
+  assert.equal(verdictOf(running, "c"), "none"); // not "passed" while its filters may still reject it
+  assert.equal(verdictOf({ ...running, filterFinished: true }, "c"), "pass");
 });
 
 test("search by name, label or taint; every term must match", () => {

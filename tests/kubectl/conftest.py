@@ -7,7 +7,8 @@
   the real binary with a scratch HOME and --cache-dir, as /work/shared/kubectl-api.md §1 says),
   `.popen(...)`, `.state()`, `.pods()`, `.node(name)`, `.wait(...)`, `.action(...)`, `.changes()`.
 
-kubectl is only ever pointed at 127.0.0.1. Tests skip (with the reason) when it is not installed.
+kubectl is only ever pointed at 127.0.0.1. Without kubectl the tests skip locally and fail under CI
+(tests/tools.py).
 """
 
 from __future__ import annotations
@@ -29,9 +30,10 @@ import pytest
 import yaml
 
 from tests.live_server import LiveServer
+from tests.tools import missing_tool
 
 KUBECTL = os.environ.get("KUBECTL") or shutil.which("kubectl") or "/usr/bin/kubectl"
-POOL_SIZE = 48
+POOL_SIZE = 96
 BASE_NODES = """\
 apiVersion: v1
 kind: List
@@ -273,7 +275,7 @@ def api_cluster(kube_server: KubeServer, kube_cache: Path, tmp_path: Path) -> Cl
 
 @pytest.fixture
 def cluster(api_cluster: Cluster) -> Cluster:
-    """A fresh cluster and the real kubectl for it (skips when kubectl is not installed)."""
+    """A fresh cluster and the real kubectl for it (see tests/tools.py when kubectl is not installed)."""
     if not Path(KUBECTL).exists():
-        pytest.skip(f"kubectl not found ({KUBECTL}): install it (or set KUBECTL) to run the real-kubectl tests")
+        missing_tool(f"kubectl not found ({KUBECTL}): install it (or set KUBECTL) to run the real-kubectl tests")
     return api_cluster

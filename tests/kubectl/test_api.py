@@ -59,7 +59,11 @@ def test_version_discovery_and_openapi(api_cluster: Cluster) -> None:
     core = call(api_cluster, "GET", "/api", accept=AGGREGATED)
     assert core.headers["Content-Type"] == "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
     resources = {r["resource"]: r for r in core.json()["items"][0]["versions"][0]["resources"]}
-    assert set(resources) == {"pods", "nodes", "events", "namespaces"}
+    assert set(resources) == {"pods", "nodes", "events", "namespaces", "services"}
+    assert [(s["subresource"], s["verbs"]) for s in resources["pods"]["subresources"]] == [
+        ("eviction", ["create"]),
+        ("status", ["get", "patch", "update"]),
+    ]
     assert resources["pods"]["shortNames"] == ["po"] and resources["pods"]["categories"] == ["all"]
     beta = call(
         api_cluster, "GET", "/apis", accept="application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList"
@@ -75,6 +79,8 @@ def test_version_discovery_and_openapi(api_cluster: Cluster) -> None:
         "apps",
         "scheduling.k8s.io",
         "coordination.k8s.io",
+        "authorization.k8s.io",
+        "authentication.k8s.io",
     ]
     legacy = call(api_cluster, "GET", "/apis/apps/v1").json()
     assert [r["name"] for r in legacy["resources"]][:3] == ["deployments", "deployments/scale", "deployments/status"]

@@ -4,6 +4,7 @@ cluster's resourceVersion, the watch log and the scheduling cycles (conftest `Cl
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -81,18 +82,18 @@ DRY_RUNS: list[tuple[tuple[str, ...], str]] = [
 ]
 
 
-def steady_dump(cluster: Cluster) -> dict[str, Any]:
-    """The store once the control loops have nothing left to do (two equal dumps in a row)."""
-    previous: list[Any] = [None]
+def steady_dump(cluster: Cluster, quiet: float = 1.5) -> dict[str, Any]:
+    """The store once the control loops have nothing left to do: unchanged for `quiet` seconds."""
+    state: dict[str, Any] = {"dump": None, "since": 0.0}
 
     def settled() -> dict[str, Any] | None:
-        dump = cluster.dump()
-        if dump == previous[0]:
-            return dump
-        previous[0] = dump
-        return None
+        dump, now = cluster.dump(), time.monotonic()
+        if dump != state["dump"]:
+            state.update(dump=dump, since=now)
+            return None
+        return dump if now - state["since"] >= quiet else None
 
-    return cluster.wait(settled, 20, "the cluster to settle")
+    return cluster.wait(settled, 30, "the cluster to settle")
 
 
 @pytest.fixture

@@ -276,13 +276,30 @@ def test_table_negotiation() -> None:
 
 def test_openapi_index_carries_the_prefix() -> None:
     paths = openapi.index("/k8s/demo")["paths"]
-    assert set(paths) == {"api/v1", "apis/apps/v1", "apis/scheduling.k8s.io/v1"}
-    assert paths["api/v1"]["serverRelativeURL"].startswith("/k8s/demo/openapi/v3/api/v1?hash=")
-    assert openapi.group_document("coordination.k8s.io", "v1") == {
-        "openapi": "3.0.0",
-        "info": {"title": "clusterviz", "version": "v1.32.4"},
-        "paths": {},
+    assert set(paths) == {
+        "api/v1",
+        "apis/apps/v1",
+        "apis/scheduling.k8s.io/v1",
+        "apis/coordination.k8s.io/v1",
+        "apis/authorization.k8s.io/v1",
+        "apis/authentication.k8s.io/v1",
     }
+    assert paths["api/v1"]["serverRelativeURL"].startswith("/k8s/demo/openapi/v3/api/v1?hash=")
+    leases = openapi.group_document("coordination.k8s.io", "v1")
+    assert leases is not None
+    # read-only: a path for explain, no PATCH (so no server-side field validation is advertised)
+    assert leases["paths"] == {
+        "/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{name}": {
+            "get": {
+                "x-kubernetes-group-version-kind": {"group": "coordination.k8s.io", "version": "v1", "kind": "Lease"}
+            }
+        }
+    }
+    lease = leases["components"]["schemas"]["io.k8s.api.coordination.v1.Lease"]
+    assert lease["x-kubernetes-group-version-kind"] == [
+        {"group": "coordination.k8s.io", "kind": "Lease", "version": "v1"}
+    ]
+    assert lease["properties"]["spec"] == {"allOf": [{"$ref": "#/components/schemas/io.k8s.api.core.v1.LeaseSpec"}]}
 
 
 def test_invalid_status_names_the_field() -> None:

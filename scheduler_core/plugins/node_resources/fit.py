@@ -13,6 +13,7 @@ import numpy as np
 
 from ...api.loading import InputError
 from ...framework.cycle_state import CycleState
+from ...framework.events import PerNode
 from ...framework.node_table import NodeTable
 from ...framework.pod_info import PodInfo
 from ...framework.status import Code, NodeVerdicts, PreFilterResult, Status
@@ -93,7 +94,7 @@ class Fit:
                 used = table.requested.get(resource)
                 used = used if used is not None else np.zeros(n, dtype=np.int64)
                 short = request > alloc - used
-                detail[resource] = {"request": request, "used": used, "allocatable": alloc}
+                detail[resource] = {"request": request, "used": PerNode(used), "allocatable": PerNode(alloc)}
                 if short.any():
                     reasons.append((insufficient(resource), short))
                     failed |= short

@@ -1,20 +1,5 @@
-// Kubernetes quantities for display (cpu in cores, memory in bytes). Display only: the server
-// computes every verdict and score exactly.
-
-const BINARY = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60 };
-const DECIMAL = { n: 1e-9, u: 1e-6, m: 1e-3, "": 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18 };
-
-export function parseQuantity(text) {
-  if (text === undefined || text === null) return 0;
-  const s = String(text).trim();
-  const m = /^([+-]?[0-9.]+)(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$/.exec(s);
-  if (!m) return 0;
-  const n = parseFloat(m[1]);
-  const suffix = m[2] || "";
-  if (suffix in BINARY) return n * BINARY[suffix];
-  if (suffix in DECIMAL) return n * DECIMAL[suffix];
-  return n * 10 ** parseInt(suffix.slice(1), 10);
-}
+// Formatting of the server's figures (cpu in cores or millicores, memory in bytes). Display only:
+// the server computes every figure, verdict and score; nothing here parses a quantity.
 
 export function formatCpu(cores) {
   if (cores === 0) return "0";
@@ -31,4 +16,15 @@ export function formatBytes(bytes) {
     unit += 1;
   }
   return `${Math.round(value * 10) / 10}${units[unit]}`;
+}
+
+export function formatMilliCpu(millicores) {
+  return formatCpu(millicores / 1000);
+}
+
+// A figure of a resource as people read it: cpu in cores, memory in binary units, others plain.
+export function formatResource(resource, value) {
+  if (resource === "cpu") return `${formatMilliCpu(value)} CPU`;
+  if (resource === "memory" || resource === "ephemeral-storage" || resource.startsWith("hugepages-")) return formatBytes(value);
+  return String(value);
 }

@@ -1,13 +1,11 @@
 // The cluster as the browser knows it: a pure fold of the stream (no DOM here).
 
-import { parseQuantity } from "../lib/quantity.js";
-
 export const KINDS = ["Node", "Pod", "Event", "Deployment", "ReplicaSet", "PriorityClass", "Namespace"];
 
 export function emptyState() {
   const objects = {};
   for (const kind of KINDS) objects[kind] = new Map();
-  return { rv: "0", cluster: {}, objects, evictions: new Map(), lastChange: null };
+  return { rv: "0", cluster: {}, objects, evictions: new Map(), lastChange: null, requested: null };
 }
 
 export function objectKey(obj) {
@@ -17,6 +15,7 @@ export function objectKey(obj) {
 
 export function applySnapshot(state, msg) {
   const next = emptyState();
+  next.requested = state.requested;
   next.rv = msg.resourceVersion;
   next.cluster = msg.cluster || {};
   for (const kind of KINDS) {
@@ -35,6 +34,19 @@ export function applyWatch(state, msg) {
   state.lastChange = msg;
   if (msg.kind === "Pod" && msg.event === "DELETED") state.evictions.delete(objectKey(msg.object));
   return state;
+}
+
+// The taint manager announced an eviction: `seconds` from now (the browser's clock, so server and
+// browser clocks need not agree).
+export function applyEviction(state, msg, now = Date.now()) {
+  state.evictions.set(msg.pod, { at: now + msg.seconds * 1000, node: msg.node });
+  return state;
+}
+
+// Whole seconds until the pod's eviction, or null when none is scheduled.
+export function evictionIn(state, key, now = Date.now()) {
+  const eviction = state.evictions.get(key);
+  return eviction ? Math.max(0, Math.ceil((eviction.at - now) / 1000)) : null;
 }
 
 export function nodes(state) {
@@ -62,27 +74,37 @@ export function podStatus(pod) {
   return status.phase || "Pending";
 }
 
-function podRequest(pod, resource) {
-  let total = 0;
-  for (const c of pod.spec.containers || []) total += parseQuantity(((c.resources || {}).requests || {})[resource]);
-  let initMax = 0;
-  for (const c of pod.spec.initContainers || []) {
-    initMax = Math.max(initMax, parseQuantity(((c.resources || {}).requests || {})[resource]));
-  }
-  return Math.max(total, initMax) + parseQuantity((pod.spec.overhead || {})[resource]);
+// The server's figures (scheduler_core's accounting) of requested vs allocatable per node: cpu in
+// millicores, memory in bytes, pods. Kept only if at least as new as what is shown.
+export function applyRequested(state, msg) {
+  if (state.requested && BigInt(msg.resourceVersion) < BigInt(state.requested.resourceVersion)) return state;
+  state.requested = msg;
+  return state;
 }
 
-// Requested vs allocatable for the bars of a node card.
+// Requested vs allocatable for the bars of a node card, or null until the server has said.
 export function nodeUsage(state, node) {
-  const alloc = (node.status || {}).allocatable || {};
-  const pods = podsOnNode(state, node.metadata.name).filter(
-    (p) => !["Succeeded", "Failed"].includes((p.status || {}).phase),
-  );
-  return {
-    cpu: { used: pods.reduce((s, p) => s + podRequest(p, "cpu"), 0), total: parseQuantity(alloc.cpu) },
-    memory: { used: pods.reduce((s, p) => s + podRequest(p, "memory"), 0), total: parseQuantity(alloc.memory) },
-    pods: { used: pods.length, total: parseQuantity(alloc.pods) },
-  };
+  const figures = state.requested && state.requested.nodes[node.metadata.name];
+  if (!figures) return null;
+  const pick = (r) => ({ used: figures[r].requested, total: figures[r].allocatable });
+  return { cpu: pick("cpu"), memory: pick("memory"), pods: pick("pods"), resourceVersion: state.requested.resourceVersion };
+}
+
+// The nodes whose object changed after resourceVersion `rv` (or that did not exist then): a cycle
+// seen at `rv` says nothing reliable about them any more.
+export function nodesChangedSince(state, rv) {
+  const changed = new Set();
+  if (rv === undefined || rv === null || rv === "") return changed;
+  const since = BigInt(rv);
+  for (const [name, node] of state.objects.Node) {
+    if (BigInt(node.metadata.resourceVersion || "0") > since) changed.add(name);
+  }
+  return changed;
+}
+
+// "12s", "3m", "2h": how long ago a moment (ms since the epoch) was.
+export function ageOf(then, now = Date.now()) {
+  return age((now - then) / 1000);
 }
 
 export function eventsFor(state, obj) {
@@ -104,7 +126,8 @@ export function describeEvents(events, now = Date.now()) {
     const last = (now - Date.parse(e.lastTimestamp)) / 1000;
     const first = (now - Date.parse(e.firstTimestamp)) / 1000;
     const when = e.count > 1 ? `${age(last)} (x${e.count} over ${age(first)})` : age(last);
-    return { type: e.type, reason: e.reason, age: when, from: (e.source || {}).component || "", message: e.message };
+    const related = e.related && e.related.name ? `${e.related.namespace ? e.related.namespace + "/" : ""}${e.related.name}` : "";
+    return { type: e.type, reason: e.reason, age: when, from: (e.source || {}).component || "", message: e.message, related, relatedKind: (e.related || {}).kind || "" };
   });
 }
 

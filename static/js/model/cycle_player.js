@@ -23,27 +23,41 @@ export function frameAt(cycle, upto) {
     scheduled: false,
     nominatedNode: null,
     preemption: null,
+    postFilter: null,
+    detail: {}, // Filter plugin → the detail the core gave (requests, taints, missing labels)
+    filtersRan: [], // Filter plugins evaluated so far, in order
+    filterFinished: false,
+    plugin: null, // the plugin of the last event shown
   };
-  const node = (name) => (frame.nodes[name] ||= { rejected: null, failures: [], scores: {}, total: null });
+  const node = (name) => (frame.nodes[name] ||= { rejected: null, failures: [], scores: {}, total: null, filtered: false });
   const enter = (stage) => {
     if (frame.stage && frame.stage !== stage) frame.done.add(frame.stage);
     frame.stage = stage;
   };
   const events = cycle.events.slice(0, upto);
   for (const e of events) {
+    frame.plugin = e.plugin || null;
     if (e.type === "phase.started") enter(e.point);
     else if (e.type === "plugin.evaluated" && e.point === "PreFilter") {
       const code = e.status && e.status.code;
       if (code === "Unschedulable" || code === "UnschedulableAndUnresolvable") frame.preFilter = e.status;
-    } else if (e.type === "plugin.evaluated" && e.point === "Filter" && e.verdicts) {
-      for (const [name, verdict] of Object.entries(e.verdicts)) {
+    } else if (e.type === "plugin.evaluated" && e.point === "Filter") {
+      frame.filtersRan.push(e.plugin);
+      if (e.detail) frame.detail[e.plugin] = e.detail;
+      for (const [name, verdict] of Object.entries(e.verdicts || {})) {
         const n = node(name);
-        if (verdict.code !== "Success") {
-          const failure = { plugin: e.plugin, code: verdict.code, reasons: verdict.reasons };
-          n.failures.push(failure);
-          if (!n.rejected) n.rejected = failure;
-        }
+        n.filtered = true;
+        if (verdict.code !== "Success") n.failures.push({ plugin: e.plugin, code: verdict.code, reasons: verdict.reasons });
       }
+    } else if (e.type === "filter.finished") {
+      // The core names, per rejected node, the plugin whose status upstream records.
+      frame.filterFinished = true;
+      for (const [name, plugin] of Object.entries(e.rejectedBy || {})) {
+        const n = node(name);
+        n.rejected = n.failures.find((f) => f.plugin === plugin) || { plugin, code: "Unschedulable", reasons: [] };
+      }
+    } else if (e.type === "plugin.evaluated" && e.point === "PostFilter") {
+      frame.postFilter = e.status || null;
     } else if (e.type === "node.skipped") {
       for (const name of Object.keys(e.nodes || {})) {
         const n = node(name);
@@ -78,6 +92,22 @@ export function frameAt(cycle, upto) {
   return frame;
 }
 
+// How long an event stays on screen at ×1 (ms): proportional to the work it stands for — a
+// plugin over many nodes takes longer than one phase marker.
+export function eventDuration(event) {
+  if (!event) return 200;
+  const spread = (map) => (map ? Object.keys(map).length : 0);
+  if (event.type === "cycle.started") return 80;
+  if (event.type === "phase.started") return 350;
+  if (event.type === "plugin.evaluated") {
+    const nodes = spread(event.verdicts) || spread(event.raw);
+    return Math.min(1500, 180 + 60 * nodes);
+  }
+  if (event.type === "scores.normalized") return Math.min(1200, 150 + 40 * spread(event.normalized));
+  if (event.type === "filter.finished" || event.type === "host.selected") return 600;
+  return 250;
+}
+
 export class CyclePlayer {
   constructor(limit = 200) {
     this.cycles = [];
@@ -108,6 +138,11 @@ export class CyclePlayer {
       this.cursor = 0;
       this.playing = true;
     }
+  }
+
+  // The event to show next (for its duration), or null.
+  nextEvent() {
+    return this.current && this.current.events ? this.current.events[this.cursor] || null : null;
   }
 
   atEnd() {

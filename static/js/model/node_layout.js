@@ -63,7 +63,9 @@ export function verdictOf(frame, name) {
   if (!info) return "none";
   if (info.rejected) return "rejected";
   if (info.total !== null && info.total !== undefined) return "pass";
-  return frame.done.has("Filter") || frame.stage === "Filter" ? "pass" : "none";
+  // Passed only once every filter ran (frameAt's filterFinished), never before a rejection shows.
+  if ("filterFinished" in frame) return frame.filterFinished ? "pass" : "none";
+  return frame.done.has("Filter") ? "pass" : "none";
 }
 
 function rejectionReason(info) {

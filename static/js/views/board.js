@@ -1,9 +1,9 @@
 // The board: one card per node (labels, taints, bars, pods, this cycle's verdict) and the pending
 // lane. Cards are keyed by node name and updated in place, so streaming never makes the layout jump.
 
-import { h, keyed } from "../lib/dom.js";
-import { formatBytes, formatCpu } from "../lib/quantity.js";
-import { nodeUsage, nodes, objectKey, pendingPods, podStatus, podsOnNode, schedulingMessage } from "../model/cluster_state.js";
+import { h, keyed, replace } from "../lib/dom.js";
+import { formatBytes, formatMilliCpu } from "../lib/quantity.js";
+import { evictionIn, nodeUsage, nodes, objectKey, pendingPods, podStatus, podsOnNode, schedulingMessage } from "../model/cluster_state.js";
 import { leaveNodeMap, renderNodeMap } from "./node_map.js"; // node map: more than COMPACT_ABOVE nodes
 
 const COMPACT_ABOVE = 40;
@@ -35,24 +35,63 @@ function bar(label, used, total, format) {
   );
 }
 
-function podChip(pod, selectedPod) {
+function podChip(pod, selectedPod, evictIn = null, victim = false) {
   const status = podStatus(pod);
   const key = objectKey(pod);
+  const priority = pod.spec.priority || 0;
+  let title = `${key} · ${status}`;
+  if (evictIn !== null) title += ` · evicted in ${evictIn}s (NoExecute taint, tolerationSeconds)`;
+  if (victim) title += ` · preemption victim (priority ${priority})`;
   return h(
     "button",
     {
-      class: `pod pod-${status}${key === selectedPod ? " selected" : ""}`,
+      class: `pod pod-${status}${key === selectedPod ? " selected" : ""}${evictIn !== null ? " evicting" : ""}${victim ? " victim" : ""}`,
       dataset: { pod: key },
-      title: `${key} · ${status}`,
+      title,
       type: "button",
     },
     { Running: "● ", Pending: "◌ ", ContainerCreating: "◍ ", Terminating: "✕ " }[status] || "○ ",
     pod.metadata.name,
+    victim ? h("span", { class: "priority" }, ` p${priority}`) : null,
+    evictIn !== null ? h("span", { class: "countdown", dataset: { seconds: String(evictIn) } }, ` ⏳ ${evictIn}s`) : null,
   );
 }
 
-function verdictLine(nodeName, frame) {
+// What the viewed cycle's preemption says about a node: nominated (with its victims), a candidate
+// that lost, or nothing.
+function preemptionOf(frame, name) {
+  const e = frame && frame.preemption;
+  if (!e) return null;
+  const victimsOf = (list) => (list || []).map((v) => (typeof v === "string" ? { pod: v } : v));
+  // `candidates`: one entry per candidate node, with its victims (pod, priority) and the
+  // pickOneNodeForPreemption criterion that ruled it out (`eliminatedBy`).
+  const mine = (e.candidates || []).find((c) => c.node === name);
+  if (e.nominatedNode === name) return { nominated: true, victims: victimsOf(mine ? mine.victims : e.victims) };
+  if (mine) return { nominated: false, victims: victimsOf(mine.victims), reason: mine.eliminatedBy || "" };
+  return null;
+}
+
+function preemptionLine(info, state) {
+  const names = info.victims.map((v) => {
+    const pod = state.objects.Pod.get(v.pod);
+    const priority = v.priority ?? (pod ? pod.spec.priority || 0 : "?");
+    return h("s", { class: "victim-name", title: `victim, priority ${priority}` }, `${v.pod.split("/").pop()} (p${priority})`);
+  });
+  const joined = names.flatMap((n, i) => (i ? [", ", n] : [n]));
+  if (info.nominated) return h("div", { class: "preemption-line nominated" }, "◎ nominated: preemption evicts ", joined);
+  return h("div", { class: "preemption-line candidate" }, "⚔ candidate, not chosen", info.reason ? ` (${info.reason})` : "", ": would evict ", joined);
+}
+
+function verdictLine(nodeName, frame, ui) {
   if (!frame) return h("div", { class: "verdict verdict-none" }, " ");
+  if (ui.stale.has(nodeName)) {
+    return h(
+      "div",
+      { class: "verdict verdict-stale" },
+      `⟳ changed since ${ui.verdictSource.label} `,
+      h("button", { type: "button", class: "reexplain", dataset: { reexplain: nodeName }, title: "ask the scheduler again, with the cluster as it is now" }, "re-explain"),
+    );
+  }
   const info = frame.nodes[nodeName];
   if (frame.winner === nodeName) {
     const total = info && info.total !== null ? ` ${info.total}` : "";
@@ -72,7 +111,15 @@ function verdictLine(nodeName, frame) {
       .map(([, s]) => s.weighted);
     return h("div", { class: "verdict verdict-pass" }, `✓ ${info.total} = ${parts.join("+")}`);
   }
-  if (frame.done.has("Filter") || frame.stage === "Filter") return h("div", { class: "verdict verdict-pass" }, "✓ passed filters");
+  if (info && info.failures.length) {
+    const plugins = info.failures.map((f) => f.plugin).join(", ");
+    return h("div", { class: "verdict verdict-failing" }, `✗ ${plugins} (filters running)`);
+  }
+  if (frame.filterFinished) return h("div", { class: "verdict verdict-pass" }, "✓ passed filters");
+  if (!frame.finished && (frame.stage === "PreFilter" || frame.stage === "Filter")) {
+    const ran = frame.filtersRan.length ? ` (${frame.filtersRan.length} filters ran)` : "";
+    return h("div", { class: "verdict verdict-waiting" }, `⧗ waiting for its filters${ran}`);
+  }
   return h("div", { class: "verdict verdict-none" }, " ");
 }
 
@@ -82,7 +129,10 @@ function nodeCard(state, node, frame, ui) {
   const info = frame && frame.nodes[name];
   const classes = ["node-card"];
   if (node.spec.unschedulable) classes.push("cordoned");
-  if (frame && frame.winner === name) classes.push("winner");
+  const preempt = preemptionOf(frame, name);
+  if (preempt && preempt.nominated && !ui.stale.has(name)) classes.push("nominated");
+  if (frame && ui.stale.has(name)) classes.push("stale");
+  else if (frame && frame.winner === name) classes.push("winner");
   else if (info && info.rejected) classes.push("rejected");
   if (ui.selectedNode === name) classes.push("selected");
   const labels = Object.entries(node.metadata.labels || {}).filter(([k]) => ui.showSystemLabels || !k.startsWith("kubernetes.io/hostname"));
@@ -95,18 +145,27 @@ function nodeCard(state, node, frame, ui) {
       h("span", { class: "node-name" }, name),
       node.spec.unschedulable ? h("span", { class: "badge badge-cordoned" }, "cordoned") : null,
       h("button", { class: "cordon presenter-only", type: "button", dataset: { cordon: name }, title: node.spec.unschedulable ? "uncordon" : "cordon" }, node.spec.unschedulable ? "uncordon" : "cordon"),
+      h("button", { class: "delete-node presenter-only", type: "button", dataset: { act: "delete-node", name }, title: `delete node ${name}`, "aria-label": `delete node ${name}` }, "✕"),
     ),
     h("div", { class: "chips labels" }, labels.map(([k, v]) => chip("label", `${k}=${v}`, { chip: "label", node: name, key: k, value: v }, ui.readOnly))),
     h("div", { class: "chips taints" }, (node.spec.taints || []).map((t) => taintChip(name, t, ui.readOnly))),
     h(
       "div",
       { class: "bars" },
-      bar("cpu", usage.cpu.used, usage.cpu.total, formatCpu),
-      bar("mem", usage.memory.used, usage.memory.total, formatBytes),
-      bar("pods", usage.pods.used, usage.pods.total, (v) => String(Math.round(v))),
+      usage ? bar("cpu", usage.cpu.used, usage.cpu.total, formatMilliCpu) : null,
+      usage ? bar("mem", usage.memory.used, usage.memory.total, formatBytes) : null,
+      usage ? bar("pods", usage.pods.used, usage.pods.total, (v) => String(v)) : null,
     ),
-    h("div", { class: "pods" }, podsOnNode(state, name).map((p) => podChip(p, ui.selectedPod))),
-    verdictLine(name, frame),
+    h(
+      "div",
+      { class: "pods" },
+      podsOnNode(state, name).map((p) => {
+        const key = objectKey(p);
+        return podChip(p, ui.selectedPod, evictionIn(state, key), Boolean(preempt && preempt.nominated && preempt.victims.some((v) => v.pod === key)));
+      }),
+    ),
+    preempt && !ui.stale.has(name) ? preemptionLine(preempt, state) : null,
+    verdictLine(name, frame, ui),
   );
 }
 
@@ -115,7 +174,10 @@ function compactTile(node, frame, ui) {
   const info = frame && frame.nodes[name];
   let cls = "tile";
   let mark = "";
-  if (frame && frame.winner === name) {
+  if (frame && ui.stale.has(name)) {
+    cls += " stale";
+    mark = "⟳";
+  } else if (frame && frame.winner === name) {
     cls += " winner";
     mark = "★";
   } else if (info && info.rejected) {
@@ -155,14 +217,21 @@ export function renderBoard(root, state, frame, ui) {
     grid,
     shown.map((n) => {
       const name = n.metadata.name;
-      const pods = compact ? [] : podsOnNode(state, name).map((p) => [objectKey(p), podStatus(p)]);
+      const pods = compact ? [] : podsOnNode(state, name).map((p) => [objectKey(p), podStatus(p), evictionIn(state, objectKey(p))]);
       const sig = JSON.stringify([
         compact,
         n.metadata.resourceVersion,
+        state.requested && state.requested.nodes[name],
         pods,
         frame && frame.nodes[name],
+        frame && frame.preemption && frame.preemption.seq,
         frame && frame.winner === name,
         frame && frame.stage,
+        frame && frame.filterFinished,
+        frame && frame.plugin,
+        frame && frame.filtersRan.length,
+        ui.stale.has(name),
+        ui.verdictSource && ui.verdictSource.label,
         ui.selectedNode === name,
         ui.selectedPod,
         ui.showSystemLabels,
@@ -171,6 +240,8 @@ export function renderBoard(root, state, frame, ui) {
     }),
   );
   if (!mapped) root.querySelector(".node-count").textContent = `${shown.length}/${all.length} nodes`;
+  renderVerdictSource(root.querySelector(".verdict-source"), ui);
+  renderSelection(root.querySelector(".selection"), state, ui);
   const lane = root.querySelector(".pending-lane .pods");
   const pending = pendingPods(state);
   keyed(
@@ -194,4 +265,63 @@ export function renderBoard(root, state, frame, ui) {
         })
       : [{ key: "", sig: "", build: () => h("span", { class: "empty" }, "no pending pods") }],
   );
+}
+
+// Whose verdicts the cards show: the viewed cycle, its pod and age — or none (the cluster now).
+function renderVerdictSource(el, ui) {
+  const source = ui.verdictSource;
+  const sig = JSON.stringify([source, ui.stale.size, ui.hideVerdicts]);
+  if (el._sig === sig) return;
+  el._sig = sig;
+  if (!source) {
+    replace(
+      el,
+      h("span", {}, "the cluster now, no cycle's verdicts"),
+      ui.hideVerdicts ? h("button", { type: "button", dataset: { verdicts: "show" } }, "show verdicts") : null,
+    );
+    return;
+  }
+  replace(
+    el,
+    h("strong", {}, `verdicts of ${source.label}`),
+    ` · ${source.pod} · ${source.age}`,
+    ui.stale.size ? h("span", { class: "stale-count" }, ` · ${ui.stale.size} node(s) changed since`) : null,
+    " ",
+    h("button", { type: "button", dataset: { verdicts: "hide" } }, "hide verdicts"),
+  );
+}
+
+// The Deployment a pod belongs to (pod → ReplicaSet → Deployment), or null.
+function deploymentOf(state, pod) {
+  const ns = pod.metadata.namespace || "default";
+  const rsRef = (pod.metadata.ownerReferences || []).find((r) => r.kind === "ReplicaSet");
+  const rs = rsRef && state.objects.ReplicaSet.get(`${ns}/${rsRef.name}`);
+  const depRef = rs && (rs.metadata.ownerReferences || []).find((r) => r.kind === "Deployment");
+  return (depRef && state.objects.Deployment.get(`${ns}/${depRef.name}`)) || null;
+}
+
+// What can be done to the selection: delete the pod, scale its Deployment.
+function renderSelection(el, state, ui) {
+  const pod = ui.selectedPod ? state.objects.Pod.get(ui.selectedPod) : null;
+  const deployment = pod ? deploymentOf(state, pod) : null;
+  const sig = JSON.stringify([ui.selectedPod, pod && pod.metadata.resourceVersion, deployment && deployment.metadata.resourceVersion, ui.readOnly]);
+  if (el._sig === sig) return;
+  el._sig = sig;
+  if (!pod || ui.readOnly) {
+    replace(el);
+    return;
+  }
+  const ns = pod.metadata.namespace || "default";
+  const parts = [h("span", {}, `pod ${objectKey(pod)} `), h("button", { type: "button", dataset: { act: "delete-pod", name: pod.metadata.name, namespace: ns } }, "delete pod")];
+  if (deployment) {
+    const replicas = deployment.spec.replicas ?? 1;
+    const scale = (n) => ({ act: "scale", name: deployment.metadata.name, namespace: ns, replicas: String(n) });
+    parts.push(
+      h("span", { class: "scale" }, ` · deployment ${deployment.metadata.name}: `),
+      h("button", { type: "button", dataset: scale(replicas - 1), "aria-label": "scale down", disabled: replicas <= 0 }, "−"),
+      h("span", { class: "replicas" }, ` ${replicas} replicas `),
+      h("button", { type: "button", dataset: scale(replicas + 1), "aria-label": "scale up" }, "+"),
+    );
+  }
+  replace(el, parts);
 }

@@ -19,21 +19,40 @@ export function renderTabs(root, active) {
   }
 }
 
-export function renderWhy(root, { pod, why, loading }) {
-  if (!pod) {
-    replace(root, h("p", { class: "empty" }, "Select a pending pod (or press “why?” in the pending lane)."));
+function cycleLabel(cycle) {
+  if (cycle.whatIf) return "what-if (nothing was created)";
+  if (cycle.explained) return "the scheduler's answer now (no kept cycle of this pod)";
+  return `from cycle ${cycle.cycle}`;
+}
+
+export function renderWhy(root, { pod, cycle, why, loading, fixes }) {
+  if (!pod && !(cycle && cycle.whatIf)) {
+    replace(root, h("p", { class: "empty" }, "Select a pending pod (or press “why?” in the pending lane), or press Explain on a pod in the editor."));
     return;
   }
-  const key = objectKey(pod);
-  const message = schedulingMessage(pod);
-  const parts = [
-    h("h3", {}, key, pod.spec.nodeName ? ` → ${pod.spec.nodeName}` : " (Pending)"),
-    message
-      ? h("pre", { class: "kubectl-message" }, `Warning  FailedScheduling  default-scheduler  ${message}`)
-      : h("p", {}, pod.spec.nodeName ? `Bound to ${pod.spec.nodeName}.` : "Not tried yet."),
-  ];
+  const parts = [];
+  if (pod) {
+    const key = objectKey(pod);
+    const message = schedulingMessage(pod);
+    parts.push(
+      h("h3", {}, key, pod.spec.nodeName ? ` → ${pod.spec.nodeName}` : " (Pending)"),
+      message
+        ? h("pre", { class: "kubectl-message" }, `Warning  FailedScheduling  default-scheduler  ${message}`)
+        : h("p", {}, pod.spec.nodeName ? `Bound to ${pod.spec.nodeName}.` : "Not tried yet."),
+    );
+  } else {
+    parts.push(h("h3", {}, `${cycle.pod} (what-if)`));
+    if (why) {
+      parts.push(
+        why.scheduled
+          ? h("pre", { class: "kubectl-message ok" }, `Normal  Scheduled  default-scheduler  ${why.message}`)
+          : h("pre", { class: "kubectl-message" }, `Warning  FailedScheduling  default-scheduler  ${why.message}`),
+      );
+    }
+  }
+  if (cycle) parts.push(h("p", { class: "why-source" }, cycleLabel(cycle)));
   if (loading) parts.push(h("p", { class: "loading" }, "asking the scheduler…"));
-  if (why) {
+  if (why && !(pod && pod.spec.nodeName)) {
     for (const group of why.groups) {
       parts.push(
         h(
@@ -57,9 +76,58 @@ export function renderWhy(root, { pod, why, loading }) {
         ),
       );
     }
-    if (why.preemption) parts.push(h("p", { class: "preemption" }, why.preemption));
+    if (why.preemption) {
+      parts.push(
+        h(
+          "p",
+          { class: "preemption" },
+          why.preemption.text,
+          why.preemption.status ? h("span", { class: "status" }, ` (${why.preemption.status})`) : null,
+        ),
+      );
+    }
+    if (fixes) parts.push(renderFixes(fixes));
+  }
+  if (cycle && cycle.fixFor) {
+    parts.push(h("p", { class: "fix-note" }, `This what-if applies the fixes for ${cycle.fixFor}`, cycle.commands.length ? ` with ${cycle.commands.join("; ")} on the cluster` : "", ". The pod YAML is in the editor."));
   }
   replace(root, parts);
+}
+
+// Per rejected node: every failing plugin with its fix, the YAML diff and the kubectl commands;
+// "make it fit" only where the scheduler, run again on the fixed pod and node, places it there.
+function renderFixes(fixes) {
+  if (fixes.loading) return h("p", { class: "loading" }, "finding fixes (the scheduler runs once per node)…");
+  if (fixes.error) return h("p", { class: "error" }, `fixes: ${fixes.error}`);
+  const nodes = (fixes.data && fixes.data.nodes) || [];
+  return h(
+    "section",
+    { class: "fixes" },
+    h("h4", {}, "Fixes, node by node (each checked by running the scheduler again)"),
+    nodes.map((n) =>
+      h(
+        "div",
+        { class: `fix-node ${n.verified ? "verified" : "unverified"}`, dataset: { fixNode: n.node } },
+        h("h5", {}, n.node, " ", n.verified ? h("span", { class: "ok" }, `✓ make it fit on ${n.node}: verified, the scheduler then places it there`) : h("span", { class: "pending" }, n.landsOn ? `✗ with these fixes it would land on ${n.landsOn}, not ${n.node}` : `✗ not verified: ${n.message}`)),
+        h(
+          "ul",
+          {},
+          n.failures.map((f) =>
+            h(
+              "li",
+              { dataset: { plugin: f.plugin } },
+              `✗ ${f.plugin}: ${f.reasons.join(", ")}`,
+              f.fixes.length
+                ? f.fixes.map((x) => h("div", { class: "fix" }, "fix: ", x.text, x.command ? [" — ", h("code", {}, x.command)] : null, x.alternative ? [" (or ", h("code", {}, x.alternative), ")"] : null))
+                : h("div", { class: "fix none" }, "no automatic fix"),
+            ),
+          ),
+        ),
+        n.podDiff ? h("pre", { class: "diff" }, n.podDiff) : null,
+        n.verified ? h("button", { type: "button", dataset: { fixWhatif: n.node } }, `show on the board as a what-if`) : null,
+      ),
+    ),
+  );
 }
 
 // A plugin name that may wrap between its words (NodeResources|Balanced|Allocation).
@@ -158,18 +226,23 @@ function filterTable(frame, names) {
   );
 }
 
-export function renderEvents(root, state, pod) {
+// The Events of a pod (or the cluster's latest); for a what-if, the event its cycle would record.
+export function renderEvents(root, state, pod, whatIf = null) {
   const events = pod ? eventsFor(state, pod) : [...state.objects.Event.values()].sort((a, b) => (b.lastTimestamp || "").localeCompare(a.lastTimestamp || "")).slice(0, 40);
-  const rows = describeEvents(events);
+  let rows = describeEvents(events);
+  if (whatIf && whatIf.finished) {
+    const reason = whatIf.scheduled ? "Scheduled" : "FailedScheduling";
+    rows = [{ type: whatIf.scheduled ? "Normal" : "Warning", reason, age: "what-if", from: "default-scheduler", message: whatIf.message }];
+  }
   replace(
     root,
-    h("h3", {}, pod ? `Events of ${objectKey(pod)}` : "Recent events"),
+    h("h3", {}, pod ? `Events of ${objectKey(pod)}` : whatIf ? `Events ${whatIf.pod} would get (what-if, nothing was created)` : "Recent events"),
     rows.length
       ? h(
           "table",
           { class: "events" },
           h("thead", {}, h("tr", {}, ["Type", "Reason", "Age", "From", "Message"].map((t) => h("th", {}, t)))),
-          h("tbody", {}, rows.map((r) => h("tr", { class: r.type === "Warning" ? "warning" : "" }, h("td", {}, r.type), h("td", {}, r.reason), h("td", {}, r.age), h("td", {}, r.from), h("td", {}, r.message)))),
+          h("tbody", {}, rows.map((r) => h("tr", { class: r.type === "Warning" ? "warning" : "" }, h("td", {}, r.type), h("td", {}, r.reason), h("td", {}, r.age), h("td", {}, r.from), h("td", {}, r.message, r.related ? h("span", { class: "related" }, ` — ${r.relatedKind === "Pod" ? "pod " : ""}${r.related}`) : null)))),
         )
       : h("p", { class: "empty" }, "<none>"),
   );

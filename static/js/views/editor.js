@@ -3,7 +3,34 @@
 
 import { h, replace } from "../lib/dom.js";
 
+// The server's limit on pasted YAML (scheduler_core.api.limits.MAX_YAML_CHARS: 2 MiB of characters).
+export const MAX_YAML_CHARS = 2 * 1024 * 1024;
+
+// "too large (3.1 MB > 2 MiB)" when the text exceeds the limit, else null.
+export function sizeError(text) {
+  if (text.length <= MAX_YAML_CHARS) return null;
+  return `too large (${(text.length / 1e6).toFixed(1)} MB > 2 MiB): the server refuses pastes above 2 MiB`;
+}
+
+const PER_LINE_UP_TO = 2000; // one element per line number below this, three text runs above
+
+function lineCount(text) {
+  let count = 1;
+  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) count += 1;
+  return count;
+}
+
 export const TEMPLATES = {
+  "Node (node04, 2 CPU, 4Gi)": `apiVersion: v1
+kind: Node
+metadata:
+  name: node04
+  labels:
+    kubernetes.io/hostname: node04
+status:
+  allocatable: {cpu: "2", memory: 4Gi, pods: "110"}
+  capacity: {cpu: "2", memory: 4Gi, pods: "110"}
+`,
   "nodeSelector (kgc=a)": `apiVersion: v1
 kind: Pod
 metadata:
@@ -113,27 +140,77 @@ export class Editor {
       if (select.value) this.setText(TEMPLATES[select.value]);
       select.value = "";
     });
-    this.textarea.addEventListener("input", () => this.renderGutter());
+    // Large pastes stay responsive: one check per animation frame, not per keystroke.
+    let queued = false;
+    this.textarea.addEventListener("input", () => {
+      if (queued) return;
+      queued = true;
+      requestAnimationFrame(() => {
+        queued = false;
+        this.checkSize();
+        this.renderGutter();
+      });
+    });
     this.textarea.addEventListener("scroll", () => (this.gutter.scrollTop = this.textarea.scrollTop));
-    root.querySelector("[data-editor=explain]").addEventListener("click", () => explain(this.textarea.value));
+    const guarded = (send) => () => {
+      if (this.checkSize()) return;
+      send(this.textarea.value);
+    };
+    // A paste above the limit is refused before it reaches the textarea.
+    this.textarea.addEventListener("paste", (event) => {
+      const text = event.clipboardData ? event.clipboardData.getData("text") : "";
+      const error = sizeError(text);
+      if (!error) return;
+      event.preventDefault();
+      this.showError(`${error}; not pasted`);
+      this.sizeShown = true;
+    });
+    root.querySelector("[data-editor=explain]").addEventListener("click", guarded(explain));
     const createButton = root.querySelector("[data-editor=create]");
     if (readOnly) createButton.hidden = true;
-    else createButton.addEventListener("click", () => create(this.textarea.value));
+    else createButton.addEventListener("click", guarded(create));
     if (!this.textarea.value.trim()) this.setText(TEMPLATES["nodeSelector (kgc=a)"]);
     this.renderGutter();
   }
 
   setText(text) {
     this.textarea.value = text;
+    this.lastGood = text;
     this.showError(null);
     this.renderGutter();
   }
 
+  // Text over the server's limit is not kept (a 3 MB textarea makes every keystroke slow, and the
+  // server would refuse it): the editor goes back to its last text and says why. True if refused.
+  checkSize() {
+    const error = sizeError(this.textarea.value);
+    if (error) {
+      this.textarea.value = this.lastGood || "";
+      this.showError(`${error}; not pasted`);
+    } else {
+      this.lastGood = this.textarea.value;
+      if (this.sizeShown) this.showError(null);
+    }
+    this.sizeShown = Boolean(error);
+    return this.sizeShown;
+  }
+
+  // Line numbers: redrawn only when the count or the error line changes; long texts get three text
+  // runs (before, the error line, after) instead of one element per line.
   renderGutter(errorLine = this.errorLine) {
-    const count = this.textarea.value.split("\n").length;
-    const lines = [];
-    for (let i = 1; i <= count; i++) lines.push(h("div", { class: i === errorLine ? "line error-line" : "line" }, String(i)));
-    replace(this.gutter, lines);
+    const count = lineCount(this.textarea.value);
+    if (this.gutter._sig === `${count}|${errorLine}`) return;
+    this.gutter._sig = `${count}|${errorLine}`;
+    if (count <= PER_LINE_UP_TO) {
+      const lines = [];
+      for (let i = 1; i <= count; i++) lines.push(h("div", { class: i === errorLine ? "line error-line" : "line" }, String(i)));
+      replace(this.gutter, lines);
+      return;
+    }
+    const numbers = (from, to) => (from > to ? "" : Array.from({ length: to - from + 1 }, (_, k) => from + k).join("\n") + "\n");
+    if (errorLine && errorLine <= count) {
+      replace(this.gutter, numbers(1, errorLine - 1), h("span", { class: "error-line" }, `${errorLine}\n`), numbers(errorLine + 1, count));
+    } else replace(this.gutter, numbers(1, count));
   }
 
   showError(message) {

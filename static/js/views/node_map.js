@@ -6,7 +6,7 @@
 // model/node_layout.js.
 
 import { h, replace } from "../lib/dom.js";
-import { formatBytes, formatCpu } from "../lib/quantity.js";
+import { formatBytes, formatMilliCpu } from "../lib/quantity.js";
 import { nodeUsage, objectKey, podStatus } from "../model/cluster_state.js";
 import {
   BY_REASON,
@@ -298,7 +298,7 @@ export function nodeCard(state, node, frame, { groupKey = "", podsOf = null, pin
   const labels = node.metadata.labels || {};
   const verdict = verdictOf(frame, name);
   const pods = podsOf ? podsOf.get(name) || new Map() : null;
-  const usage = nodeUsage(podsOf ? { ...state, objects: { ...state.objects, Pod: pods } } : state, node);
+  const usage = nodeUsage(state, node); // the scheduler's requested / allocatable figures (null until fetched)
   const shown = ["topology.kubernetes.io/zone", "node.kubernetes.io/instance-type", groupKey].filter((k, i, all) => k && k !== BY_REASON && k in labels && all.indexOf(k) === i);
   const podList = [...(pods || new Map()).values()];
   return h(
@@ -307,9 +307,9 @@ export function nodeCard(state, node, frame, { groupKey = "", podsOf = null, pin
     h("div", { class: "card-name" }, name, node.spec.unschedulable ? h("span", { class: "badge badge-cordoned" }, "cordoned") : null),
     h("div", { class: `card-verdict verdict-${verdict === "winner" ? "winner" : verdict === "rejected" ? "rejected" : verdict === "pass" ? "pass" : "none"}` }, verdictText(frame, name)),
     shown.map((k) => h("div", { class: "card-label" }, `${k}=${labels[k]}`)),
-    usageLine("cpu", usage.cpu, formatCpu),
-    usageLine("mem", usage.memory, formatBytes),
-    usageLine("pods", usage.pods, (v) => String(Math.round(v))),
+    usage ? usageLine("cpu", usage.cpu, formatMilliCpu) : null,
+    usage ? usageLine("mem", usage.memory, formatBytes) : null,
+    usage ? usageLine("pods", usage.pods, (v) => String(Math.round(v))) : h("div", { class: "card-usage" }, "requested: loading…"),
     (node.spec.taints || []).length
       ? h("div", { class: "chips" }, node.spec.taints.map((t) => h("span", { class: `chip chip-taint chip-${t.effect}` }, `${t.key}${t.value ? "=" + t.value : ""}:${t.effect}`)))
       : null,
@@ -392,16 +392,11 @@ function podsIndex(self, state) {
 }
 
 function usages(self, state) {
-  if (self.usageRv === state.rv && self.usage) return self.usage;
-  const pods = podsIndex(self, state);
-  const empty = new Map();
+  if (self.usageOf === state.requested && self.usage) return self.usage;
   const out = new Map();
-  for (const node of self.nodeList) {
-    const mine = pods.get(node.metadata.name) || empty;
-    out.set(node.metadata.name, nodeUsage({ ...state, objects: { ...state.objects, Pod: mine } }, node));
-  }
+  for (const node of self.nodeList) out.set(node.metadata.name, nodeUsage(state, node));
   self.usage = out;
-  self.usageRv = state.rv;
+  self.usageOf = state.requested;
   return out;
 }
 

@@ -3,6 +3,7 @@
 
 import { h, replace } from "../lib/dom.js";
 import { STAGES } from "../model/cycle_player.js";
+import { PLUGIN_HELP, STAGE_HELP } from "../model/plugin_help.js";
 
 export function renderPipeline(root, player) {
   const frame = player.frame();
@@ -21,6 +22,7 @@ export function renderPipeline(root, player) {
       ];
     }),
   );
+  renderRunning(root.querySelector(".running"), frame);
   const info = root.querySelector(".cycle-info");
   if (!frame) {
     replace(info, player.current ? `cycle ${player.current.cycle} · loading…` : "no scheduling cycle yet");
@@ -44,4 +46,21 @@ export function renderPipeline(root, player) {
   if (player.current && picker.value !== String(player.current.cycle)) picker.value = String(player.current.cycle);
   root.querySelector("[data-player=play]").textContent = player.playing ? "❚❚" : "▶";
   root.querySelector("[data-player=play]").setAttribute("aria-label", player.playing ? "pause" : "play");
+}
+
+// The stage and plugin the last shown event belongs to, with a line on what it checks.
+function renderRunning(el, frame) {
+  const sig = frame ? `${frame.cycle}|${frame.stage}|${frame.plugin}|${frame.finished}` : "";
+  if (el._sig === sig) return;
+  el._sig = sig;
+  if (!frame || !frame.stage || frame.finished) {
+    replace(el);
+    return;
+  }
+  const plugin = frame.plugin && PLUGIN_HELP[frame.plugin] ? frame.plugin : null;
+  replace(
+    el,
+    h("strong", { class: "running-stage" }, frame.stage),
+    plugin ? [" · ", h("strong", { class: "running-plugin" }, plugin), `: ${PLUGIN_HELP[plugin]}`] : `: ${STAGE_HELP[frame.stage] || ""}`,
+  );
 }

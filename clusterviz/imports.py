@@ -1,0 +1,378 @@
+"""Cluster import: a `kubectl get … -o json|yaml` dump into a cluster, in bulk, atomically.
+
+An import validates the dump object by object and writes it in batches (`bulk_create`, one short
+transaction each, with the job's progress) into a hidden *staging* cluster; one last short
+transaction then moves every row into the target cluster (which must be empty) and resets its watch
+log (watchers relist, as after an etcd compaction). A failed, cancelled or killed import therefore
+never leaves a half cluster: its staging cluster is deleted, at once or — after a crash — by the
+next process that looks at the job (`recover_interrupted`).
+
+`start()` runs an import in a worker thread (the server's event loop stays free); `run()` runs it
+in the caller's thread (the management command).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import secrets
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from django.conf import settings
+from django.db import close_old_connections, connection, transaction
+
+from scheduler_core.api.loading import InputError, locate
+from scheduler_core.api.objects import PriorityClass
+
+from . import services, store
+from .dump_reading import Dump, Item, read_dump
+from .models import (
+    IMPORT_CANCELLED,
+    IMPORT_DONE,
+    IMPORT_FAILED,
+    IMPORT_RUNNING,
+    STAGING_PREFIX,
+    Change,
+    Cluster,
+    ImportJob,
+    KubeObject,
+)
+from .publish import publish
+from .validation import SUPPORTED_KINDS, admit
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_MAX_OBJECTS",
+    "ImportCancelled",
+    "cancel",
+    "max_bytes",
+    "max_objects",
+    "new_job",
+    "recover_interrupted",
+    "run",
+    "start",
+]
+
+log = logging.getLogger(__name__)
+
+#: settings.CLUSTERVIZ_IMPORT_MAX_BYTES: the largest dump an import reads. An import holds about twice
+#: the dump's size in memory at its peak (its bytes and its text), plus one batch of objects.
+DEFAULT_MAX_BYTES = 512 * 1024 * 1024
+#: settings.CLUSTERVIZ_IMPORT_MAX_OBJECTS: the most objects one import stores.
+DEFAULT_MAX_OBJECTS = 250_000
+BATCH_SIZE = 1000  # objects per bulk write (and per progress update)
+HEARTBEAT_SECONDS = 2.0  # how often a running import proves it is alive
+COMPONENT = "kubectl"
+_SERVER_FIELDS = ("resourceVersion", "generation", "managedFields", "selfLink")
+
+
+def max_bytes() -> int:
+    return int(getattr(settings, "CLUSTERVIZ_IMPORT_MAX_BYTES", DEFAULT_MAX_BYTES))
+
+
+def stale_seconds() -> float:
+    """How long a running import may be silent before it is taken for dead (its process was killed)."""
+    from .controllers.runner import lease_seconds
+
+    return max(3 * HEARTBEAT_SECONDS, 2 * lease_seconds())
+
+
+def max_objects() -> int:
+    return int(getattr(settings, "CLUSTERVIZ_IMPORT_MAX_OBJECTS", DEFAULT_MAX_OBJECTS))
+
+
+class ImportCancelled(Exception):
+    """The job was cancelled (by its owner) while running."""
+
+
+# --- the job ------------------------------------------------------------------------------------------
+
+
+def new_job(slug: str, source: str) -> ImportJob:
+    """Register an import into `slug` (an existing empty cluster, or a new one) and its staging cluster."""
+    recover_interrupted()
+    from .controllers.runner import PROCESS_ID
+
+    with transaction.atomic():
+        if ImportJob.objects.filter(slug=slug, state=IMPORT_RUNNING).exists():
+            raise store.Conflict(f'cluster "{slug}" is already being imported into')
+        target = Cluster.objects.filter(slug=slug).first()
+        if target is not None and KubeObject.objects.filter(cluster=target).exists():
+            raise InputError(f'cluster "{slug}" is not empty: import into a new cluster')
+        staging = Cluster.objects.create(slug=f"{STAGING_PREFIX}{secrets.token_hex(8)}", title=f"import into {slug}")
+        return ImportJob.objects.create(
+            slug=slug,
+            staging=staging,
+            source=source[:256],
+            worker=PROCESS_ID,
+            heartbeat=time.time(),
+        )
+
+
+def _progress(job: ImportJob, **fields: Any) -> None:
+    fields["heartbeat"] = time.time()
+    ImportJob.objects.filter(pk=job.pk).update(**fields)
+    for name, value in fields.items():
+        setattr(job, name, value)
+
+
+def _check_cancel(job: ImportJob) -> None:
+    if ImportJob.objects.filter(pk=job.pk, cancel_requested=True).exists():
+        raise ImportCancelled
+
+
+def _admission_pass(job: ImportJob, dump: Dump) -> dict[str, PriorityClass]:
+    """First reading: every object is an object, how many there are (within the limit), the
+    PriorityClasses pods take their priority from, and the kinds that are left out."""
+    source = dump.source
+    classes: dict[str, PriorityClass] = {}
+    skipped: Counter[str] = Counter()
+    total = 0
+    for item in dump.items():
+        if not isinstance(item.data, dict) or not isinstance(item.data.get("kind"), str):
+            where = locate(source, item.node, item.prefix)
+            raise InputError(f"{where}: not a Kubernetes object (a mapping with kind, apiVersion and metadata)")
+        kind = item.data["kind"]
+        if kind == "PriorityClass":
+            body = admit(item.data, source, item.node, prefix=item.prefix)
+            classes[body["metadata"]["name"]] = PriorityClass.model_validate(body)
+        elif kind not in SUPPORTED_KINDS:
+            skipped[kind] += 1
+        total += 1
+        if total > max_objects():
+            raise InputError(f"{source}: more than {max_objects()} objects (CLUSTERVIZ_IMPORT_MAX_OBJECTS)")
+    _progress(job, total=total, skipped=dict(skipped), phase="storing")
+    return classes
+
+
+def _validated(dump: Dump, classes: dict[str, PriorityClass]) -> Iterator[tuple[Item, dict[str, Any]]]:
+    """Second reading: every supported object admitted (validated and defaulted) as it comes."""
+    runtimes: dict[str, Any] = {}
+    for item in dump.items():
+        if item.data["kind"] not in SUPPORTED_KINDS:
+            continue
+        meta = item.data.get("metadata")
+        if isinstance(meta, dict):
+            for field in _SERVER_FIELDS:
+                meta.pop(field, None)
+        body = admit(item.data, dump.source, item.node, classes, runtimes, item.prefix)
+        item.data = {"kind": item.data["kind"]}  # the parsed object is released as it is admitted
+        yield item, body
+
+
+def _rows(job: ImportJob, dump: Dump, classes: dict[str, PriorityClass], first_rv: int) -> Iterator[list[KubeObject]]:
+    """Validated objects as rows of the staging cluster, in batches; duplicates refused with their place."""
+    assert job.staging_id is not None
+    seen: dict[tuple[str, str, str], tuple[int | str, ...]] = {}
+    uids: set[str] = set()
+    batch: list[KubeObject] = []
+    now = time.time()
+    rv = first_rv
+    source = dump.source
+    for item, body in _validated(dump, classes):
+        kind, meta = body["kind"], body["metadata"]
+        namespace = "" if kind in store.CLUSTER_SCOPED else (meta.get("namespace") or "default")
+        if kind not in store.CLUSTER_SCOPED:
+            meta["namespace"] = namespace
+        key = (kind, namespace, meta["name"])
+        if key in seen:
+            where = locate(source, item.node, (*item.prefix, "metadata", "name"))
+            first = ".".join(map(str, seen[key])) or "the same document"
+            raise InputError(f'{where}: {store.resource_name(kind)} "{meta["name"]}" appears twice (first at {first})')
+        seen[key] = item.prefix
+        uid = meta.get("uid")
+        if not isinstance(uid, str) or not uid or uid in uids:
+            uid = meta["uid"] = str(uuid.uuid4())
+        uids.add(uid)
+        meta.setdefault("creationTimestamp", store.now_rfc3339())
+        meta["resourceVersion"] = str(rv)
+        row = KubeObject(
+            cluster_id=job.staging_id,
+            kind=kind,
+            namespace=namespace,
+            name=meta["name"],
+            uid=uid,
+            resource_version=rv,
+            body=body,
+            queue_ts=now,
+        )
+        store._index(row)
+        batch.append(row)
+        rv += 1
+        if len(batch) >= BATCH_SIZE:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+    if not seen:
+        skipped = ", ".join(f"{n} {kind}" for kind, n in sorted(job.skipped.items()))
+        raise InputError(
+            f"{source}: no objects found (a dump holds Nodes, Pods, Namespaces, PriorityClasses, Deployments "
+            f"or ReplicaSets{'; left out: ' + skipped if skipped else ''})"
+        )
+
+
+def run(job: ImportJob, data: bytes, on_progress: Callable[[ImportJob], None] | None = None) -> Cluster:
+    """Carry out an import (in this thread); the target cluster, or an error with nothing stored."""
+    source = job.source or "snapshot"
+    try:
+        if len(data) > max_bytes():
+            raise InputError(f"{source}: larger than {max_bytes() // 2**20} MiB (CLUSTERVIZ_IMPORT_MAX_BYTES)")
+        dump = read_dump(data, source, max_bytes())
+        del data
+        classes = _admission_pass(job, dump)  # syntax errors, too, are found before anything is stored
+        target = Cluster.objects.filter(slug=job.slug).first()
+        first_rv = (target.resource_version if target else 0) + 1
+        read = stored = 0
+        for batch in _rows(job, dump, classes, first_rv):
+            _check_cancel(job)
+            read += len(batch)
+            with transaction.atomic():
+                KubeObject.objects.bulk_create(batch, batch_size=BATCH_SIZE)
+                stored += len(batch)
+                _progress(job, read=read, stored=stored)
+            if on_progress is not None:
+                on_progress(job)
+            for row in batch:  # what is stored is released
+                row.body = None
+        del dump
+        _check_cancel(job)
+        _progress(job, phase="swapping")
+        cluster = _swap(job, first_rv, stored)
+    except ImportCancelled:
+        _finish(job, IMPORT_CANCELLED, "cancelled")
+        raise
+    except InputError as exc:
+        _finish(job, IMPORT_FAILED, str(exc))
+        raise
+    except store.StoreError as exc:
+        _finish(job, IMPORT_FAILED, str(exc))
+        raise
+    except Exception:
+        log.exception("import %s failed", job.pk)
+        _finish(job, IMPORT_FAILED, "the import failed on the server; nothing was stored")
+        raise
+    return cluster
+
+
+def _swap(job: ImportJob, first_rv: int, stored: int) -> Cluster:
+    """Move the staged rows into the target in one transaction; the watch log restarts after them."""
+    with transaction.atomic():
+        target = Cluster.objects.select_for_update().filter(slug=job.slug).first()
+        if target is None:
+            target = services.create_cluster(job.slug)
+        elif KubeObject.objects.filter(cluster=target).exists():
+            raise InputError(f'cluster "{job.slug}" is not empty: import into a new cluster')
+        current = ImportJob.objects.select_for_update().get(pk=job.pk)
+        if current.cancel_requested:
+            raise ImportCancelled
+        if current.state != IMPORT_RUNNING or current.staging_id != job.staging_id:
+            # taken for dead by another process (no heartbeat for too long): its staging is gone
+            raise store.Conflict("the import was interrupted; nothing was stored")
+        moved = KubeObject.objects.filter(cluster_id=job.staging_id).update(cluster=target)
+        if moved != stored:
+            raise store.Conflict(f"the import lost staged objects ({moved} of {stored}); nothing was stored")
+        # Changes before the import cannot be replayed on top of it: watchers relist (410 Gone upstream).
+        Change.objects.filter(cluster=target).delete()
+        rv = max(target.resource_version, first_rv + stored - 1)
+        Cluster.objects.filter(pk=target.pk).update(resource_version=rv)
+        target.resource_version = rv
+        staging_id = job.staging_id
+        ImportJob.objects.filter(pk=job.pk).update(state=IMPORT_DONE, phase="done", staging=None, heartbeat=time.time())
+        Cluster.objects.filter(pk=staging_id).delete()
+        job.state, job.phase, job.staging_id = IMPORT_DONE, "done", None
+        message = {"type": "cluster.imported", "import": job.pk, "resourceVersion": str(rv)}
+        transaction.on_commit(lambda: publish(target.pk, message))
+    return target
+
+
+def _finish(job: ImportJob, state: str, error: str) -> None:
+    """A job that did not complete: record why and drop its staging cluster (nothing stays)."""
+    staging_id = job.staging_id
+    ImportJob.objects.filter(pk=job.pk).update(state=state, error=error, staging=None, heartbeat=time.time())
+    if staging_id is not None:
+        _drop_staging(staging_id)
+    job.state, job.error, job.staging_id = state, error, None
+
+
+def _drop_staging(cluster_id: int) -> None:
+    """Delete a staging cluster and its rows in short transactions (a live class keeps writing)."""
+    while True:
+        ids = list(KubeObject.objects.filter(cluster_id=cluster_id).values_list("pk", flat=True)[:5000])
+        if not ids:
+            break
+        KubeObject.objects.filter(pk__in=ids).delete()
+    Cluster.objects.filter(pk=cluster_id, staged_import__isnull=True, slug__startswith=STAGING_PREFIX).delete()
+
+
+def cancel(job: ImportJob) -> ImportJob:
+    """Ask a running import to stop; it removes what it staged (a finished import is left as it is)."""
+    ImportJob.objects.filter(pk=job.pk, state=IMPORT_RUNNING).update(cancel_requested=True)
+    job.refresh_from_db()
+    return job
+
+
+def recover_interrupted() -> int:
+    """Fail the imports whose process died (no heartbeat for `stale_seconds()`) and drop their staging.
+
+    Also drops staging clusters left without a job (a crash between the two writes of a cleanup).
+    """
+    stale = time.time() - stale_seconds()
+    count = 0
+    for job in ImportJob.objects.filter(state=IMPORT_RUNNING, heartbeat__lt=stale):
+        taken = ImportJob.objects.filter(pk=job.pk, state=IMPORT_RUNNING, heartbeat__lt=stale).update(
+            state=IMPORT_FAILED, error="interrupted: the server stopped during the import; nothing was stored"
+        )
+        if taken:
+            count += 1
+            if job.staging_id is not None:
+                ImportJob.objects.filter(pk=job.pk).update(staging=None)
+                _drop_staging(job.staging_id)
+    for orphan in Cluster.objects.filter(slug__startswith=STAGING_PREFIX, staged_import__isnull=True):
+        _drop_staging(orphan.pk)
+    return count
+
+
+# --- in the background --------------------------------------------------------------------------------
+
+_running: dict[int, threading.Thread] = {}
+
+
+def start(job: ImportJob, data: bytes) -> threading.Thread:
+    """Run the import in a worker thread, with a heartbeat while it reads (a server stays responsive)."""
+    held = [data]
+    del data
+
+    def work() -> None:
+        done = threading.Event()
+
+        def beat() -> None:
+            while not done.wait(HEARTBEAT_SECONDS):
+                with contextlib.suppress(Exception):
+                    ImportJob.objects.filter(pk=job.pk, state=IMPORT_RUNNING).update(heartbeat=time.time())
+            connection.close()
+
+        beater = threading.Thread(target=beat, name=f"import-{job.pk}-heartbeat", daemon=True)
+        beater.start()
+        try:
+            close_old_connections()
+            run(job, held.pop())  # the only reference: run() lets the bytes go once they are decoded
+        except (InputError, store.StoreError, ImportCancelled):
+            pass
+        except Exception:
+            log.exception("import %s failed", job.pk)
+        finally:
+            done.set()
+            beater.join()
+            _running.pop(job.pk, None)
+            connection.close()
+
+    thread = threading.Thread(target=work, name=f"import-{job.pk}", daemon=True)
+    _running[job.pk] = thread
+    thread.start()
+    return thread

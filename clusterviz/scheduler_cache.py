@@ -1,0 +1,260 @@
+"""The scheduler's cache: the view of a cluster it schedules against, kept in the process that
+drives the cluster and updated from the watch log instead of being re-read for every cycle.
+
+As upstream's pkg/scheduler/backend/cache (`UpdateSnapshot` with generation numbers), a change
+touches only what it changes: a pod is added to or removed from its node's columns, a node is
+updated, inserted (in name order) or removed in place (`NodeTable.update_node`, `insert_node`,
+`remove_node`). The cache follows the log change by change; when the log no
+longer reaches back to where it stands (pruned, reset by an import) or the cluster is not the one
+it was built for, it is rebuilt from the store — as it is when this process takes over the
+cluster's lease (`forget`), so a restart or a hand-over never schedules against a stale view.
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+from collections import OrderedDict
+from typing import Any
+
+from django.db import connection
+
+from scheduler_core.api.objects import Namespace, Node, PriorityClass, Workload
+from scheduler_core.explain import add_workloads
+from scheduler_core.framework.node_table import NodeTable
+from scheduler_core.framework.pod_info import PodInfo
+
+from .adapters import READ_KINDS, read_objects, scheduler_object
+from .models import Change, Cluster
+
+__all__ = ["SchedulerCache", "forget", "synced", "warm"]
+
+log = logging.getLogger(__name__)
+TERMINAL_PHASES = ("Succeeded", "Failed")  # not in the scheduler's cache (the informer's field selector)
+
+
+def _order(info: PodInfo) -> tuple[str, str]:
+    return (info.namespace, info.name)
+
+
+class SchedulerCache:
+    """Nodes, pods, namespaces, priority classes and ReplicaSets of one cluster at `rv`, and the
+    NodeTable built from them (kept up to date in place while it exists)."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self.cluster_id = cluster.pk
+        self.created_at = cluster.created_at
+        self.rv = 0
+        self.generation = 0  # changes applied since the cache was built
+        self.table_builds = 0  # how often the columns were built from scratch (first use, after a failed cycle)
+        self.nodes: dict[str, Node] = {}
+        self.pods: dict[str, PodInfo] = {}  # "namespace/name" → PodInfo
+        self.namespaces: dict[str, Namespace] = {}
+        self.priority_classes: dict[str, PriorityClass] = {}
+        self.workloads: dict[tuple[str, str], Workload] = {}
+        self._versions: dict[tuple[str, str, str], int] = {}  # newest resourceVersion applied, per object
+        self._table: NodeTable | None = None
+
+    # --- from the store ---------------------------------------------------------------------------
+
+    def load(self) -> None:
+        """Read everything (after the cluster's resourceVersion: rows read later are only newer)."""
+        self.rv = Cluster.objects.filter(pk=self.cluster_id).values_list("resource_version", flat=True).get()
+        for row, obj in read_objects(self.cluster):
+            self._set(row.kind, row.namespace, row.name, obj, row.resource_version)
+
+    def follow(self) -> bool:
+        """Apply the watch log up to the cluster's resourceVersion; False when it has a gap."""
+        current = Cluster.objects.filter(pk=self.cluster_id).values_list("resource_version", flat=True).get()
+        if current == self.rv:
+            return True
+        if current < self.rv:
+            return False
+        window = Change.objects.filter(
+            cluster_id=self.cluster_id, resource_version__gt=self.rv, resource_version__lte=current
+        )
+        if window.count() != current - self.rv:  # pruned, or reset by an import
+            return False
+        changes = window.filter(kind__in=READ_KINDS).order_by("resource_version", "id")
+        for rv, event, kind, namespace, name, body in changes.values_list(
+            "resource_version", "type", "kind", "namespace", "name", "body"
+        ):
+            obj = None if event == "DELETED" else scheduler_object(kind, body)
+            self._set(kind, namespace, name, obj, rv)
+        self.rv = current
+        return True
+
+    # --- changes ----------------------------------------------------------------------------------
+
+    def _set(self, kind: str, namespace: str, name: str, obj: Any, rv: int) -> None:
+        """Object `kind namespace/name` is now `obj` (None: deleted) as of `rv` (older news is ignored)."""
+        key = (kind, namespace, name)
+        if rv <= self._versions.get(key, 0):
+            return
+        self._versions[key] = rv
+        self.generation += 1
+        if kind == "Pod":
+            self._set_pod(f"{namespace}/{name}", None if obj is None else PodInfo.of(obj))
+        elif kind == "Node":
+            self._set_node(name, obj)
+        elif kind == "Namespace":
+            self._set_namespace(name, obj)
+        elif kind == "PriorityClass":
+            if obj is None:
+                self.priority_classes.pop(name, None)
+            else:
+                self.priority_classes[name] = obj
+        else:
+            if obj is None:
+                self.workloads.pop((namespace, name), None)
+            else:
+                self.workloads[(namespace, name)] = obj
+            if self._table is not None:
+                self._table.services.clear()
+                self._table.controllers.clear()
+                add_workloads(self._table, self._sorted_workloads())
+
+    def _set_pod(self, key: str, info: PodInfo | None) -> None:
+        old = self.pods.pop(key, None)
+        if info is not None:
+            self.pods[key] = info
+        if self._table is not None:
+            if old is not None:
+                self._untrack(self._table, old)
+            if info is not None:
+                self._track(self._table, info)
+
+    def _set_node(self, name: str, node: Node | None) -> None:
+        known = name in self.nodes
+        if node is None:
+            self.nodes.pop(name, None)
+        else:
+            self.nodes[name] = node
+        table = self._table
+        if table is None:
+            return
+        if node is None:
+            if name in table.index:
+                table.remove_node(table.index[name])  # its pods stay in the cache, bound to a missing node
+        elif known:
+            table.update_node(table.index[name], node)
+        else:
+            # In name order, as a fresh build has them; the pods already bound (or nominated) to it come back.
+            table.insert_node(bisect.bisect(table.names, name), node)
+            for info in sorted(self.pods.values(), key=_order):
+                if info.pod.spec.node_name == name or (
+                    not info.pod.spec.node_name and info.pod.status.nominated_node_name == name
+                ):
+                    self._track(table, info)
+
+    def _set_namespace(self, name: str, namespace: Namespace | None) -> None:
+        if namespace is None:
+            self.namespaces.pop(name, None)
+        else:
+            self.namespaces[name] = namespace
+        if self._table is not None:
+            if namespace is None:
+                self._table.namespace_labels.pop(name, None)
+            else:
+                self._table.namespace_labels[name] = namespace.metadata.labels
+
+    # --- the table --------------------------------------------------------------------------------
+
+    @staticmethod
+    def _track(table: NodeTable, info: PodInfo) -> None:
+        """As `NodeTable.build` places a pod: on its node, or nominated there; pods stay in name order."""
+        if info.pod.status.phase in TERMINAL_PHASES:
+            return
+        node_name = info.pod.spec.node_name
+        if node_name:
+            i = table.index.get(node_name)
+            if i is not None:
+                table.add_pod(info, i)
+                pods = table.pods[i]
+                pods.pop()
+                bisect.insort(pods, info, key=_order)
+        else:
+            i = table.index.get(info.pod.status.nominated_node_name or "")
+            if i is not None:
+                bisect.insort(table.nominated.setdefault(i, []), info, key=_order)
+
+    @staticmethod
+    def _untrack(table: NodeTable, info: PodInfo) -> None:
+        if info.pod.status.phase in TERMINAL_PHASES:
+            return
+        node_name = info.pod.spec.node_name
+        if node_name:
+            i = table.index.get(node_name)
+            if i is not None:
+                table.remove_pod(info, i)
+        else:
+            i = table.index.get(info.pod.status.nominated_node_name or "")
+            if i is not None:
+                nominated = table.nominated[i]
+                nominated[:] = [other for other in nominated if other is not info]
+                if not nominated:
+                    del table.nominated[i]
+
+    def _sorted_workloads(self) -> list[Workload]:
+        return [self.workloads[key] for key in sorted(self.workloads)]
+
+    def table(self) -> NodeTable:
+        """The NodeTable at `rv` (a cycle may change it only temporarily, restoring what it touched)."""
+        if self._table is None:
+            nodes = [self.nodes[name] for name in sorted(self.nodes)]
+            pods = sorted(self.pods.values(), key=_order)
+            table = NodeTable.build(nodes, pods, self.namespaces.values())
+            add_workloads(table, self._sorted_workloads())
+            self._table = table
+            self.table_builds += 1
+        return self._table
+
+    def drop_table(self) -> None:
+        """Forget the columns (after a cycle failed midway, they may not have been restored)."""
+        self._table = None
+
+
+MAX_CACHES = 16  # clusters whose view one process keeps (the least recently used goes first)
+_caches: OrderedDict[int, SchedulerCache] = OrderedDict()
+
+
+def synced(cluster: Cluster, rebuild: bool = False) -> SchedulerCache:
+    """This process's cache of `cluster`, brought up to the store's current resourceVersion."""
+    cache = _caches.get(cluster.pk)
+    if cache is not None and not rebuild and cache.created_at == cluster.created_at and cache.follow():
+        _caches.move_to_end(cluster.pk)
+        return cache
+    if cache is not None and not rebuild:
+        log.info("cluster %s: the scheduler cache is rebuilt from the store (the watch log has a gap)", cluster.pk)
+    cache = SchedulerCache(cluster)
+    cache.load()
+    cache.follow()  # what was written while the rows were read (applied only where newer)
+    _caches[cluster.pk] = cache
+    _caches.move_to_end(cluster.pk)
+    while len(_caches) > MAX_CACHES:
+        _caches.popitem(last=False)
+    return cache
+
+
+def warm(cluster: Cluster) -> None:
+    """Build the cache of `cluster` if this process has none — meant for a worker thread, so that
+    reading a big cluster does not hold up the thread every other request of the process shares.
+    Only a new cache is built and then published: one in use is never touched from here."""
+    try:
+        cached = _caches.get(cluster.pk)
+        if cached is not None and cached.created_at == cluster.created_at:
+            return
+        cache = SchedulerCache(cluster)
+        cache.load()
+        if cluster.pk not in _caches:
+            _caches[cluster.pk] = cache
+    except Exception:  # whoever needs it next builds it
+        log.exception("cluster %s: building the scheduler cache failed", cluster.pk)
+    finally:
+        connection.close()  # this worker thread's own connection
+
+
+def forget(cluster_id: int) -> None:
+    """Drop a cluster's cache (its lease was lost or taken over: rebuild from the store when next used)."""
+    _caches.pop(cluster_id, None)

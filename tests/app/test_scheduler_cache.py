@@ -1,0 +1,318 @@
+"""The scheduler cache (clusterviz/scheduler_cache.py) stays exactly what a fresh read of the store
+gives, whatever sequence of changes it follows, and rebuilds itself when it cannot follow."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bench.cluster_dump import dump_json
+from clusterviz import imports, scheduler_cache, services, store
+from clusterviz.adapters import snapshot
+from clusterviz.controllers import scheduler
+from clusterviz.models import Change, Cluster
+from tests.table_digest import digest
+
+pytestmark = pytest.mark.django_db
+
+NODES = ("n1", "n2", "n3", "n10")
+PODS = ("a", "b", "c", "d", "e")
+NAMESPACES = ("default", "team")
+_slugs = itertools.count()
+
+
+def assert_consistent(cluster: Cluster) -> scheduler_cache.SchedulerCache:
+    cache = scheduler_cache.synced(cluster)
+    fresh = snapshot(cluster)
+    assert digest(cache.table()) == digest(fresh.table())
+    assert {key: info.pod for key, info in cache.pods.items()} == {k: i.pod for k, i in fresh.pod_infos.items()}
+    assert sorted(cache.priority_classes) == sorted(pc.metadata.name for pc in fresh.objects.priority_classes)
+    assert cache.rv == Cluster.objects.get(pk=cluster.pk).resource_version
+    return cache
+
+
+def create(cluster: Cluster, body: dict[str, Any]) -> None:
+    with contextlib.suppress(store.AlreadyExists):
+        services.create_from_yaml(cluster, yaml.safe_dump(body), "kubectl")
+
+
+def node_body(name: str, zone: int, cpu: int, gpu: bool) -> dict[str, Any]:
+    allocatable = {"cpu": str(cpu), "memory": "8Gi", "pods": "10"}
+    if gpu:
+        allocatable["example.com/gpu"] = "2"
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"zone": f"z{zone}"}},
+        "status": {"allocatable": allocatable, "images": [{"names": [f"img:{zone}"], "sizeBytes": 1000}]},
+    }
+
+
+def pod_body(name: str, namespace: str, node: str | None, app: int, port: bool, affinity: bool) -> dict[str, Any]:
+    container: dict[str, Any] = {"name": "c", "image": "img:1", "resources": {"requests": {"cpu": "100m"}}}
+    if port:
+        container["ports"] = [{"containerPort": 80, "hostPort": 8080}]
+    spec: dict[str, Any] = {"containers": [container]}
+    if node:
+        spec["nodeName"] = node
+    if affinity:
+        term = {"labelSelector": {"matchLabels": {"app": str(app)}}, "topologyKey": "zone"}
+        spec["affinity"] = {
+            "podAntiAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 10, "podAffinityTerm": term}]
+            }
+        }
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "labels": {"app": str(app)}},
+        "spec": spec,
+    }
+
+
+def patch(cluster: Cluster, kind: str, namespace: str, name: str, mutate: Any) -> None:
+    with contextlib.suppress(store.NotFound):
+        store.patch(cluster, kind, namespace, name, mutate, "kubectl")
+
+
+def delete(cluster: Cluster, kind: str, namespace: str, name: str) -> None:
+    with contextlib.suppress(store.NotFound):
+        store.delete(cluster, kind, namespace, name, "kubectl")
+
+
+def apply(cluster: Cluster, op: tuple[Any, ...]) -> None:
+    match op:
+        case ("node", name, zone, cpu, gpu):
+            create(cluster, node_body(name, zone, cpu, gpu))
+        case ("delete-node", name):
+            delete(cluster, "Node", "", name)
+        case ("relabel", name, zone):
+            patch(
+                cluster,
+                "Node",
+                "",
+                name,
+                lambda b: b["metadata"].setdefault("labels", {}).update(zone=f"z{zone}", extra=str(zone)),
+            )
+        case ("taint", name, on):
+            patch(
+                cluster,
+                "Node",
+                "",
+                name,
+                lambda b: b["spec"].update(taints=[{"key": "k", "effect": "NoSchedule"}] if on else []),
+            )
+        case ("resize", name, cpu, gpu):
+
+            def resize(body: dict[str, Any]) -> None:
+                alloc = body["status"]["allocatable"]
+                alloc["cpu"] = str(cpu)
+                if gpu:
+                    alloc["example.com/gpu"] = "4"
+                else:
+                    alloc.pop("example.com/gpu", None)
+                body["status"]["images"] = [{"names": [f"img:{cpu}"], "sizeBytes": 5}]
+
+            patch(cluster, "Node", "", name, resize)
+        case ("pod", name, namespace, node, app, port, affinity):
+            create(cluster, pod_body(name, namespace, node, app, port, affinity))
+        case ("delete-pod", name, namespace):
+            delete(cluster, "Pod", namespace, name)
+        case ("bind", name, namespace, node):
+            patch(cluster, "Pod", namespace, name, lambda b: b["spec"].update(nodeName=node))
+        case ("phase", name, namespace, phase):
+            patch(cluster, "Pod", namespace, name, lambda b: b.setdefault("status", {}).update(phase=phase))
+        case ("nominate", name, namespace, node):
+            patch(cluster, "Pod", namespace, name, lambda b: b.setdefault("status", {}).update(nominatedNodeName=node))
+        case ("terminate", name, namespace):
+            patch(
+                cluster,
+                "Pod",
+                namespace,
+                name,
+                lambda b: b["metadata"].update(deletionTimestamp="2026-01-01T00:00:00Z"),
+            )
+        case ("relabel-pod", name, namespace, app):
+            patch(cluster, "Pod", namespace, name, lambda b: b["metadata"]["labels"].update(app=str(app)))
+        case ("namespace", labelled):
+            ns = {
+                "apiVersion": "v1",
+                "kind": "Namespace",
+                "metadata": {"name": "team", "labels": {"tier": str(labelled)}},
+            }
+            create(cluster, ns)
+            patch(cluster, "Namespace", "", "team", lambda b: b["metadata"].update(labels={"tier": str(labelled)}))
+        case ("delete-namespace",):
+            delete(cluster, "Namespace", "", "team")
+        case ("replicaset", app):
+            rs = {
+                "apiVersion": "apps/v1",
+                "kind": "ReplicaSet",
+                "metadata": {"name": f"rs{app}", "namespace": "default"},
+                "spec": {
+                    "replicas": 0,
+                    "selector": {"matchLabels": {"app": str(app)}},
+                    "template": {
+                        "metadata": {"labels": {"app": str(app)}},
+                        "spec": {"containers": [{"name": "c", "image": "img:1"}]},
+                    },
+                },
+            }
+            create(cluster, rs)
+        case ("delete-replicaset", app):
+            delete(cluster, "ReplicaSet", "default", f"rs{app}")
+        case ("cycle",):
+            scheduler.schedule_next(cluster)
+        case ("check",):
+            assert_consistent(cluster)
+
+
+nodes = st.sampled_from(NODES)
+pods = st.sampled_from(PODS)
+namespaces = st.sampled_from(NAMESPACES)
+ops = st.one_of(
+    st.tuples(st.just("node"), nodes, st.integers(0, 2), st.integers(1, 4), st.booleans()),
+    st.tuples(st.just("delete-node"), nodes),
+    st.tuples(st.just("relabel"), nodes, st.integers(0, 3)),
+    st.tuples(st.just("taint"), nodes, st.booleans()),
+    st.tuples(st.just("resize"), nodes, st.integers(1, 4), st.booleans()),
+    st.tuples(
+        st.just("pod"), pods, namespaces, st.one_of(st.none(), nodes), st.integers(0, 2), st.booleans(), st.booleans()
+    ),
+    st.tuples(st.just("delete-pod"), pods, namespaces),
+    st.tuples(st.just("bind"), pods, namespaces, nodes),
+    st.tuples(st.just("phase"), pods, namespaces, st.sampled_from(["Running", "Succeeded", "Failed"])),
+    st.tuples(st.just("nominate"), pods, namespaces, nodes),
+    st.tuples(st.just("terminate"), pods, namespaces),
+    st.tuples(st.just("relabel-pod"), pods, namespaces, st.integers(0, 2)),
+    st.tuples(st.just("namespace"), st.integers(0, 1)),
+    st.tuples(st.just("delete-namespace")),
+    st.tuples(st.just("replicaset"), st.integers(0, 2)),
+    st.tuples(st.just("delete-replicaset"), st.integers(0, 2)),
+    st.tuples(st.just("cycle")),
+    st.tuples(st.just("check")),
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
+@given(st.lists(ops, min_size=1, max_size=40))
+def test_the_cache_equals_a_fresh_snapshot_after_any_changes(changes: list[tuple[Any, ...]]) -> None:
+    cluster = services.create_cluster(f"c{next(_slugs)}")
+    scheduler_cache.synced(cluster)  # built first, then follows every change
+    for op in changes:
+        apply(cluster, op)
+    assert_consistent(cluster)
+
+
+def test_pod_changes_do_not_rebuild_the_columns() -> None:
+    cluster = services.create_cluster("c1")
+    for name in NODES:
+        apply(cluster, ("node", name, 0, 4, False))
+    cache = assert_consistent(cluster)
+    for k in range(20):
+        apply(cluster, ("pod", f"p{k}", "default", None, k % 3, False, k % 2 == 0))
+        apply(cluster, ("cycle",))
+    apply(cluster, ("relabel", "n2", 3))
+    apply(cluster, ("delete-pod", "p3", "default"))
+    assert assert_consistent(cluster) is cache
+    assert cache.table_builds == 1 and cache.generation > 40
+    apply(cluster, ("node", "n5", 1, 2, True))  # nodes added and removed in place, too
+    apply(cluster, ("delete-node", "n1"))
+    apply(cluster, ("node", "n1", 2, 4, False))  # back, with the pods still bound to it
+    assert assert_consistent(cluster).table_builds == 1
+
+
+def test_a_gap_in_the_watch_log_rebuilds_the_cache() -> None:
+    cluster = services.create_cluster("c1")
+    apply(cluster, ("node", "n1", 0, 4, False))
+    cache = assert_consistent(cluster)
+    apply(cluster, ("node", "n2", 0, 4, False))
+    Change.objects.filter(cluster=cluster).delete()  # pruned past where the cache stands
+    assert assert_consistent(cluster) is not cache
+
+
+def test_an_import_into_an_emptied_cluster_rebuilds_the_cache() -> None:
+    cluster = services.create_cluster("c1")
+    apply(cluster, ("node", "n1", 0, 4, False))
+    cache = assert_consistent(cluster)
+    delete(cluster, "Node", "", "n1")
+    assert assert_consistent(cluster) is cache
+    imports.run(imports.new_job("c1", "dump.json"), dump_json(5, 2))
+    after = assert_consistent(cluster)
+    assert after is not cache and after.table().n == 5 and len(after.pods) == 10
+
+
+def test_forget_and_another_cluster_under_the_same_id_rebuild() -> None:
+    cluster = services.create_cluster("c1")
+    cache = scheduler_cache.synced(cluster)
+    scheduler_cache.forget(cluster.pk)
+    assert scheduler_cache.synced(cluster) is not cache
+    cache = scheduler_cache.synced(cluster)
+    other = Cluster.objects.get(pk=cluster.pk)
+    other.created_at = other.created_at.replace(year=2000)  # what a recycled id looks like
+    assert scheduler_cache.synced(other) is not cache
+
+
+def test_pods_keep_the_order_a_fresh_read_gives_them() -> None:
+    cluster = services.create_cluster("c1")
+    scheduler_cache.synced(cluster)
+    apply(cluster, ("node", "n1", 0, 4, False))
+    for name, namespace in (("d", "default"), ("b", "team"), ("a", "default"), ("c", "default")):
+        apply(cluster, ("pod", name, namespace, "n1", 0, False, False))
+    for name in ("e", "a"):
+        apply(cluster, ("pod", name, "team", None, 0, False, False))
+        apply(cluster, ("nominate", name, "team", "n1"))
+    cache = assert_consistent(cluster)
+    assert [info.key for info in cache.table().pods[0]] == ["default/a", "default/c", "default/d", "team/b"]
+    assert [info.key for info in cache.table().nominated[0]] == ["team/a", "team/e"]
+
+
+def test_a_what_if_on_the_cache_equals_one_on_a_fresh_read() -> None:
+    from scheduler_core.api.loading import load_pod
+    from scheduler_core.explain import explain, result_to_json
+
+    cluster = services.create_cluster("c1")
+    for k, name in enumerate(NODES):
+        apply(cluster, ("node", name, k % 2, 1 + k, k == 2))
+    apply(cluster, ("taint", "n2", True))
+    for k in range(8):
+        apply(cluster, ("pod", f"p{k}", NAMESPACES[k % 2], NODES[k % 4], k % 3, k == 1, k % 2 == 0))
+    scheduler_cache.synced(cluster)
+    apply(cluster, ("resize", "n3", 1, False))
+    apply(cluster, ("delete-pod", "p2", "default"))
+    text = yaml.safe_dump(pod_body("what-if", "default", None, 1, True, True))
+    fresh = snapshot(cluster)
+    expected = result_to_json(explain(fresh.objects, load_pod(text, "pod.yaml", {}, {}), seed=3))
+    got = services.explain_pod(cluster, text, seed=3)
+    got.pop("events")
+    assert got == expected
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_runner_drops_the_cache_when_the_lease_changes_hands(make_cluster: Any) -> None:
+    import asyncio
+
+    from clusterviz.controllers.runner import ClusterRunner, acquire_lease, release_lease
+
+    from .conftest import node_yaml
+
+    cluster = make_cluster("c1", node_yaml("n1"))
+    runner = ClusterRunner(cluster.pk)
+    stale = scheduler_cache.synced(cluster)  # built while another process may have been driving
+    asyncio.run(runner._drive())  # takes the lease: starts from the store, not from what it had
+    assert runner.holding
+    fresh = scheduler_cache._caches[cluster.pk]
+    assert fresh is not stale and fresh.rv == Cluster.objects.get(pk=cluster.pk).resource_version
+    release_lease(cluster.pk)
+    assert acquire_lease(cluster.pk, owner="another-process")
+    asyncio.run(runner._drive())  # lost it: the view would go stale while the other one drives
+    assert not runner.holding and cluster.pk not in scheduler_cache._caches
+    release_lease(cluster.pk, owner="another-process")

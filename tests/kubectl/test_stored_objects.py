@@ -1,0 +1,122 @@
+"""Objects kept as kube-apiserver keeps them: every known field round-trips (an empty `emptyDir: {}`
+too), the API defaults and the DefaultTolerationSeconds admission are applied — and the scheduler
+sees those tolerations."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from .conftest import Cluster
+
+pytestmark = pytest.mark.slow
+
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: full}
+spec:
+  volumes:
+  - {name: cache, emptyDir: {}}
+  containers:
+  - name: web
+    image: nginx
+    env: [{name: MODE, value: fast}]
+    ports: [{containerPort: 80}]
+    volumeMounts: [{name: cache, mountPath: /cache}]
+    livenessProbe: {httpGet: {path: /healthz, port: 80}, periodSeconds: 5}
+  - name: side
+    image: busybox:1.36
+"""
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: nginx@sha256:0000000000000000000000000000000000000000000000000000000000000000}]
+"""
+
+
+def test_every_field_round_trips_with_the_api_defaults(cluster: Cluster) -> None:
+    cluster.kubectl("apply", "-f", cluster.write("full.yaml", POD))
+    pod = json.loads(cluster.kubectl("get", "pod", "full", "-o", "json").stdout)
+    spec = pod["spec"]
+    assert spec["volumes"] == [{"name": "cache", "emptyDir": {}}]
+    web, side = spec["containers"]
+    assert web["env"] == [{"name": "MODE", "value": "fast"}]
+    assert web["ports"] == [{"containerPort": 80, "protocol": "TCP"}]
+    assert web["volumeMounts"] == [{"name": "cache", "mountPath": "/cache"}]
+    assert web["livenessProbe"] == {
+        "httpGet": {"path": "/healthz", "port": 80, "scheme": "HTTP"},
+        "periodSeconds": 5,
+        "timeoutSeconds": 1,
+        "successThreshold": 1,
+        "failureThreshold": 3,
+    }
+    assert (web["imagePullPolicy"], side["imagePullPolicy"]) == ("Always", "IfNotPresent")
+    for container in (web, side):
+        assert container["terminationMessagePath"] == "/dev/termination-log"
+        assert container["terminationMessagePolicy"] == "File"
+        assert container["resources"] == {}
+    assert spec["restartPolicy"] == "Always"
+    assert spec["terminationGracePeriodSeconds"] == 30
+    assert spec["dnsPolicy"] == "ClusterFirst"
+    assert spec["schedulerName"] == "default-scheduler"
+    assert spec["securityContext"] == {}
+    assert spec["tolerations"] == [
+        {"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
+        for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
+    ]
+    described = cluster.kubectl("describe", "pod", "full").stdout
+    assert "node.kubernetes.io/not-ready:NoExecute op=Exists for 300s" in described
+    assert "EmptyDir (a temporary directory that shares a pod's lifetime)" in described
+
+
+def test_a_pods_own_toleration_is_kept_and_workloads_are_defaulted(cluster: Cluster) -> None:
+    own = POD.replace("spec:\n  volumes:", "spec:\n  tolerations: [{operator: Exists}]\n  volumes:")
+    cluster.kubectl("apply", "-f", cluster.write("own.yaml", own))
+    assert cluster.pods()["default/full"]["spec"]["tolerations"] == [{"operator": "Exists"}]
+    cluster.kubectl("apply", "-f", cluster.write("deploy.yaml", DEPLOYMENT))
+    deployment = json.loads(cluster.kubectl("get", "deployment", "web", "-o", "json").stdout)
+    assert deployment["spec"]["strategy"] == {
+        "type": "RollingUpdate",
+        "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"},
+    }
+    assert (deployment["spec"]["revisionHistoryLimit"], deployment["spec"]["progressDeadlineSeconds"]) == (10, 600)
+    template = deployment["spec"]["template"]["spec"]
+    assert template["containers"][0]["imagePullPolicy"] == "IfNotPresent"  # a digest, no tag
+    assert "tolerations" not in template  # DefaultTolerationSeconds admits pods, not templates
+
+
+def test_the_scheduler_sees_the_default_tolerations(cluster: Cluster) -> None:
+    for node in ("node01", "node02", "node03"):
+        cluster.kubectl("taint", "node", node, "node.kubernetes.io/not-ready:NoExecute")
+    cluster.kubectl("apply", "-f", cluster.write("full.yaml", POD))
+    pods = cluster.wait_running("full")
+    assert pods["default/full"]["spec"]["nodeName"] in ("node01", "node02", "node03")
+
+
+def test_server_side_apply_records_managed_fields(cluster: Cluster) -> None:
+    cluster.kubectl("apply", "--server-side", "-f", cluster.write("full.yaml", POD))
+    shown = json.loads(cluster.kubectl("get", "pod", "full", "-o", "json", "--show-managed-fields").stdout)
+    (entry,) = shown["metadata"]["managedFields"]
+    assert (entry["manager"], entry["operation"], entry["fieldsType"]) == ("kubectl", "Apply", "FieldsV1")
+    web = entry["fieldsV1"]["f:spec"]["f:containers"]['k:{"name":"web"}']
+    assert (
+        web["."] == {}
+        and web["f:image"] == {}
+        and web["f:env"] == {'k:{"name":"MODE"}': {".": {}, "f:name": {}, "f:value": {}}}
+    )
+    assert entry["fieldsV1"]["f:spec"]["f:volumes"]['k:{"name":"cache"}']["f:emptyDir"] == {}
+    rv = shown["metadata"]["resourceVersion"]
+    again = cluster.kubectl("apply", "--server-side", "-f", "full.yaml")
+    assert again.stdout.strip() == "pod/full serverside-applied"
+    assert cluster.pods()["default/full"]["metadata"]["managedFields"] == shown["metadata"]["managedFields"]
+    hidden = json.loads(cluster.kubectl("get", "pod", "full", "-o", "json").stdout)
+    assert "managedFields" not in hidden["metadata"]
+    assert int(hidden["metadata"]["resourceVersion"]) >= int(rv)

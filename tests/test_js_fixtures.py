@@ -1,0 +1,7 @@
+"""The JS model's fixtures are what the core emits today (regenerate: python -m tests.js.make_fixtures)."""
+
+from tests.js.make_fixtures import FIXTURE, render
+
+
+def test_js_fixtures_match_the_core() -> None:
+    assert FIXTURE.read_text() == render(), "stale: run `python -m tests.js.make_fixtures`"
