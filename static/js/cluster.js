@@ -12,6 +12,8 @@ import { renderEvents, renderLesson, renderListWatch, renderScores, renderTabs, 
 import { Editor } from "./views/editor.js";
 import { Palette, chipAction, wireBoardDragAndDrop } from "./views/palette.js";
 import { renderPipeline } from "./views/pipeline.js";
+import { MAP_ABOVE, renderPinnedNode } from "./views/node_map.js"; // node map
+import { renderScoreboard, wantsScoreboard } from "./views/scoreboard.js"; // node map
 
 const page = $("#cluster-page");
 const slug = page.dataset.slug;
@@ -306,6 +308,7 @@ function broadcastView() {
 function handle(msg) {
   if (msg.type === "snapshot") {
     state = applySnapshot(state, msg);
+    socket.explainOverHttp ||= state.objects.Node.size > MAP_ABOVE; // node map: large what-ifs over HTTP
     refreshRequested();
     loadRecentCycles();
     loadLesson(state.cluster.lesson);
@@ -579,7 +582,11 @@ const render = () => {
       renderWhy($("[data-panel=why]"), { pod, cycle, why, loading: ui.whyLoading, fixes }),
     );
   }
-  if (ui.tab === "scores") drawIf("scores", [player.current, player.cursor], () => renderScores($("[data-panel=scores]"), frame));
+  // node map: a large cycle's scoreboard is redrawn per stage, not per event.
+  const big = wantsScoreboard(frame);
+  const scoreDeps = big ? [player.current, frame.stage, frame.finished, frame.winner] : [player.current, player.cursor];
+  if (ui.tab === "scores") drawIf("scores", scoreDeps, () => (big ? renderScoreboard : renderScores)($("[data-panel=scores]"), frame));
+  renderPinnedNode($("#pinned-node"), state, frame, ui); // node map
   if (ui.tab === "events") {
     const whatIf = !pod && player.current && player.current.whatIf ? player.current : null;
     drawIf("events", [state.rv, pod, whatIf, Math.floor(Date.now() / 5000)], () =>
@@ -669,6 +676,15 @@ $("#board").addEventListener("keydown", (event) => {
 
 document.addEventListener("keydown", (event) => {
   if (event.key === "Escape") palette.cancel();
+});
+
+// node map: a click or Enter on a cell pins that node (or applies the armed chip); ✕ unpins (node null).
+$("#board").addEventListener("nodemap:pin", (event) => {
+  const name = event.detail.node;
+  if (name && palette.chooseNode(name)) return;
+  ui.selectedNode = name;
+  broadcastView();
+  rerender();
 });
 
 $("#detail").addEventListener("click", (event) => {

@@ -178,7 +178,7 @@ def open_cluster(page: Page, url: str) -> Page:
         page.goto(EDIT_LINKS[slug])  # hold the edit link (the session remembers it), as the presenter does
     page.goto(url)
     page.wait_for_selector("#ws-state[data-state=open]")
-    page.wait_for_selector("#board [data-node]")
+    page.wait_for_selector("#board [data-node], #board .map-canvas[data-cells]")  # cards, or the node map
     page.wait_for_load_state("networkidle")  # the recent cycles and the lesson are fetched after the snapshot
     return page
 

@@ -98,15 +98,15 @@ def test_screenshots(page: Page, context: BrowserContext, new_cluster: Any) -> N
     shot(follower, "follower")
     follower.close()
 
-    # Compact board: ~60 nodes, one cycle with rejected, scored and winning tiles.
+    # The node map: ~60 nodes, one cycle with rejected, scored and winning cells.
     big = new_cluster("demo")
     big.act({"action": "create", "yaml": many_nodes(57)})
     open_cluster(page, big.url)
-    expect(page.locator("#board.compact .node-grid > .tile")).to_have_count(60)
+    expect(page.locator("#board .map-canvas")).to_have_attribute("data-cells", "60")
     page.locator("#editor textarea").fill(BIG_POD)
     page.locator("[data-editor=create]").click()
     finish_cycle_of(page, "default/web")
-    expect(page.locator("#board .tile.winner")).to_have_count(1)
+    expect(page.locator("#board .map-canvas[data-winner]")).not_to_have_attribute("data-winner", "")
     shot(page, "compact-board")
 
 

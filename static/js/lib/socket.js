@@ -177,6 +177,8 @@ export class ClusterSocket {
         );
       }
     }
+    // A what-if over a large cluster answers more than a frame carries: ask over HTTP at once.
+    if (action.action === "explain" && this.explainOverHttp) return this.post(action);
     const id = `a${this.nextId++}`;
     const text = JSON.stringify({ ...action, id });
     if (utf8Length(text) > SOCKET_SEND_BYTES) return this.post(action);
@@ -189,7 +191,10 @@ export class ClusterSocket {
       this.ws.send(text);
     }).catch((err) => {
       // An answer too large for the stream (a what-if on thousands of nodes) comes over HTTP instead.
-      if (err.reason === "TooLarge" && action.action === "explain") return this.post(action);
+      if (err.reason === "TooLarge" && action.action === "explain") {
+        this.explainOverHttp = true;
+        return this.post(action);
+      }
       throw err;
     });
   }

@@ -4,6 +4,7 @@
 import { h, keyed, replace } from "../lib/dom.js";
 import { formatBytes, formatMilliCpu } from "../lib/quantity.js";
 import { evictionIn, nodeUsage, nodes, objectKey, pendingPods, podStatus, podsOnNode, schedulingMessage } from "../model/cluster_state.js";
+import { leaveNodeMap, renderNodeMap } from "./node_map.js"; // node map: more than COMPACT_ABOVE nodes
 
 const COMPACT_ABOVE = 40;
 
@@ -203,7 +204,11 @@ function matchesFilter(node, query) {
 }
 
 export function renderBoard(root, state, frame, ui) {
-  const all = nodes(state);
+  // node map: above COMPACT_ABOVE nodes a canvas (node_map.js) replaces the tiles; the lane stays.
+  const mapped = state.objects.Node.size > COMPACT_ABOVE;
+  if (mapped) renderNodeMap(root, state, frame, ui);
+  else leaveNodeMap(root);
+  const all = mapped ? [] : nodes(state);
   const shown = all.filter((n) => matchesFilter(n, ui.nodeFilter));
   const compact = all.length > COMPACT_ABOVE || ui.compact;
   root.classList.toggle("compact", compact);
@@ -234,7 +239,7 @@ export function renderBoard(root, state, frame, ui) {
       return { key: name, sig, build: () => (compact ? compactTile(n, frame, ui) : nodeCard(state, n, frame, ui)) };
     }),
   );
-  root.querySelector(".node-count").textContent = `${shown.length}/${all.length} nodes`;
+  if (!mapped) root.querySelector(".node-count").textContent = `${shown.length}/${all.length} nodes`;
   renderVerdictSource(root.querySelector(".verdict-source"), ui);
   renderSelection(root.querySelector(".selection"), state, ui);
   const lane = root.querySelector(".pending-lane .pods");

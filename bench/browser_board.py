@@ -1,0 +1,206 @@
+"""Browser benchmark of the node map: a generated cluster of realistic nodes (tests/big_cluster.py) on a
+server this script starts on 127.0.0.1, opened in headless Debian Chromium driven by Playwright.
+
+    python bench/browser_board.py --nodes 1000 5000 [--server runserver|uvicorn] [--pods-per-node 1] [-o json]
+    python bench/browser_board.py --nodes 5000 --edit-link http://127.0.0.1:8000/clusters/big/?key=...
+
+Prints, per cluster size: page load → map first paint (and state received → map painted), scroll
+and zoom frame rates, explain click → what-if shown and → verdict map with top scores, playback
+frame rate, and the JS heap after a garbage collection.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from playwright.sync_api import Page, sync_playwright  # noqa: E402
+from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402
+
+from tests.live_server import LiveServer  # noqa: E402
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
+POD = """apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+spec:
+  containers:
+  - name: web
+    image: nginx
+    resources:
+      requests:
+        cpu: "6"
+        memory: 20Gi
+"""
+
+# rAF frames counted while `step` runs each frame for `ms`: frames per second and the longest gap.
+FRAME_RATE = """async ([ms, step]) => {
+  const run = new Function("i", step);
+  const gaps = [];
+  let last = performance.now();
+  const start = last;
+  let i = 0;
+  await new Promise((done) => {
+    const tick = (now) => {
+      gaps.push(now - last);
+      last = now;
+      run(i++);
+      if (now - start < ms) requestAnimationFrame(tick);
+      else done();
+    };
+    requestAnimationFrame(tick);
+  });
+  const total = performance.now() - start;
+  return { fps: (gaps.length / total) * 1000, worstMs: Math.max(...gaps.slice(1)) };
+}"""
+
+SCROLL_STEP = """const s = document.querySelector('.map-scroll');
+s.scrollTop = (i * 13) % Math.max(1, s.scrollHeight - s.clientHeight);"""
+HOVER_STEP = """const c = document.querySelector('.map-canvas'); const r = c.getBoundingClientRect();
+c.dispatchEvent(new MouseEvent('mousemove', {clientX: r.left + 5 + (i * 7) % Math.max(1, r.width - 20),
+  clientY: r.top + 30 + (i * 3) % 200, bubbles: true}));"""
+
+
+def make_cluster(server: LiveServer, slug: str, nodes: int, pods_per_node: int) -> str:
+    code = (
+        "from clusterviz import access, services\n"
+        "from tests.big_cluster import import_big_cluster\n"
+        f"cluster = services.create_cluster({slug!r})\n"
+        f"import_big_cluster(cluster, {nodes}, {pods_per_node})\n"
+        "print('edit link:', access.edit_url(cluster))\n"
+    )
+    output = server.run("shell", "-c", code).stdout
+    return server.url + output.rsplit("edit link: ", 1)[1].strip()
+
+
+def set_editor(page: Page, text: str) -> None:
+    page.evaluate(
+        """(text) => { const a = document.querySelector('#editor textarea'); a.value = text;
+        a.dispatchEvent(new Event('input')); }""",
+        text,
+    )
+
+
+def measure(page: Page, edit_url: str, url: str, nodes: int) -> dict[str, Any]:
+    page.set_default_timeout(120_000)
+    page.goto(edit_url)  # hold the edit link, as the presenter does
+    page.goto(url)
+    page.wait_for_function(f"window.__nodeMap && window.__nodeMap.cells === {nodes}")
+    page.wait_for_function("new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))")
+    timing = page.evaluate(
+        """() => {
+          const nav = performance.getEntriesByType('navigation')[0];
+          const state = performance.getEntriesByType('resource').find((e) => e.name.includes('/state'));
+          return { load: nav.loadEventEnd, domContentLoaded: nav.domContentLoadedEventEnd,
+                   stateReceived: state ? state.responseEnd : null, firstPaint: window.__nodeMap.firstPaint };
+        }"""
+    )
+    out: dict[str, Any] = {
+        "nodes": nodes,
+        "page_load_ms": round(timing["load"]),
+        "state_received_ms": round(timing["stateReceived"]),
+        "map_painted_ms": round(timing["firstPaint"]),
+        "load_to_map_ms": round(timing["firstPaint"] - timing["load"]),
+        "state_to_map_ms": round(timing["firstPaint"] - timing["stateReceived"]),
+    }
+    try:  # the map and the what-if do not need the stream; note whether it opened
+        page.wait_for_selector("#ws-state[data-state=open]", timeout=30_000)
+        out["stream_open"] = True
+    except PlaywrightTimeout:
+        out["stream_open"] = False
+    page.wait_for_timeout(1000)
+    box = page.locator(".map-scroll").bounding_box()
+    assert box
+    scroll = page.evaluate(FRAME_RATE, [2000, SCROLL_STEP])
+    out["scroll_fps"], out["scroll_worst_frame_ms"] = round(scroll["fps"], 1), round(scroll["worstMs"], 1)
+    zoom = page.evaluate(
+        FRAME_RATE,
+        [2000, "document.querySelector(i % 8 < 4 ? '.map-zoom-in' : '.map-zoom-out').click();"],
+    )
+    out["zoom_fps"], out["zoom_worst_frame_ms"] = round(zoom["fps"], 1), round(zoom["worstMs"], 1)
+    page.mouse.move(box["x"] + 20, box["y"] + 40)
+    hover = page.evaluate(FRAME_RATE, [1500, HOVER_STEP])
+    out["hover_fps"] = round(hover["fps"], 1)
+
+    # Explain: click → the what-if is shown (its playback starts), then ⇥ → verdict map and top scores.
+    set_editor(page, POD)
+    started = time.perf_counter()
+    page.click("[data-editor=explain]")
+    page.wait_for_function("document.querySelector('.cycle-info').textContent.includes('what-if')")
+    shown = time.perf_counter()
+    page.click("[data-player=end]")
+    page.wait_for_function(
+        "document.querySelector('.map-canvas').dataset.winner && document.querySelector('#detail .top-scores tbody tr')"
+    )
+    done = time.perf_counter()
+    out["explain_to_whatif_ms"] = round((shown - started) * 1000)
+    out["explain_to_verdict_map_and_top_scores_ms"] = round((done - started) * 1000)
+    out["end_click_to_map_and_scores_ms"] = round((done - shown) * 1000)
+
+    # Playback of that cycle at ×4 (an event every 55 ms): frames per second while it plays.
+    page.select_option("#pipeline select.speed", "4")
+    page.click("[data-player=play]")
+    play = page.evaluate(FRAME_RATE, [3000, ""])
+    out["playback_fps"], out["playback_worst_frame_ms"] = round(play["fps"], 1), round(play["worstMs"], 1)
+    out["renders_ms_last"] = round(page.evaluate("window.__nodeMap.lastDrawMs"), 2)
+
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("HeapProfiler.collectGarbage")
+    heap = cdp.send("Runtime.getHeapUsage")
+    out["js_heap_mib"] = round(heap["usedSize"] / 2**20, 1)
+    out["dom_nodes"] = page.evaluate("document.getElementsByTagName('*').length")
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--nodes", type=int, nargs="+", default=[1000, 5000])
+    parser.add_argument("--pods-per-node", type=int, default=1)
+    parser.add_argument("--server", choices=["runserver", "uvicorn"], default="runserver")
+    parser.add_argument("-o", "--output", choices=["text", "json"], default="text")
+    parser.add_argument("--edit-link", help="measure this running cluster (its edit link) instead; --nodes: its size")
+    args = parser.parse_args()
+    if args.edit_link:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            page = browser.new_page(viewport={"width": 1280, "height": 800}, bypass_csp=True)
+            print(json.dumps(measure(page, args.edit_link, args.edit_link.split("?", 1)[0], args.nodes[0])))
+            browser.close()
+        return
+    workdir = Path(tempfile.mkdtemp(prefix="browser-board-"))
+    server = LiveServer(workdir, args.server)
+    server.start()
+    results = []
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            for nodes in args.nodes:
+                t = time.perf_counter()
+                edit = make_cluster(server, f"map-{nodes}", nodes, args.pods_per_node)
+                print(f"# {nodes} nodes imported in {time.perf_counter() - t:.0f} s", file=sys.stderr)
+                page = browser.new_page(viewport={"width": 1280, "height": 800}, bypass_csp=True)
+                results.append(measure(page, edit, f"{server.url}/clusters/map-{nodes}/", nodes))
+                page.close()
+                if args.output == "text":
+                    print(json.dumps(results[-1]), flush=True)
+            browser.close()
+    finally:
+        server.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+    if args.output == "json":
+        print(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
