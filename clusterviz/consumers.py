@@ -42,6 +42,7 @@ from channels.utils import await_many_dispatch
 from django.conf import settings
 
 from . import access, actions, store
+from .controllers import taint_manager
 from .controllers.runner import ensure_runner
 from .models import Change, Cluster
 from .publish import group_name, watch_path
@@ -170,6 +171,9 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
                 return
             for part in parts:
                 await self.send(text_data=part)
+        # Evictions announced before this client came: each still-running countdown, from now.
+        for announcement in await database_sync_to_async(taint_manager.pending_evictions)(cluster):
+            self._push(announcement)
         loop = asyncio.get_running_loop()
         self._tasks += [loop.create_task(self._write()), loop.create_task(self._beat())]
         ensure_runner(cluster.pk)

@@ -76,41 +76,56 @@ def _arrival(body: dict[str, Any], now: float) -> float:
     return _epoch(body["metadata"].get("creationTimestamp"), now)
 
 
-def step(cluster: Cluster, now: float | None = None) -> tuple[bool, float | None]:
-    """Evict one pod that is due; returns (did something, the next deadline)."""
-    now = time.time() if now is None else now
+def _scheduled(cluster: Cluster, now: float) -> list[tuple[KubeObject, float]]:
+    """Every pod on a NoExecute-tainted node that does not tolerate it for ever, with when it is due."""
     tainted = {
         row.name: _no_execute_taints(row.body)
         for row in KubeObject.objects.filter(cluster=cluster, kind="Node")
         if any(t.get("effect") == "NoExecute" for t in row.body.get("spec", {}).get("taints", []))
     }
-    next_wake: float | None = None
     if not tainted:
-        return False, None
+        return []
+    scheduled = []
     for row in KubeObject.objects.filter(cluster=cluster, kind="Pod", node_name__in=list(tainted)):
         body = row.body
         if body["metadata"].get("deletionTimestamp"):
             continue
         tolerations = [Toleration.model_validate(t) for t in body["spec"].get("tolerations", [])]
         due = eviction_time(tainted[row.node_name], tolerations, now, _arrival(body, now))
-        if due is None:
-            continue
+        if due is not None:
+            scheduled.append((row, due))
+    return scheduled
+
+
+def _announcement(row: KubeObject, due: float, now: float) -> dict[str, Any]:
+    """The stream's `eviction.scheduled`: which pod leaves which node, and in how many seconds."""
+    return {
+        "type": "eviction.scheduled",
+        "pod": f"{row.namespace}/{row.name}",
+        "node": row.node_name,
+        "deadline": due,
+        "seconds": round(due - now, 1),
+    }
+
+
+def pending_evictions(cluster: Cluster, now: float | None = None) -> list[dict[str, Any]]:
+    """The evictions still to come, as announcements: what a browser that connects late is told."""
+    now = time.time() if now is None else now
+    return [_announcement(row, due, now) for row, due in _scheduled(cluster, now) if due > now]
+
+
+def step(cluster: Cluster, now: float | None = None) -> tuple[bool, float | None]:
+    """Evict one pod that is due; returns (did something, the next deadline)."""
+    now = time.time() if now is None else now
+    next_wake: float | None = None
+    for row, due in _scheduled(cluster, now):
         if due <= now:
             _evict(cluster, row)
             return True, None
-        key = (cluster.pk, body["metadata"]["uid"], due)
+        key = (cluster.pk, row.body["metadata"]["uid"], due)
         if key not in _announced:
             _announced.add(key)
-            publish(
-                cluster.pk,
-                {
-                    "type": "eviction.scheduled",
-                    "pod": f"{row.namespace}/{row.name}",
-                    "node": row.node_name,
-                    "deadline": due,
-                    "seconds": round(due - now, 1),
-                },
-            )
+            publish(cluster.pk, _announcement(row, due, now))
         next_wake = due if next_wake is None else min(next_wake, due)
     return False, next_wake
 

@@ -418,3 +418,24 @@ async def test_slow_pace_spaces_controller_actions(make_cluster: Any, ws_connect
     assert gaps[0] < 1.5, gaps
     assert gaps[1] < 2.5, gaps  # the pull: 1 s after the pod's startTime (whole seconds)
     assert await client.quiet(idle=0.6) == [], "nothing after the pod runs (no idle announcement when slow)"
+
+
+async def test_a_late_client_hears_of_evictions_announced_before_it_came(make_cluster: Any, ws_connect: Any) -> None:
+    """A pod tolerating a NoExecute taint for 600 s is counted down on every board, also on one
+    opened after the taint manager announced the eviction (it is told on connect)."""
+    node = node_yaml("n1").replace(
+        "metadata:", "spec: {taints: [{key: maintenance, value: 'true', effect: NoExecute}]}\nmetadata:"
+    )
+    pod = pod_yaml("web").replace(
+        "spec:\n",
+        "spec:\n  nodeName: n1\n  tolerations: [{key: maintenance, operator: Exists, effect: NoExecute, "
+        "tolerationSeconds: 600}]\n",
+    )
+    first = await open_stream(make_cluster, ws_connect, node + "---\n" + pod)
+    announced = [m for m in [await first.recv(timeout=5) for _ in range(8)] if m["type"] == "eviction.scheduled"]
+    assert [(m["pod"], m["node"]) for m in announced][:1] == [("default/web", "n1")]
+    late = await ws_connect("c1")
+    assert (await late.recv())["type"] == "snapshot"
+    told = [m for m in [await late.recv(timeout=5) for _ in range(3)] if m["type"] == "eviction.scheduled"]
+    assert [(m["pod"], m["node"]) for m in told][:1] == [("default/web", "n1")]
+    assert 590 < told[0]["seconds"] <= 600
