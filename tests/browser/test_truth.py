@@ -314,7 +314,13 @@ def test_a_pod_with_toleration_seconds_shows_a_live_countdown_to_its_eviction(pa
     expect(countdown).not_to_have_attribute("data-seconds", str(first), timeout=3000)  # it ticks
     assert int(str(countdown.get_attribute("data-seconds"))) < first
     expect(card(page, "node01").locator('[data-pod="default/myapp02"] .countdown')).to_have_count(0)
+    # A board opened later (a student joining the class) counts down too: the stream tells it on connect.
+    late = open_cluster(page.context.new_page(), api.url + "?role=follower")
+    late_countdown = card(late, "node01").locator('[data-pod="default/myapp03"] .countdown')
+    expect(late_countdown).to_have_text(re.compile(r"^ ⏳ \d+s$"))
+    assert int(str(late_countdown.get_attribute("data-seconds"))) <= first
     no_page_errors(page)
+    no_page_errors(late)
 
 
 GPU_TAINTED_KGC_POD = """\
