@@ -27,17 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.live_server import free_port
 from tests.tools import missing_tool
 
 REPO = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
 _NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def wait_for(check: Callable[[], bool], timeout: float, what: str, interval: float = 0.05) -> None:
