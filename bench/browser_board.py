@@ -26,23 +26,12 @@ sys.path.insert(0, str(ROOT))
 from playwright.sync_api import Page, sync_playwright  # noqa: E402
 from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402
 
+from tests.big_cluster import create_big_cluster, web_pod_yaml  # noqa: E402
 from tests.live_server import LiveServer  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
-POD = """apiVersion: v1
-kind: Pod
-metadata:
-  name: web
-spec:
-  containers:
-  - name: web
-    image: nginx
-    resources:
-      requests:
-        cpu: "6"
-        memory: 20Gi
-"""
+POD = web_pod_yaml("6", "20Gi")
 
 # rAF frames counted while `step` runs each frame for `ms`: frames per second and the longest gap.
 FRAME_RATE = """async ([ms, step]) => {
@@ -70,18 +59,6 @@ s.scrollTop = (i * 13) % Math.max(1, s.scrollHeight - s.clientHeight);"""
 HOVER_STEP = """const c = document.querySelector('.map-canvas'); const r = c.getBoundingClientRect();
 c.dispatchEvent(new MouseEvent('mousemove', {clientX: r.left + 5 + (i * 7) % Math.max(1, r.width - 20),
   clientY: r.top + 30 + (i * 3) % 200, bubbles: true}));"""
-
-
-def make_cluster(server: LiveServer, slug: str, nodes: int, pods_per_node: int) -> str:
-    code = (
-        "from clusterviz import access, services\n"
-        "from tests.big_cluster import import_big_cluster\n"
-        f"cluster = services.create_cluster({slug!r})\n"
-        f"import_big_cluster(cluster, {nodes}, {pods_per_node})\n"
-        "print('edit link:', access.edit_url(cluster))\n"
-    )
-    output = server.run("shell", "-c", code).stdout
-    return server.url + output.rsplit("edit link: ", 1)[1].strip()
 
 
 def set_editor(page: Page, text: str) -> None:
@@ -187,7 +164,7 @@ def main() -> None:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
             for nodes in args.nodes:
                 t = time.perf_counter()
-                edit = make_cluster(server, f"map-{nodes}", nodes, args.pods_per_node)
+                edit = create_big_cluster(server, f"map-{nodes}", nodes, args.pods_per_node)
                 print(f"# {nodes} nodes imported in {time.perf_counter() - t:.0f} s", file=sys.stderr)
                 page = browser.new_page(viewport={"width": 1280, "height": 800}, bypass_csp=True)
                 results.append(measure(page, edit, f"{server.url}/clusters/map-{nodes}/", nodes))

@@ -22,18 +22,8 @@ from scheduler_core.framework.selectors import compile_label_selector
 
 from .validation import PodTemplate, _check_containers, _check_meta, _Model, prune
 
-__all__ = ["EXTRA_API_VERSIONS", "admit_extra"]
+__all__ = ["admit_extra"]
 
-EXTRA_API_VERSIONS = {
-    "DaemonSet": "apps/v1",
-    "StatefulSet": "apps/v1",
-    "Job": "batch/v1",
-    "Service": "v1",
-    "ConfigMap": "v1",
-    "Secret": "v1",
-    "ServiceAccount": "v1",
-    "PersistentVolumeClaim": "v1",
-}
 JOB_UID_LABEL = "batch.kubernetes.io/controller-uid"
 JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
 LEGACY_JOB_UID_LABEL = "controller-uid"
@@ -191,7 +181,7 @@ def _claim(body: Obj) -> Obj:
 
 
 def admit_extra(kind: str, body: Obj, source: str, node: yaml.Node | None, prefix: Path) -> Obj:
-    """Validate and default one object of a kind in `EXTRA_API_VERSIONS` (metadata already checked)."""
+    """Validate and default one object of a kind this module names (`validation.admit` checked its apiVersion)."""
     try:
         if kind in _SPEC_MODELS:
             return _templated(kind, body, source, node, prefix)

@@ -7,23 +7,15 @@ import gc
 import json
 import os
 import sys
-from pathlib import Path
 
-from .api.loading import MAX_YAML_BYTES, InputError, load_cluster_file, load_pod
+from .api.loading import MAX_YAML_BYTES, InputError, load_cluster_file, load_pod, open_input
 from .framework.profile import load_profile
 
 
 def _read(path: str) -> bytes:
     """The file's bytes, at most one byte over the YAML size limit (so /dev/zero cannot hang us)."""
-    try:
-        with Path(path).open("rb") as handle:
-            return handle.read(MAX_YAML_BYTES + 1)
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory") from None
-    except OSError as exc:
-        raise InputError(f"{path}: {exc.strerror}") from None
+    with open_input(path) as handle:
+        return handle.read(MAX_YAML_BYTES + 1)
 
 
 def _explain(args: argparse.Namespace) -> int:

@@ -4,7 +4,10 @@ list of cached images: about 8 KiB each), and running pods spread over them."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tests.live_server import LiveServer
 
 ZONES = ["us-east-1a", "us-east-1b", "us-east-1c"]
 INSTANCE_TYPES = [("m5.xlarge", "4", "16Gi"), ("m5.2xlarge", "8", "32Gi"), ("c5.4xlarge", "16", "32Gi")]
@@ -148,6 +151,36 @@ def import_big_cluster(cluster: Any, nodes: int, pods_per_node: int = 0) -> None
     for start in range(0, len(documents), 250):
         text = json.dumps({"apiVersion": "v1", "kind": "List", "items": documents[start : start + 250]})
         services.create_from_yaml(cluster, text, "kubectl", source="snapshot")
+
+
+def create_big_cluster(server: LiveServer, slug: str, nodes: int, pods_per_node: int = 0) -> str:
+    """`import_big_cluster` into a new cluster of a live server's database; returns its edit link (a URL)."""
+    code = (
+        "from clusterviz import access, services\n"
+        "from tests.big_cluster import import_big_cluster\n"
+        f"cluster = services.create_cluster({slug!r})\n"
+        f"import_big_cluster(cluster, {nodes}, {pods_per_node})\n"
+        "print('edit link:', access.edit_url(cluster))\n"
+    )
+    output = server.run("shell", "-c", code).stdout
+    return server.url + output.rsplit("edit link: ", 1)[1].strip()
+
+
+def web_pod_yaml(cpu: str, memory: str | None = None) -> str:
+    """The pod `web` (one nginx container requesting `cpu`, and `memory`) that the browser tests explain."""
+    memory_line = f"\n        memory: {memory}" if memory else ""
+    return f"""apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+spec:
+  containers:
+  - name: web
+    image: nginx
+    resources:
+      requests:
+        cpu: "{cpu}"{memory_line}
+"""
 
 
 def list_json(nodes: int, pods_per_node: int = 0) -> str:

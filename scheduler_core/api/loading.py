@@ -11,6 +11,7 @@ the scheduler does not read are skipped and counted (`ClusterObjects.skipped_not
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import io
 from collections.abc import Callable, Iterator
@@ -73,6 +74,7 @@ __all__ = [
     "load_pod",
     "load_yaml_documents",
     "locate",
+    "open_input",
     "parse_object",
 ]
 
@@ -298,19 +300,27 @@ def load_cluster(text: Input | list[Document], source: str, max_bytes: int = MAX
     return _load(lambda: _stream_objects(reopen(), source, max_bytes), source)
 
 
-def load_cluster_file(path: str, max_bytes: int = MAX_FILE_BYTES) -> ClusterObjects:
-    """`load_cluster` of a file named on the command line, read as it goes (the source is `path`)."""
+@contextlib.contextmanager
+def open_input(path: str) -> Iterator[BinaryIO]:
+    """A file named on the command line, opened for reading; what the system says of it (while it is
+    opened or read) becomes an `InputError` naming the file."""
     try:
         with open(path, "rb") as stream:
-            if not stream.seekable():  # a pipe (`--cluster /dev/stdin`): read it whole
-                return load_cluster(stream.read(max_bytes + 1), path, max_bytes)
-            return load_cluster(stream, path, max_bytes)
+            yield stream
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise InputError(f"{path}: is a directory") from None
     except OSError as exc:
         raise InputError(f"{path}: {exc.strerror}") from None
+
+
+def load_cluster_file(path: str, max_bytes: int = MAX_FILE_BYTES) -> ClusterObjects:
+    """`load_cluster` of a file named on the command line, read as it goes (the source is `path`)."""
+    with open_input(path) as stream:
+        if not stream.seekable():  # a pipe (`--cluster /dev/stdin`): read it whole
+            return load_cluster(stream.read(max_bytes + 1), path, max_bytes)
+        return load_cluster(stream, path, max_bytes)
 
 
 def _lists_expanded(objects: Iterator[RawObject], source: str) -> Iterator[RawObject]:

@@ -9,6 +9,7 @@ ports default to TCP, a pod's namespace to "default" and its schedulerName to "d
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -75,6 +76,16 @@ def at_most(limit: int) -> BeforeValidator:
         return value
 
     return BeforeValidator(check)
+
+
+def none_as_empty(empty: Callable[[], object], *fields: str) -> Any:
+    """A before-validator, assigned in a model's body: `fields` given as null (as YAML writes an
+    empty field) read as `empty()` (`[]`, `{}`, `""` or False), as the API server decodes them."""
+
+    def coerce(cls: type, value: object) -> object:
+        return empty() if value is None else value
+
+    return field_validator(*fields, mode="before")(coerce)
 
 
 def _to_quantity(raw: object) -> Quantity:
@@ -146,10 +157,7 @@ class ObjectMeta(K8sModel):
     creation_timestamp: str | None = None
     deletion_timestamp: str | None = None
 
-    @field_validator("labels", "annotations", mode="before")
-    @classmethod
-    def _none_is_empty(cls, value: object) -> object:
-        return {} if value is None else value
+    _none_is_empty = none_as_empty(dict, "labels", "annotations")
 
     @field_validator("annotations")
     @classmethod
@@ -262,10 +270,7 @@ class Taint(K8sModel):
     effect: TaintEffect
     time_added: str | None = None
 
-    @field_validator("value", mode="before")
-    @classmethod
-    def _none_value(cls, value: object) -> object:
-        return "" if value is None else value
+    _none_value = none_as_empty(str, "value")
 
 
 class Toleration(K8sModel):
@@ -275,10 +280,7 @@ class Toleration(K8sModel):
     effect: Literal["", "NoSchedule", "PreferNoSchedule", "NoExecute"] = ""
     toleration_seconds: int | None = Field(default=None, ge=INT64_MIN, le=INT64_MAX)
 
-    @field_validator("key", "value", "operator", "effect", mode="before")
-    @classmethod
-    def _none_is_blank(cls, value: object) -> object:
-        return "" if value is None else value
+    _none_is_blank = none_as_empty(str, "key", "value", "operator", "effect")
 
     @model_validator(mode="after")
     def _check(self) -> Toleration:
@@ -315,10 +317,7 @@ class ResourceRequirements(K8sModel):
     requests: ResourceList = Field(default_factory=dict)
     limits: ResourceList = Field(default_factory=dict)
 
-    @field_validator("requests", "limits", mode="before")
-    @classmethod
-    def _none_is_empty(cls, value: object) -> object:
-        return {} if value is None else value
+    _none_is_empty = none_as_empty(dict, "requests", "limits")
 
     @field_validator("requests", "limits")
     @classmethod
@@ -344,10 +343,7 @@ class Container(K8sModel):
     resources: ResourceRequirements = Field(default_factory=ResourceRequirements)
     restart_policy: str | None = None
 
-    @field_validator("ports", mode="before")
-    @classmethod
-    def _none_is_empty(cls, value: object) -> object:
-        return [] if value is None else value
+    _none_is_empty = none_as_empty(list, "ports")
 
     @property
     def is_sidecar(self) -> bool:
@@ -460,10 +456,7 @@ class PodSpec(K8sModel):
                 )
         return value
 
-    @field_validator("node_name", "priority_class_name", mode="before")
-    @classmethod
-    def _none_str(cls, value: object) -> object:
-        return "" if value is None else value
+    _none_str = none_as_empty(str, "node_name", "priority_class_name")
 
     @field_validator("scheduler_name", mode="before")
     @classmethod
@@ -530,15 +523,9 @@ class NodeSpec(K8sModel):
     unschedulable: bool = False
     taints: Annotated[list[Taint], at_most(limits.MAX_TAINTS)] = Field(default_factory=list)
 
-    @field_validator("taints", mode="before")
-    @classmethod
-    def _none_list(cls, value: object) -> object:
-        return [] if value is None else value
+    _none_list = none_as_empty(list, "taints")
 
-    @field_validator("unschedulable", mode="before")
-    @classmethod
-    def _none_false(cls, value: object) -> object:
-        return False if value is None else value
+    _none_false = none_as_empty(bool, "unschedulable")
 
 
 class NodeStatus(K8sModel):
@@ -546,10 +533,7 @@ class NodeStatus(K8sModel):
     allocatable: ResourceList = Field(default_factory=dict)
     images: Annotated[list[ContainerImage], at_most(limits.MAX_NODE_IMAGES)] = Field(default_factory=list)
 
-    @field_validator("capacity", "allocatable", mode="before")
-    @classmethod
-    def _none_map(cls, value: object) -> object:
-        return {} if value is None else value
+    _none_map = none_as_empty(dict, "capacity", "allocatable")
 
     @field_validator("capacity", "allocatable")
     @classmethod
@@ -560,10 +544,7 @@ class NodeStatus(K8sModel):
                 raise ValueError(f'.{name}: Invalid value: "{quantity.text}": must be greater than or equal to 0')
         return value
 
-    @field_validator("images", mode="before")
-    @classmethod
-    def _none_list(cls, value: object) -> object:
-        return [] if value is None else value
+    _none_list = none_as_empty(list, "images")
 
 
 class Node(K8sModel):
@@ -625,7 +606,4 @@ class Workload(K8sModel):
     metadata: ObjectMeta
     spec: dict[str, Any] = Field(default_factory=dict)
 
-    @field_validator("spec", mode="before")
-    @classmethod
-    def _none_map(cls, value: object) -> object:
-        return {} if value is None else value
+    _none_map = none_as_empty(dict, "spec")

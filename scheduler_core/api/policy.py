@@ -8,12 +8,12 @@ the other fields are validated as the API server would and kept for display.
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from ..framework.selectors import Selector, compile_label_selector
-from .objects import INT32_MAX, K8sModel, LabelSelector, ObjectMeta
+from .objects import INT32_MAX, K8sModel, LabelSelector, ObjectMeta, none_as_empty
 
 __all__ = ["PodDisruptionBudget", "PodDisruptionBudgetSpec", "PodDisruptionBudgetStatus"]
 
@@ -66,10 +66,7 @@ class PodDisruptionBudgetStatus(K8sModel):
     desired_healthy: int = Field(default=0, ge=0, le=INT32_MAX)
     expected_pods: int = Field(default=0, ge=0, le=INT32_MAX)
 
-    @field_validator("disrupted_pods", mode="before")
-    @classmethod
-    def _none_map(cls, value: object) -> object:
-        return {} if value is None else value
+    _none_map = none_as_empty(dict, "disrupted_pods")
 
 
 class PodDisruptionBudget(K8sModel):
@@ -79,10 +76,7 @@ class PodDisruptionBudget(K8sModel):
     spec: PodDisruptionBudgetSpec = Field(default_factory=PodDisruptionBudgetSpec)
     status: PodDisruptionBudgetStatus = Field(default_factory=PodDisruptionBudgetStatus)
 
-    @field_validator("spec", "status", mode="before")
-    @classmethod
-    def _none_object(cls, value: Any) -> Any:
-        return {} if value is None else value
+    _none_object = none_as_empty(dict, "spec", "status")
 
     @property
     def namespace(self) -> str:

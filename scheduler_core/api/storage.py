@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from .objects import K8sModel, LabelSelector, NodeSelector, ObjectMeta, ResourceList
+from .objects import K8sModel, LabelSelector, NodeSelector, ObjectMeta, ResourceList, none_as_empty
 
 __all__ = [
     "ANN_BIND_COMPLETED",
@@ -46,10 +46,7 @@ class ClaimResources(K8sModel):
     requests: ResourceList = Field(default_factory=dict)
     limits: ResourceList = Field(default_factory=dict)
 
-    @field_validator("requests", "limits", mode="before")
-    @classmethod
-    def _none_is_empty(cls, value: object) -> object:
-        return {} if value is None else value
+    _none_is_empty = none_as_empty(dict, "requests", "limits")
 
 
 class PersistentVolumeClaimSpec(K8sModel):
@@ -61,15 +58,9 @@ class PersistentVolumeClaimSpec(K8sModel):
     volume_mode: Literal["Filesystem", "Block"] | None = None
     volume_attributes_class_name: str | None = None
 
-    @field_validator("access_modes", mode="before")
-    @classmethod
-    def _none_list(cls, value: object) -> object:
-        return [] if value is None else value
+    _none_list = none_as_empty(list, "access_modes")
 
-    @field_validator("volume_name", mode="before")
-    @classmethod
-    def _none_str(cls, value: object) -> object:
-        return "" if value is None else value
+    _none_str = none_as_empty(str, "volume_name")
 
 
 class PersistentVolumeClaimStatus(K8sModel):
@@ -136,20 +127,11 @@ class PersistentVolumeSpec(K8sModel):
     azure_disk: dict[str, Any] | None = None
     cinder: dict[str, Any] | None = None
 
-    @field_validator("capacity", mode="before")
-    @classmethod
-    def _none_map(cls, value: object) -> object:
-        return {} if value is None else value
+    _none_map = none_as_empty(dict, "capacity")
 
-    @field_validator("access_modes", mode="before")
-    @classmethod
-    def _none_list(cls, value: object) -> object:
-        return [] if value is None else value
+    _none_list = none_as_empty(list, "access_modes")
 
-    @field_validator("storage_class_name", mode="before")
-    @classmethod
-    def _none_str(cls, value: object) -> object:
-        return "" if value is None else value
+    _none_str = none_as_empty(str, "storage_class_name")
 
 
 class PersistentVolumeStatus(K8sModel):
@@ -187,10 +169,7 @@ class TopologySelectorRequirement(K8sModel):
 class TopologySelectorTerm(K8sModel):
     match_label_expressions: list[TopologySelectorRequirement] = Field(default_factory=list)
 
-    @field_validator("match_label_expressions", mode="before")
-    @classmethod
-    def _none_list(cls, value: object) -> object:
-        return [] if value is None else value
+    _none_list = none_as_empty(list, "match_label_expressions")
 
 
 class StorageClass(K8sModel):
@@ -207,10 +186,7 @@ class StorageClass(K8sModel):
     def _default_mode(cls, value: object) -> object:
         return "Immediate" if value is None else value
 
-    @field_validator("allowed_topologies", mode="before")
-    @classmethod
-    def _none_list(cls, value: object) -> object:
-        return [] if value is None else value
+    _none_list = none_as_empty(list, "allowed_topologies")
 
     @model_validator(mode="after")
     def _defaults(self) -> StorageClass:
@@ -228,19 +204,13 @@ class CSINodeDriver(K8sModel):
     allocatable: VolumeNodeResources | None = None
     topology_keys: list[str] = Field(default_factory=list)
 
-    @field_validator("topology_keys", mode="before")
-    @classmethod
-    def _none_list(cls, value: object) -> object:
-        return [] if value is None else value
+    _none_list = none_as_empty(list, "topology_keys")
 
 
 class CSINodeSpec(K8sModel):
     drivers: list[CSINodeDriver] = Field(default_factory=list)
 
-    @field_validator("drivers", mode="before")
-    @classmethod
-    def _none_list(cls, value: object) -> object:
-        return [] if value is None else value
+    _none_list = none_as_empty(list, "drivers")
 
 
 class CSINode(K8sModel):

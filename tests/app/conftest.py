@@ -25,6 +25,7 @@ import contextlib
 import itertools
 import re
 from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -33,8 +34,20 @@ from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 from django.test import AsyncClient, Client
 
+from .servers import Processes
+
 ORIGIN = [(b"origin", b"http://127.0.0.1")]
 Message = dict[str, Any]
+
+
+@pytest.fixture
+def processes(tmp_path: Path) -> Iterator[Processes]:
+    """The registry of the real processes a test starts; all are stopped at teardown, even on failure."""
+    registry = Processes(tmp_path)
+    try:
+        yield registry
+    finally:
+        registry.stop_all()
 
 
 def node_yaml(name: str, cpu: str = "2", memory: str = "4Gi", labels: dict[str, str] | None = None) -> str:

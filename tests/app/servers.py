@@ -27,17 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.live_server import free_port
 from tests.tools import missing_tool
 
 REPO = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
 _NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def wait_for(check: Callable[[], bool], timeout: float, what: str, interval: float = 0.05) -> None:
@@ -285,22 +280,20 @@ def manage(env: dict[str, str], *args: str, timeout: float = 60) -> str:
 TOKENS: dict[str, str] = {}
 
 
-def prepare_cluster(env: dict[str, str], slug: str, objects: str) -> None:
-    """Migrate the database and create a cluster with objects, in one process (as `manage.py migrate`
-    and `manage.py import_cluster` would)."""
-    TOKENS[slug] = (
-        django_script(
-            env,
-            "from django.core.management import call_command\n"
-            "from clusterviz import services\n"
-            "call_command('migrate', verbosity=0, interactive=False)\n"
-            f"cluster = services.create_cluster({slug!r})\n"
-            f"services.create_from_yaml(cluster, {objects!r}, 'kubectl')\n"
-            "print(cluster.owner_token)\n",
-        )
-        .strip()
-        .splitlines()[-1]
-    )
+def prepare_cluster(
+    env: dict[str, str], slug: str, objects: str = "", *, migrate: bool = True, then: str = "", timeout: float = 60
+) -> None:
+    """Create a cluster (migrating the database first unless `migrate` is false), with objects, in one
+    process (as `manage.py migrate` and `manage.py import_cluster` would); `then` is more code run with
+    the new `cluster`. Requests and streams then act as its owner (TOKENS)."""
+    code = "from django.core.management import call_command\nfrom clusterviz import services\n"
+    if migrate:
+        code += "call_command('migrate', verbosity=0, interactive=False)\n"
+    code += f"cluster = services.create_cluster({slug!r})\n"
+    if objects:
+        code += f"services.create_from_yaml(cluster, {objects!r}, 'kubectl')\n"
+    code += then + "print(cluster.owner_token)\n"
+    TOKENS[slug] = django_script(env, code, timeout=timeout).strip().splitlines()[-1]
 
 
 def django_script(env: dict[str, str], code: str, timeout: float = 60) -> str:

@@ -30,7 +30,7 @@ import time
 import urllib.error
 import urllib.request
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,11 +42,9 @@ from channels.testing import WebsocketCommunicator
 from .conftest import ORIGIN, node_yaml, pod_yaml
 from .servers import (
     _NO_PROXY,
-    TOKENS,
     Process,
     Processes,
     Stream,
-    django_script,
     http_json,
     prepare_cluster,
     server_env,
@@ -240,15 +238,6 @@ async def test_the_daphne_buffer_probe_sees_through_the_asgi_stack(
 
 
 # ------------------------------------------------------------------ real processes: helpers
-
-
-@pytest.fixture
-def processes(tmp_path: Path) -> Iterator[Processes]:
-    registry = Processes(tmp_path)
-    try:
-        yield registry
-    finally:
-        registry.stop_all()
 
 
 @dataclass
@@ -949,16 +938,7 @@ def test_sigkill_during_an_import_then_restart(processes: Processes) -> None:
 
     db = processes.tmp / "db.sqlite3"
     env = server_env(str(db), CLUSTERVIZ_LEASE_SECONDS="1")
-    TOKENS["imp"] = (
-        django_script(
-            env,
-            "from django.core.management import call_command\nfrom clusterviz import services\n"
-            "call_command('migrate', verbosity=0, interactive=False)\n"
-            "print(services.create_cluster('imp').owner_token)\n",
-        )
-        .strip()
-        .splitlines()[-1]
-    )
+    prepare_cluster(env, "imp")
     big = dump(1500, 10)
     server = start_server(processes, "uvicorn", env)
     status, body = http_json(f"{server.base_url}/api/clusters/imp/imports", big, timeout=60)

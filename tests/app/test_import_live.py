@@ -4,8 +4,6 @@ on uvicorn."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,9 +12,7 @@ from bench.cluster_dump import dump
 
 from .conftest import node_yaml, pod_yaml
 from .servers import (
-    TOKENS,
     Processes,
-    django_script,
     http_json,
     prepare_cluster,
     server_env,
@@ -27,15 +23,6 @@ from .servers import (
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture
-def processes(tmp_path: Path) -> Iterator[Processes]:
-    registry = Processes(tmp_path)
-    try:
-        yield registry
-    finally:
-        registry.stop_all()
-
-
 @pytest.mark.parametrize("kind", ["daphne", "uvicorn"])
 def test_a_class_is_served_while_an_import_runs(processes: Processes, kind: str) -> None:
     env = server_env(str(processes.tmp / "db.sqlite3"))
@@ -44,11 +31,7 @@ def test_a_class_is_served_while_an_import_runs(processes: Processes, kind: str)
     status, _ = http_json(f"{server.base_url}/api/clusters/class/actions", {"action": "create", "yaml": pod_yaml("p0")})
     assert status == 200
     # the cluster to import into: empty, created as `import_cluster` or the home page would
-    TOKENS["big"] = (
-        django_script(env, "from clusterviz import services\nprint(services.create_cluster('big').owner_token)\n")
-        .strip()
-        .splitlines()[-1]
-    )
+    prepare_cluster(env, "big", migrate=False)
     status, body = http_json(f"{server.base_url}/api/clusters/big/imports", dump(1500, 10), timeout=60)
     assert status == 202, body
     job_url = server.base_url + body["url"]

@@ -4,7 +4,6 @@ PostgreSQL, a uvicorn server, `manage.py import_cluster`."""
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +15,10 @@ from .conftest import pod_yaml
 from .servers import (
     PYTHON,
     REPO,
-    TOKENS,
     Processes,
     django_script,
     http_json,
+    prepare_cluster,
     server_env,
     start_postgres,
     start_server,
@@ -27,15 +26,6 @@ from .servers import (
 )
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def processes(tmp_path: Path) -> Iterator[Processes]:
-    registry = Processes(tmp_path)
-    try:
-        yield registry
-    finally:
-        registry.stop_all()
 
 
 def counts(env: dict[str, str], slug: str) -> tuple[int, int, int]:
@@ -53,16 +43,7 @@ def counts(env: dict[str, str], slug: str) -> tuple[int, int, int]:
 
 def test_import_on_postgresql(processes: Processes, tmp_path: Path) -> None:
     env = server_env(start_postgres(processes))
-    TOKENS["pg"] = (
-        django_script(
-            env,
-            "from django.core.management import call_command\nfrom clusterviz import services\n"
-            "call_command('migrate', verbosity=0, interactive=False)\n"
-            "print(services.create_cluster('pg').owner_token)\n",
-        )
-        .strip()
-        .splitlines()[-1]
-    )
+    prepare_cluster(env, "pg")
     server = start_server(processes, "uvicorn", env)
     url = f"{server.base_url}/api/clusters/pg/imports"
 

@@ -7,7 +7,6 @@ import json
 import signal
 import sqlite3
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,15 +30,6 @@ from .servers import (
 )
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def processes(tmp_path: Path) -> Iterator[Processes]:
-    registry = Processes(tmp_path)
-    try:
-        yield registry
-    finally:
-        registry.stop_all()
 
 
 def is_watch(message: dict[str, Any], event: str, kind: str, name: str) -> bool:

@@ -8,7 +8,6 @@ import stat
 import subprocess
 import sys
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -122,15 +121,6 @@ def test_healthz_answers_a_probe_by_ip_over_plain_http_even_in_https_mode(client
     assert response.json() == {"status": "ok", "database": "ok"}
     assert client.get("/", HTTP_HOST="127.0.0.1").status_code == 301  # everything else goes to https
     assert client.post("/healthz").status_code == 405
-
-
-@pytest.fixture
-def processes(tmp_path: Path) -> Iterator[Processes]:
-    registry = Processes(tmp_path)
-    try:
-        yield registry
-    finally:
-        registry.stop_all()
 
 
 def test_healthz_on_a_real_server_reports_an_unreachable_database(processes: Processes) -> None:

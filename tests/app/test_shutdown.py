@@ -12,7 +12,6 @@ import socket
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,15 +22,6 @@ from .servers import Processes, Stream, http_json, prepare_cluster, server_env, 
 pytestmark = pytest.mark.slow
 
 EXIT_BOUND = 8.0  # seconds from SIGTERM to exit (measured: 0.5-3.3 s; the exit grace is 3 s)
-
-
-@pytest.fixture
-def processes(tmp_path: Path) -> Iterator[Processes]:
-    registry = Processes(tmp_path)
-    try:
-        yield registry
-    finally:
-        registry.stop_all()
 
 
 def _slow_client(port: int) -> socket.socket:

@@ -7,45 +7,22 @@ from __future__ import annotations
 import gzip
 import json
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from .conftest import pod_yaml
-from .servers import TOKENS, Process, Processes, Stream, django_script, http_json, server_env, start_server
+from .servers import Process, Processes, Stream, http_json, prepare_cluster, server_env, start_server
 
 MiB = 1024 * 1024
 NODES = 300
 
 
-@pytest.fixture
-def processes(tmp_path: Path) -> Iterator[Processes]:
-    procs = Processes(tmp_path)
-    try:
-        yield procs
-    finally:
-        procs.stop_all()
-
-
 def big_cluster_env(tmp_path: Path, slug: str) -> dict[str, str]:
     env = server_env(str(tmp_path / "db.sqlite3"))
-    TOKENS[slug] = (
-        django_script(
-            env,
-            "from django.core.management import call_command\n"
-            "from clusterviz import services\n"
-            "from tests.big_cluster import import_big_cluster\n"
-            "call_command('migrate', verbosity=0, interactive=False)\n"
-            f"cluster = services.create_cluster({slug!r})\n"
-            f"import_big_cluster(cluster, {NODES})\n"
-            "print(cluster.owner_token)\n",
-            timeout=300,
-        )
-        .strip()
-        .splitlines()[-1]
-    )
+    then = f"from tests.big_cluster import import_big_cluster\nimport_big_cluster(cluster, {NODES})\n"
+    prepare_cluster(env, slug, then=then, timeout=300)
     return env
 
 

@@ -6,6 +6,7 @@ pytest-asyncio cannot share one.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -19,6 +20,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page
 
+from tests.big_cluster import create_big_cluster
 from tests.live_server import LiveServer as BaseLiveServer
 from tests.tools import missing_tool
 
@@ -58,8 +60,15 @@ class LiveServer(BaseLiveServer):
 # Not named `live_server`: pytest-django's autouse `_live_server_helper` would then set up its test database.
 @pytest.fixture(scope="session")
 def cv_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    workdir = tmp_path_factory.mktemp("live")
+    with running_server(tmp_path_factory.mktemp("live")) as server:
+        yield server
+
+
+@contextlib.contextmanager
+def running_server(workdir: Path, **env: str) -> Iterator[LiveServer]:
+    """A started LiveServer (with more environment), stopped and its directory removed afterwards."""
     server = LiveServer(workdir)
+    server.env.update(env)
     server.start()
     try:
         yield server
@@ -76,10 +85,7 @@ def lesson_cluster(cv_server: LiveServer):  # type: ignore[no-untyped-def]
     """Create a fresh cluster from a lesson: `lesson_cluster("demo")` → its URL."""
 
     def make(lesson: str) -> str:
-        slug = f"{lesson}-{os.getpid()}-{next(_counter)}"
-        output = cv_server.manage("load_scenario", lesson, "--cluster", slug, "--base-url", cv_server.url)
-        EDIT_LINKS[slug] = output.rsplit("edit link: ", 1)[1].strip()
-        return f"{cv_server.url}/clusters/{slug}/"
+        return load_lesson(cv_server, lesson, f"{lesson}-{os.getpid()}-{next(_counter)}").url
 
     return make
 
@@ -162,6 +168,31 @@ def new_cluster(cv_server: LiveServer, lesson_cluster):  # type: ignore[no-untyp
         return ClusterApi(cv_server, url.rstrip("/").rsplit("/", 1)[1])
 
     return make
+
+
+def load_lesson(server: LiveServer, lesson: str, slug: str) -> ClusterApi:
+    """`manage.py load_scenario` into a new cluster, with its edit link."""
+    output = server.manage("load_scenario", lesson, "--cluster", slug, "--base-url", server.url)
+    EDIT_LINKS[slug] = output.rsplit("edit link: ", 1)[1].strip()
+    return ClusterApi(server, slug)
+
+
+def make_big_cluster(server: LiveServer, slug: str, nodes: int) -> ClusterApi:
+    """A realistic cluster stored through the services (as the import does), with its edit link."""
+    EDIT_LINKS[slug] = create_big_cluster(server, slug, nodes)
+    return ClusterApi(server, slug)
+
+
+def set_editor_text(page: Page, text: str) -> None:
+    """Put text in the editor as a paste would (one `input` event)."""
+    page.evaluate(
+        """(text) => {
+          const area = document.querySelector('#editor textarea');
+          area.value = text;
+          area.dispatchEvent(new Event('input'));
+        }""",
+        text,
+    )
 
 
 def open_cluster(page: Page, url: str) -> Page:

@@ -15,7 +15,7 @@ from playwright.sync_api import BrowserContext, Page, expect
 from tests.live_server import ROOT
 
 from .conftest import open_cluster
-from .test_cluster_page import PASTED_POD, POD_KGC, card, finish_cycle_of, palette_chip
+from .test_cluster_page import PASTED_POD, POD_KGC, card, create_in_editor, finish_cycle_of, palette_chip
 
 OUT = ROOT / "docs" / "screenshots"
 
@@ -68,9 +68,7 @@ def test_screenshots(page: Page, context: BrowserContext, new_cluster: Any) -> N
     # Board with a cycle: node01 rejected (its taint), a winner, the other node scored.
     api = new_cluster("demo")
     open_cluster(page, api.url)
-    page.locator("#editor textarea").fill(BIG_POD)
-    page.locator("[data-editor=create]").click()
-    finish_cycle_of(page, "default/web")
+    create_in_editor(page, BIG_POD, "default/web")
     expect(page.locator("#board .node-card.winner")).to_have_count(1)
     shot(page, "board-cycle")
 
@@ -84,9 +82,7 @@ def test_screenshots(page: Page, context: BrowserContext, new_cluster: Any) -> N
     # Why Pending: node02 tainted, a nodeSelector pod that only node02 could take.
     palette_chip(page, "gpu=true:NoSchedule").drag_to(card(page, "node02"))
     expect(card(page, "node02").locator("[data-chip=taint][data-key=gpu]")).to_be_visible()
-    page.locator("#editor textarea").fill(POD_KGC)
-    page.locator("[data-editor=create]").click()
-    finish_cycle_of(page, "default/pod-kgc")
+    create_in_editor(page, POD_KGC, "default/pod-kgc")
     page.locator('.pending-lane [data-why="default/pod-kgc"]').click()
     expect(page.locator("[data-panel=why] .snippet").first).to_be_visible()
     shot(page, "why-pending", "#detail")
@@ -103,23 +99,19 @@ def test_screenshots(page: Page, context: BrowserContext, new_cluster: Any) -> N
     big.act({"action": "create", "yaml": many_nodes(57)})
     open_cluster(page, big.url)
     expect(page.locator("#board .map-canvas")).to_have_attribute("data-cells", "60")
-    page.locator("#editor textarea").fill(BIG_POD)
-    page.locator("[data-editor=create]").click()
-    finish_cycle_of(page, "default/web")
+    create_in_editor(page, BIG_POD, "default/web")
     expect(page.locator("#board .map-canvas[data-winner]")).not_to_have_attribute("data-winner", "")
     shot(page, "compact-board")
 
 
 def test_screenshots_of_the_truthful_views(page: Page, browser: Any, new_cluster: Any) -> None:
-    from .test_truth import PLAIN_POD, SSD_POD, without_deployment
+    from .test_truth import PLAIN_POD, SSD_POD, pick_first_cycle_of, preempt_for_the_vip, without_deployment
 
     # Fixes verified by the scheduler, node by node.
     api = new_cluster("demo")
     api.act({"action": "taint", "node": "node02", "key": "gpu", "value": "true", "effect": "NoSchedule"})
     open_cluster(page, api.url)
-    page.locator("#editor textarea").fill(SSD_POD)
-    page.locator("[data-editor=create]").click()
-    finish_cycle_of(page, "default/wants-ssd")
+    create_in_editor(page, SSD_POD, "default/wants-ssd")
     page.locator('.pending-lane [data-why="default/wants-ssd"]').click()
     expect(page.locator("[data-panel=why] .fix-node.verified").first).to_be_visible()
     shot(page, "fixes-verified", '[data-panel=why] .fix-node[data-fix-node="node02"]')
@@ -128,9 +120,7 @@ def test_screenshots_of_the_truthful_views(page: Page, browser: Any, new_cluster
     api = new_cluster("demo")
     without_deployment(api)
     open_cluster(page, api.url)
-    page.locator("#editor textarea").fill(PLAIN_POD)
-    page.locator("[data-editor=create]").click()
-    finish_cycle_of(page, "default/plain")
+    create_in_editor(page, PLAIN_POD, "default/plain")
     api.act(
         {"action": "taint", "node": "node01", "key": "qqq", "value": "value1", "effect": "NoSchedule", "remove": True}
     )
@@ -139,19 +129,9 @@ def test_screenshots_of_the_truthful_views(page: Page, browser: Any, new_cluster
 
     # Preemption: the nominated node, the struck-through victim with its priority, the losing candidate.
     pre = new_cluster("preemption")
-    pre.act({"action": "lesson.next"})
-    pre.wait_for(
-        "two replicas running",
-        lambda: sum(1 for p in pre.objects("Pod").values() if p.get("status", {}).get("phase") == "Running") == 2,
-    )
-    pre.act({"action": "lesson.next"})
-    pre.act({"action": "lesson.next"})
-    pre.wait_for(
-        "myapp-vip bound", lambda: (pre.objects("Pod").get("default/myapp-vip") or {}).get("spec", {}).get("nodeName")
-    )
+    preempt_for_the_vip(pre)
     open_cluster(page, pre.url)
-    picker = page.locator("#pipeline select.cycle-picker")
-    picker.select_option(str(picker.locator("option", has_text="default/myapp-vip").first.get_attribute("value")))
+    pick_first_cycle_of(page, "default/myapp-vip")
     page.locator("[data-player=end]").click()
     expect(page.locator("#board .node-card.nominated")).to_have_count(1)
     shot(page, "preemption")

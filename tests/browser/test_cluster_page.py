@@ -53,6 +53,13 @@ def finish_cycle_of(page: Page, pod: str) -> None:
     expect(page.locator("#pipeline .cycle-info")).to_contain_text("→")
 
 
+def create_in_editor(page: Page, yaml: str, pod: str) -> None:
+    """Create the editor's YAML and wait for the end of `pod`'s scheduling cycle."""
+    page.locator("#editor textarea").fill(yaml)
+    page.locator("[data-editor=create]").click()
+    finish_cycle_of(page, pod)
+
+
 def pod_of(api: ClusterApi, key: str) -> dict[str, Any] | None:
     return api.objects("Pod").get(key)
 
@@ -72,9 +79,7 @@ def test_drag_noschedule_taint_onto_the_only_fitting_node_makes_a_new_pod_pendin
     expect(card(page, "node02").locator('[data-chip=taint][data-key=gpu][data-effect="NoSchedule"]')).to_be_visible()
     assert {"key": "gpu", "value": "true", "effect": "NoSchedule"} in api.objects("Node")["node02"]["spec"]["taints"]
 
-    page.locator("#editor textarea").fill(POD_KGC)
-    page.locator("[data-editor=create]").click()
-    finish_cycle_of(page, "default/pod-kgc")
+    create_in_editor(page, POD_KGC, "default/pod-kgc")
 
     # The node cards carry the reason upstream records for each node (first failing Filter plugin).
     expect(card(page, "node02")).to_have_class("node-card rejected")

@@ -13,26 +13,13 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.big_cluster import ZONES, node_body
+from tests.big_cluster import ZONES, node_body, web_pod_yaml
 
-from .conftest import ClusterApi, LiveServer, open_cluster
-from .test_transport import make_big_cluster, set_editor_text
+from .conftest import ClusterApi, LiveServer, make_big_cluster, open_cluster, set_editor_text
 
 NODES = 1000
 ZONE = "topology.kubernetes.io/zone"
-POD = """apiVersion: v1
-kind: Pod
-metadata:
-  name: web
-spec:
-  containers:
-  - name: web
-    image: nginx
-    resources:
-      requests:
-        cpu: "6"
-        memory: 20Gi
-"""
+POD = web_pod_yaml("6", "20Gi")
 
 
 def natural_key(name: str) -> list[Any]:

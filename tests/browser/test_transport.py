@@ -7,55 +7,18 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.big_cluster import one_cycle
+from tests.big_cluster import one_cycle, web_pod_yaml
 
-from .conftest import EDIT_LINKS, ClusterApi, LiveServer, open_cluster
+from .conftest import LiveServer, load_lesson, make_big_cluster, open_cluster, running_server, set_editor_text
 
 NODES = 300
-POD = """apiVersion: v1
-kind: Pod
-metadata:
-  name: web
-spec:
-  containers:
-  - name: web
-    image: nginx
-    resources:
-      requests:
-        cpu: 100m
-"""
-
-
-def make_big_cluster(server: LiveServer, slug: str, nodes: int) -> ClusterApi:
-    """A realistic cluster stored through the services (as the import does), with its edit link."""
-    code = (
-        "from clusterviz import access, services\n"
-        "from tests.big_cluster import import_big_cluster\n"
-        f"cluster = services.create_cluster({slug!r})\n"
-        f"import_big_cluster(cluster, {nodes})\n"
-        "print('edit link:', access.edit_url(cluster))\n"
-    )
-    output = server.manage("shell", "-c", code)
-    EDIT_LINKS[slug] = server.url + output.rsplit("edit link: ", 1)[1].strip()
-    return ClusterApi(server, slug)
-
-
-def set_editor_text(page: Page, text: str) -> None:
-    page.evaluate(
-        """(text) => {
-          const area = document.querySelector('#editor textarea');
-          area.value = text;
-          area.dispatchEvent(new Event('input'));
-        }""",
-        text,
-    )
+POD = web_pod_yaml("100m")
 
 
 def test_a_cluster_over_1_mib_opens_on_runserver(page: Page, cv_server: LiveServer) -> None:
@@ -85,25 +48,16 @@ def test_a_cluster_over_1_mib_opens_on_runserver(page: Page, cv_server: LiveServ
 @pytest.fixture
 def small_frames_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     """A runserver whose stream sends nothing over 32 KiB: an ordinary node change is then undeliverable."""
-    workdir = tmp_path_factory.mktemp("small-frames")
-    server = LiveServer(workdir)
-    server.env["CLUSTERVIZ_STREAM_MESSAGE_BYTES"] = str(32 * 1024)
-    server.start()
-    try:
+    with running_server(
+        tmp_path_factory.mktemp("small-frames"), CLUSTERVIZ_STREAM_MESSAGE_BYTES=str(32 * 1024)
+    ) as server:
         yield server
-    finally:
-        server.stop()
-        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def test_an_undeliverable_change_shows_a_banner_and_the_page_resyncs(
     page: Page, small_frames_server: LiveServer
 ) -> None:
-    output = small_frames_server.manage(
-        "load_scenario", "demo", "--cluster", "small", "--base-url", small_frames_server.url
-    )
-    EDIT_LINKS["small"] = output.rsplit("edit link: ", 1)[1].strip()
-    api = ClusterApi(small_frames_server, "small")
+    api = load_lesson(small_frames_server, "demo", "small")
     open_cluster(page, api.url)
     expect(page.locator("#board .node-count")).to_have_text("3/3 nodes")
     note = "x" * 40_000

@@ -9,7 +9,7 @@ from typing import Any
 from playwright.sync_api import BrowserContext, Page, expect
 
 from .conftest import ClusterApi, open_cluster
-from .test_cluster_page import card, finish_cycle_of, no_page_errors, pod_of
+from .test_cluster_page import card, create_in_editor, finish_cycle_of, no_page_errors, pod_of
 
 SIDECAR_POD = """\
 apiVersion: v1
@@ -47,9 +47,7 @@ def test_bars_and_why_pending_count_a_sidecar_as_the_scheduler_does(page: Page, 
     # 500m for the app + 250m for the sidecar that keeps running beside it (the core's PodInfo.requests).
     expect(card(page, "node03").locator(".bar").first.locator(".bar-text")).to_have_text("750m/1")
 
-    page.locator("#editor textarea").fill(NEEDY_POD)
-    page.locator("[data-editor=create]").click()
-    finish_cycle_of(page, "default/needy")
+    create_in_editor(page, NEEDY_POD, "default/needy")
     api.wait_for("needy to fail", lambda: (pod_of(api, "default/needy") or {}).get("status", {}).get("conditions"))
     page.locator('.pending-lane [data-why="default/needy"]').click()
     why = page.locator("[data-panel=why]")
@@ -76,9 +74,7 @@ def test_a_node_changed_since_the_viewed_cycle_shows_no_stale_verdict(page: Page
     api = new_cluster("demo")
     without_deployment(api)
     open_cluster(page, api.url)
-    page.locator("#editor textarea").fill(PLAIN_POD)
-    page.locator("[data-editor=create]").click()
-    finish_cycle_of(page, "default/plain")
+    create_in_editor(page, PLAIN_POD, "default/plain")
     winner = str(
         api.wait_for("plain to be bound", lambda: (pod_of(api, "default/plain") or {}).get("spec", {}).get("nodeName"))
     )
@@ -180,9 +176,7 @@ def test_fixes_are_verified_by_the_scheduler_and_applying_them_schedules_the_pod
     api = new_cluster("demo")
     api.act({"action": "taint", "node": "node02", "key": "gpu", "value": "true", "effect": "NoSchedule"})
     open_cluster(page, api.url)
-    page.locator("#editor textarea").fill(SSD_POD)
-    page.locator("[data-editor=create]").click()
-    finish_cycle_of(page, "default/wants-ssd")
+    create_in_editor(page, SSD_POD, "default/wants-ssd")
     page.locator('.pending-lane [data-why="default/wants-ssd"]').click()
 
     # node02 fails two plugins: both get their fix, and the pair is checked by scheduling again.
@@ -232,9 +226,7 @@ def test_followers_follow_replays_steps_speed_what_ifs_and_late_joiners_land_on_
     api = new_cluster("demo")
     presenter = open_cluster(context.new_page(), api.url)
     follower = open_cluster(context.new_page(), api.url + "?role=follower")
-    presenter.locator("#editor textarea").fill(PLAIN_POD)
-    presenter.locator("[data-editor=create]").click()
-    finish_cycle_of(presenter, "default/plain")
+    create_in_editor(presenter, PLAIN_POD, "default/plain")
     number = re.search(r"cycle (\d+)", cycle_info(presenter)).group(1)  # type: ignore[union-attr]
 
     # A replay paused at a step, at ×4: the follower shows the same frame and speed.
@@ -269,8 +261,8 @@ def test_followers_follow_replays_steps_speed_what_ifs_and_late_joiners_land_on_
         no_page_errors(page)
 
 
-def test_preemption_is_drawn_and_the_victims_event_names_the_preemptor(page: Page, new_cluster: Any) -> None:
-    api = new_cluster("preemption")
+def preempt_for_the_vip(api: ClusterApi) -> str:
+    """Step the preemption lesson until myapp-vip, which preempts a replica, is bound; returns its node."""
     api.act({"action": "lesson.next"})
     api.wait_for(
         "two replicas running",
@@ -281,10 +273,20 @@ def test_preemption_is_drawn_and_the_victims_event_names_the_preemptor(page: Pag
     vip = api.wait_for(
         "myapp-vip bound", lambda: (pod_of(api, "default/myapp-vip") or {}).get("spec", {}).get("nodeName")
     )
-    open_cluster(page, api.url)
+    return str(vip)
+
+
+def pick_first_cycle_of(page: Page, pod: str) -> None:
+    """Choose the first scheduling cycle of `pod` in the player's cycle picker."""
     picker = page.locator("#pipeline select.cycle-picker")
-    first_vip = picker.locator("option", has_text="default/myapp-vip").first.get_attribute("value")
-    picker.select_option(str(first_vip))
+    picker.select_option(str(picker.locator("option", has_text=pod).first.get_attribute("value")))
+
+
+def test_preemption_is_drawn_and_the_victims_event_names_the_preemptor(page: Page, new_cluster: Any) -> None:
+    api = new_cluster("preemption")
+    vip = preempt_for_the_vip(api)
+    open_cluster(page, api.url)
+    pick_first_cycle_of(page, "default/myapp-vip")
     page.locator("[data-player=end]").click()
 
     nominated = card(page, str(vip))
@@ -338,11 +340,8 @@ def test_the_animation_waits_for_filters_and_names_the_running_plugin(page: Page
     api = new_cluster("demo")
     api.act({"action": "taint", "node": "node02", "key": "gpu", "value": "true", "effect": "NoSchedule"})
     open_cluster(page, api.url)
-    page.locator("#editor textarea").fill(GPU_TAINTED_KGC_POD)
-    page.locator("[data-editor=create]").click()
-    finish_cycle_of(page, "default/pod-kgc")
-    picker = page.locator("#pipeline select.cycle-picker")
-    picker.select_option(str(picker.locator("option", has_text="default/pod-kgc").first.get_attribute("value")))
+    create_in_editor(page, GPU_TAINTED_KGC_POD, "default/pod-kgc")
+    pick_first_cycle_of(page, "default/pod-kgc")
     page.locator("[data-player=play]").click()  # pause at the start
     page.locator("[data-player=back]").click()
     for _ in range(5):
