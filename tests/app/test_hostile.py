@@ -125,7 +125,7 @@ def _cases() -> list[Hostile]:
     add("python-tag", pod().replace("nginx", "!!python/object/apply:os.system [id]"), r"^SRC:8:\d+: could not")
 
     # --- wrong kinds and types
-    add("kind-secret", pod().replace("kind: Pod", "kind: Secret"), r'^SRC:2: kind: unsupported kind "Secret"')
+    add("kind-cronjob", pod().replace("kind: Pod", "kind: CronJob"), r'^SRC:2: kind: unsupported kind "CronJob"')
     add("kind-list-value", pod().replace("kind: Pod", "kind: [Pod]"), r"^SRC:2: kind: unsupported kind")
     add("kind-number", pod().replace("kind: Pod", "kind: 5"), r'^SRC:2: kind: unsupported kind "5"')
     text = "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec: [1]\n"
