@@ -201,12 +201,19 @@ def encode_cycle(events: list[Event], names: list[str]) -> list[dict[str, Any]]:
 
 
 def _compact(value: Any, names: list[str]) -> Any:
+    """Per-node values at any depth (e.g. NodeResourcesFit's `detail`) in their compact form."""
+    if isinstance(value, Deferred):
+        return _compact(value.build(names), names)
     if isinstance(value, NodeNames):
         return {"$nodes": value.idx.tolist()}
     if isinstance(value, PerNode):
         return {"$idx": None if value.idx is None else value.idx.tolist(), "$values": value.values.tolist()}
     if isinstance(value, NodeVerdicts):
         return _compact_verdicts(value)
+    if isinstance(value, dict):
+        return {str(k): _compact(v, names) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_compact(v, names) for v in value]
     return _jsonable(value, names)
 
 
