@@ -39,7 +39,7 @@ __all__ = [
     "replace",
 ]
 
-CLUSTER_SCOPED = {"Node", "Namespace", "PriorityClass", "RuntimeClass"}
+CLUSTER_SCOPED = {"Node", "Namespace", "PriorityClass", "RuntimeClass", "PersistentVolume", "StorageClass", "CSINode"}
 CHANGE_LOG_LIMIT = 20_000
 
 
@@ -76,7 +76,9 @@ def now_rfc3339() -> str:
 
 def resource_name(kind: str) -> str:
     """The plural, lower-case resource name kubectl prints in errors ("pods", "nodes")."""
-    return {"PriorityClass": "priorityclasses", "Namespace": "namespaces"}.get(kind, kind.lower() + "s")
+    return {"PriorityClass": "priorityclasses", "Namespace": "namespaces", "StorageClass": "storageclasses"}.get(
+        kind, kind.lower() + "s"
+    )
 
 
 def _namespace_of(kind: str, body: dict[str, Any]) -> str:
