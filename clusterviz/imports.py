@@ -60,9 +60,11 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: settings.CLUSTERVIZ_IMPORT_MAX_BYTES: the largest dump an import reads. An import holds about twice
-#: the dump's size in memory at its peak (its bytes and its text), plus one batch of objects.
-DEFAULT_MAX_BYTES = 512 * 1024 * 1024
+#: settings.CLUSTERVIZ_IMPORT_MAX_BYTES: the largest dump an import reads — 1 GiB, room for a
+#: 5,000-node / 50,000-pod `kubectl get … -o json` dump (949 MB, README's snapshot table). An import
+#: holds the dump's bytes and one object at a time (a YAML dump: its text too, as libyaml reads a
+#: stream whole), plus one batch of rows.
+DEFAULT_MAX_BYTES = 1024 * 1024 * 1024
 #: settings.CLUSTERVIZ_IMPORT_MAX_OBJECTS: the most objects one import stores.
 DEFAULT_MAX_OBJECTS = 250_000
 BATCH_SIZE = 1000  # objects per bulk write (and per progress update)
@@ -175,7 +177,8 @@ def _validated(dump: Dump, classes: dict[str, PriorityClass]) -> Iterator[tuple[
             _check_meta(item, dump.source)
             parse_object(item.data, dump.source, item.node, prefix=item.prefix)
             body = item.data
-        item.data = {"kind": item.data["kind"]}  # the parsed object is released as it is admitted
+        # the parsed object is released as it is admitted (what locates a duplicate name stays)
+        item.data = {"kind": kind, "metadata": {"name": body["metadata"].get("name")}}
         yield item, body
 
 
@@ -246,7 +249,7 @@ def run(job: ImportJob, data: bytes, on_progress: Callable[[ImportJob], None] | 
     try:
         if len(data) > max_bytes():
             raise InputError(f"{source}: larger than {max_bytes() // 2**20} MiB (CLUSTERVIZ_IMPORT_MAX_BYTES)")
-        dump = read_dump(data, source, max_bytes())
+        dump = read_dump(data, source, max_bytes(), stored=_stored)
         del data
         classes = _admission_pass(job, dump)  # syntax errors, too, are found before anything is stored
         target = Cluster.objects.filter(slug=job.slug).first()
