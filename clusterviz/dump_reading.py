@@ -43,6 +43,11 @@ class Item:
         (`locate`, `line_of`): its lines are the reader's, looked up only when an error is located."""
         return _Node.root(self.data, self.lines, self.prefix)
 
+    @property
+    def object_node(self) -> yaml.Node:
+        """The same, of the object alone (for validators that take its path in the document apart)."""
+        return _Node.root(self.data, self.lines, ())
+
 
 class Dump:
     """The objects of a dump, readable more than once."""

@@ -175,7 +175,7 @@ def _validated(dump: Dump, classes: dict[str, PriorityClass]) -> Iterator[tuple[
             # A kind only the scheduler reads: validated by the core's model (a located error), stored
             # as the dump has it — kind and apiVersion unchanged, so the API can serve it later.
             _check_meta(item, dump.source)
-            parse_object(item.data, dump.source, item.node, prefix=item.prefix)
+            parse_object(item.data, dump.source, item.object_node, prefix=item.prefix)
             body = item.data
         # the parsed object is released as it is admitted (what locates a duplicate name stays)
         item.data = {"kind": kind, "metadata": {"name": body["metadata"].get("name")}}

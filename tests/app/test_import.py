@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client
@@ -348,3 +349,24 @@ def test_a_yaml_dump_above_the_16_mib_request_limit_is_imported(tmp_path: Path) 
     path.write_text(yaml.safe_dump(dump(200, 10)) + "#" * (17 * 2**20))  # past MAX_YAML_BYTES, under the import's
     out = command("import_cluster", "c1", str(path))
     assert out.startswith("imported 2200 objects into cluster c1; edit link: ")
+
+
+@pytest.mark.parametrize("suffix", ["yaml", "json"])
+def test_a_kind_only_the_scheduler_reads_is_validated_by_the_cores_model_with_its_line(
+    tmp_path: Path, suffix: str
+) -> None:
+    claim = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "data", "namespace": "default"},
+        "spec": {"resources": {"requests": {"storage": "1x"}}},
+    }
+    document = {"apiVersion": "v1", "kind": "List", "items": [yaml.safe_load(node_yaml("n1")), claim]}
+    text = yaml.safe_dump(document) if suffix == "yaml" else json.dumps(document, indent=1)
+    line = next(k for k, row in enumerate(text.splitlines(), 1) if "1x" in row)
+    path = tmp_path / f"dump.{suffix}"
+    path.write_text(text)
+    with pytest.raises(CommandError) as caught:
+        command("import_cluster", "c1", str(path))
+    assert str(caught.value).startswith(f"{path}:{line}: items[1].spec.resources.requests"), str(caught.value)
+    assert not KubeObject.objects.exists() and no_staging_left()
