@@ -1,178 +1,144 @@
-"""Reading a cluster dump object by object: `kubectl get … -o json` (a List, an array or one object)
-without holding every parsed object at once, or a YAML stream (List or documents).
+"""Reading a cluster dump object by object with scheduler_core's readers: `kubectl get … -o json`
+(a List or objects one after another) through its chunked JSON reader, a YAML stream (List or
+documents) through its libyaml object reader — the loader's own, so the app and the CLI accept the
+same inputs and name the same lines.
 
-A JSON List's items are decoded one at a time from the text (the standard library's C scanner on
-each item), so a big dump costs its text plus one object, not its whole object tree; the items can
-be read again (an import reads them twice: admission needs the PriorityClasses first).
+A dump is kept as its bytes and read again from them (an import reads it twice: admission needs the
+PriorityClasses first); only one object is parsed at a time, so memory is the dump's bytes plus one
+object (plus, for YAML, its text: libyaml reads a whole stream). Every object is read whole — the
+app stores what it imports — except the kinds the import leaves out, which the YAML reader skips
+unread (they are counted by kind).
 """
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Iterator
+import io
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import yaml
 
-from scheduler_core.api.loading import InputError, load_yaml_documents, locate
+from scheduler_core.api.errors import LineOf
+from scheduler_core.api.json_reading import json_objects, looks_like_json
+from scheduler_core.api.loading import InputError
+from scheduler_core.api.yaml_reading import Plan, yaml_objects
 
 __all__ = ["Dump", "Item", "read_dump"]
 
-_SPACE = re.compile(r"[ \t\n\r]*")
-_DECODER = json.JSONDecoder()
+_WHOLE = Plan()  # every field composed
 
 
 @dataclass
 class Item:
-    """One object of a dump and what locates its errors (a YAML node and path, or just the path)."""
+    """One object of a dump, its path in its document (`("items", 3)`) and the lines of its fields."""
 
     data: Any
-    node: yaml.Node | None
+    lines: LineOf
     prefix: tuple[int | str, ...]
+
+    @property
+    def node(self) -> yaml.Node:
+        """A YAML node view of the item's document for the validators that locate by node
+        (`locate`, `line_of`): its lines are the reader's, looked up only when an error is located."""
+        return _Node.root(self.data, self.lines, self.prefix)
+
+    @property
+    def object_node(self) -> yaml.Node:
+        """The same, of the object alone (for validators that take its path in the document apart)."""
+        return _Node.root(self.data, self.lines, ())
 
 
 class Dump:
     """The objects of a dump, readable more than once."""
 
-    def __init__(self, source: str, text: str | None = None, items: list[Item] | None = None) -> None:
+    def __init__(self, data: bytes, source: str, max_bytes: int, stored: Callable[[str], bool]) -> None:
         self.source = source
-        self._text = text
-        self._items = items
+        self._data = data
+        self._max_bytes = max_bytes
+        self._stored = stored
+
+    def _plan(self, kind: str) -> Plan | None:
+        return _WHOLE if self._stored(kind) else None
 
     def items(self) -> Iterator[Item]:
-        if self._items is not None:
-            return iter(self._items)
-        assert self._text is not None
-        return _JsonItems(self._text, self.source).items()
+        if looks_like_json(self._data[:4096]):
+            objects = json_objects(io.BytesIO(self._data), self.source, self._max_bytes)
+        else:
+            objects = yaml_objects(self._data, self.source, self._plan, self._max_bytes)
+        for data, lines, prefix in objects:
+            yield Item(data, lines, prefix)
 
 
-def read_dump(data: bytes, source: str, max_bytes: int) -> Dump:
-    """A JSON or YAML dump; syntax errors name line and column (JSON's: when its items are read)."""
-    head = data[:4096].lstrip()
-    if head[:1] in (b"{", b"["):
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            line = data.count(b"\n", 0, exc.start) + 1
-            raise InputError(f"{source}:{line}: not valid UTF-8 (byte {exc.start})") from None
-        return Dump(source, text=text)
-    items: list[Item] = []
-    for document in load_yaml_documents(data, source, max_bytes):
-        items.extend(_list_items(document.data, document.node, source))
-    return Dump(source, items=items)
+def read_dump(data: bytes, source: str, max_bytes: int, stored: Callable[[str], bool] = lambda kind: True) -> Dump:
+    """A JSON or YAML dump (refused above `max_bytes`); `stored(kind)`: whether objects of a kind are
+    read whole (the others only as far as their kind). Syntax errors come as its items are read."""
+    if len(data) > max_bytes:
+        raise InputError(f"{source}: larger than {max_bytes // 2**20} MiB")
+    return Dump(data, source, max_bytes, stored)
 
 
-def _list_items(data: Any, node: yaml.Node | None, source: str) -> list[Item]:
-    """A `kind: List` (or `PodList`, …) → its items; any other document is one object."""
-    if isinstance(data, dict) and str(data.get("kind", "")).endswith("List") and "items" in data:
-        raw = data.get("items") or []
-        if not isinstance(raw, list):
-            raise InputError(f"{locate(source, node, ('items',))}: must be a list")
-        item_kind = str(data["kind"])[: -len("List")]
-        for item in raw:
-            if item_kind and isinstance(item, dict) and "kind" not in item:
-                item["kind"] = item_kind  # typed lists (PodList) leave out their items' kind
-        return [Item(item, node, ("items", k)) for k, item in enumerate(raw)]
-    return [Item(data, node, ())]
+# --- locating errors by node ----------------------------------------------------------------------------
 
 
-class _JsonItems:
-    """Walks a JSON text: a top-level array's elements, a top-level object's `items` one by one."""
+class _Mark:
+    def __init__(self, lines: LineOf, loc: tuple[int | str, ...]) -> None:
+        self._lines, self._loc = lines, loc
 
-    def __init__(self, text: str, source: str) -> None:
-        self.text = text
-        self.source = source
+    @property
+    def line(self) -> int:  # 0-based, as yaml.Mark's
+        return (self._lines(self._loc) or 1) - 1
 
-    def _error(self, position: int, message: str) -> InputError:
-        line = self.text.count("\n", 0, position) + 1
-        column = position - (self.text.rfind("\n", 0, position) + 1) + 1
-        return InputError(f"{self.source}:{line}:{column}: invalid JSON: {message}")
 
-    def _space(self, i: int) -> int:
-        match = _SPACE.match(self.text, i)
-        assert match is not None
-        return match.end()
+class _Node(yaml.Node):
+    """A read-only YAML node over parsed data whose marks ask a `LineOf` (lazily, per field)."""
 
-    def _value(self, i: int) -> tuple[Any, int]:
-        try:
-            return _DECODER.raw_decode(self.text, i)
-        except json.JSONDecodeError as exc:
-            raise self._error(exc.pos, exc.msg) from None
-        except RecursionError:
-            raise self._error(i, "nesting too deep") from None
+    def __init__(self, data: Any, lines: LineOf, loc: tuple[int | str, ...]) -> None:  # no super(): lazy fields
+        self.tag = ""
+        self._data, self._lines, self._loc = data, lines, loc
+        self.start_mark = self.end_mark = _Mark(lines, loc)
 
-    def _expect(self, i: int, char: str, what: str) -> int:
-        if not self.text.startswith(char, i):
-            raise self._error(i, f"Expecting {what}")
-        return self._space(i + 1)
+    @staticmethod
+    def root(data: Any, lines: LineOf, prefix: tuple[int | str, ...]) -> yaml.Node:
+        """The node of the document holding `data` at `prefix` (an object, or a List's item)."""
+        node: Any = _node(data, lines, ())
+        for part in reversed(prefix):
+            node = _node([node] if isinstance(part, int) else {part: node}, lines, ())
+            if isinstance(part, int):
+                node._index = part
+        return node
 
-    def _array(self, i: int, prefix: tuple[int | str, ...], kind: str) -> Iterator[Item | int]:
-        """The elements of the array at `i` as Items, then the index after it."""
-        i = self._space(i + 1)
-        index = 0
-        if self.text.startswith("]", i):
-            yield i + 1
-            return
-        while True:
-            obj, i = self._value(i)
-            if kind and isinstance(obj, dict) and "kind" not in obj:
-                obj["kind"] = kind
-            yield Item(obj, None, (*prefix, index))
-            index += 1
-            i = self._space(i)
-            if self.text.startswith(",", i):
-                i = self._space(i + 1)
-            elif self.text.startswith("]", i):
-                yield i + 1
-                return
-            else:
-                raise self._error(i, "Expecting ',' delimiter")
 
-    def items(self) -> Iterator[Item]:
-        text = self.text
-        i = self._space(0)
-        if text.startswith("[", i):
-            end = 0
-            for part in self._array(i, (), ""):
-                if isinstance(part, Item):
-                    yield part
-                else:
-                    end = part
-            self._end(end)
-            return
-        # An object: a List whose items are read one by one, or a single object.
-        i = self._expect(i, "{", "'{'")
-        header: dict[str, Any] = {}
-        has_items = False
-        if not text.startswith("}", i):
-            while True:
-                if not text.startswith('"', i):
-                    raise self._error(i, "Expecting property name enclosed in double quotes")
-                key, i = self._value(i)
-                i = self._expect(self._space(i), ":", "':' delimiter")
-                kind = str(header.get("kind", ""))
-                if key == "items" and text.startswith("[", i) and (not kind or kind.endswith("List")):
-                    has_items = True
-                    for part in self._array(i, ("items",), kind[: -len("List")] if kind else ""):
-                        if isinstance(part, Item):
-                            yield part
-                        else:
-                            i = part
-                else:
-                    header[key], i = self._value(i)
-                i = self._space(i)
-                if text.startswith(",", i):
-                    i = self._space(i + 1)
-                    continue
-                break
-        i = self._expect(i, "}", "',' delimiter")
-        self._end(i)
-        if not has_items:
-            yield Item(header, None, ())
+class _Mapping(_Node, yaml.MappingNode):
+    @property
+    def value(self) -> list[tuple[yaml.Node, yaml.Node]]:  # type: ignore[override]
+        return [
+            (_Key(key, self._lines, (*self._loc, key)), _node(child, self._lines, (*self._loc, key)))
+            for key, child in self._data.items()
+        ]
 
-    def _end(self, i: int) -> None:
-        i = self._space(i)
-        if i != len(self.text):
-            raise self._error(i, "Extra data")
+
+class _Sequence(_Node, yaml.SequenceNode):
+    _index: int | None = None  # a List's item stands alone: its index in the List
+
+    @property
+    def value(self) -> list[yaml.Node]:  # type: ignore[override]
+        if self._index is not None:
+            return [yaml.ScalarNode("", "")] * self._index + list(self._data)
+        return [_node(child, self._lines, (*self._loc, k)) for k, child in enumerate(self._data)]
+
+
+class _Key(_Node, yaml.ScalarNode):
+    @property
+    def value(self) -> Any:  # type: ignore[override]
+        return self._data
+
+
+def _node(data: Any, lines: LineOf, loc: tuple[int | str, ...]) -> Any:
+    if isinstance(data, _Node):
+        return data
+    if isinstance(data, dict):
+        return _Mapping(data, lines, loc)
+    if isinstance(data, list):
+        return _Sequence(data, lines, loc)
+    return _Key(data, lines, loc)

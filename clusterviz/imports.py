@@ -26,7 +26,7 @@ from typing import Any
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
 
-from scheduler_core.api.loading import InputError, locate
+from scheduler_core.api.loading import KINDS, InputError, locate, parse_object
 from scheduler_core.api.objects import PriorityClass
 
 from . import services, store
@@ -60,9 +60,11 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: settings.CLUSTERVIZ_IMPORT_MAX_BYTES: the largest dump an import reads. An import holds about twice
-#: the dump's size in memory at its peak (its bytes and its text), plus one batch of objects.
-DEFAULT_MAX_BYTES = 512 * 1024 * 1024
+#: settings.CLUSTERVIZ_IMPORT_MAX_BYTES: the largest dump an import reads — 1 GiB, room for a
+#: 5,000-node / 50,000-pod `kubectl get … -o json` dump (949 MB, README's snapshot table). An import
+#: holds the dump's bytes and one object at a time (a YAML dump: its text too, as libyaml reads a
+#: stream whole), plus one batch of rows.
+DEFAULT_MAX_BYTES = 1024 * 1024 * 1024
 #: settings.CLUSTERVIZ_IMPORT_MAX_OBJECTS: the most objects one import stores.
 DEFAULT_MAX_OBJECTS = 250_000
 BATCH_SIZE = 1000  # objects per bulk write (and per progress update)
@@ -141,7 +143,7 @@ def _admission_pass(job: ImportJob, dump: Dump) -> dict[str, PriorityClass]:
         if kind == "PriorityClass":
             body = admit(item.data, source, item.node, prefix=item.prefix)
             classes[body["metadata"]["name"]] = PriorityClass.model_validate(body)
-        elif kind not in SUPPORTED_KINDS:
+        elif not _stored(kind):
             skipped[kind] += 1
         total += 1
         if total > max_objects():
@@ -150,19 +152,43 @@ def _admission_pass(job: ImportJob, dump: Dump) -> dict[str, PriorityClass]:
     return classes
 
 
+def _stored(kind: str) -> bool:
+    """Whether an import stores objects of `kind`: the kinds the app serves, and every kind the
+    scheduler reads (scheduler_core's `KINDS`); the rest are counted and left out."""
+    return kind in SUPPORTED_KINDS or kind in KINDS
+
+
 def _validated(dump: Dump, classes: dict[str, PriorityClass]) -> Iterator[tuple[Item, dict[str, Any]]]:
-    """Second reading: every supported object admitted (validated and defaulted) as it comes."""
+    """Second reading: every stored object admitted (validated and defaulted) as it comes."""
     runtimes: dict[str, Any] = {}
     for item in dump.items():
-        if item.data["kind"] not in SUPPORTED_KINDS:
+        kind = item.data["kind"]
+        if not _stored(kind):
             continue
         meta = item.data.get("metadata")
         if isinstance(meta, dict):
             for field in _SERVER_FIELDS:
                 meta.pop(field, None)
-        body = admit(item.data, dump.source, item.node, classes, runtimes, item.prefix)
-        item.data = {"kind": item.data["kind"]}  # the parsed object is released as it is admitted
+        if kind in SUPPORTED_KINDS:
+            body = admit(item.data, dump.source, item.node, classes, runtimes, item.prefix)
+        else:
+            # A kind only the scheduler reads: validated by the core's model (a located error), stored
+            # as the dump has it — kind and apiVersion unchanged, so the API can serve it later.
+            _check_meta(item, dump.source)
+            parse_object(item.data, dump.source, item.object_node, prefix=item.prefix)
+            body = item.data
+        # the parsed object is released as it is admitted (what locates a duplicate name stays)
+        item.data = {"kind": kind, "metadata": {"name": body["metadata"].get("name")}}
         yield item, body
+
+
+def _check_meta(item: Item, source: str) -> None:
+    """metadata with a name (what every stored object needs before its model is read)."""
+    meta = item.data.get("metadata")
+    if not isinstance(meta, dict):
+        raise InputError(f"{locate(source, item.node, (*item.prefix, 'metadata'))}: Required value")
+    if not isinstance(meta.get("name"), str) or not meta["name"]:
+        raise InputError(f"{locate(source, item.node, (*item.prefix, 'metadata', 'name'))}: Required value")
 
 
 def _rows(job: ImportJob, dump: Dump, classes: dict[str, PriorityClass], first_rv: int) -> Iterator[list[KubeObject]]:
@@ -212,8 +238,8 @@ def _rows(job: ImportJob, dump: Dump, classes: dict[str, PriorityClass], first_r
     if not seen:
         skipped = ", ".join(f"{n} {kind}" for kind, n in sorted(job.skipped.items()))
         raise InputError(
-            f"{source}: no objects found (a dump holds Nodes, Pods, Namespaces, PriorityClasses, Deployments "
-            f"or ReplicaSets{'; left out: ' + skipped if skipped else ''})"
+            f"{source}: no objects found (a dump holds Nodes, Pods and the other kinds the scheduler reads"
+            f"{'; left out: ' + skipped if skipped else ''})"
         )
 
 
@@ -223,7 +249,7 @@ def run(job: ImportJob, data: bytes, on_progress: Callable[[ImportJob], None] | 
     try:
         if len(data) > max_bytes():
             raise InputError(f"{source}: larger than {max_bytes() // 2**20} MiB (CLUSTERVIZ_IMPORT_MAX_BYTES)")
-        dump = read_dump(data, source, max_bytes())
+        dump = read_dump(data, source, max_bytes(), stored=_stored)
         del data
         classes = _admission_pass(job, dump)  # syntax errors, too, are found before anything is stored
         target = Cluster.objects.filter(slug=job.slug).first()

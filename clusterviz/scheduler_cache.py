@@ -19,10 +19,12 @@ from typing import Any
 
 from django.db import connection
 
-from scheduler_core.api.objects import Namespace, Node, PriorityClass, Workload
+from scheduler_core.api.loading import KINDS
+from scheduler_core.api.objects import Namespace, Node, PriorityClass, RuntimeClass, Workload
 from scheduler_core.explain import add_workloads
 from scheduler_core.framework.node_table import NodeTable
 from scheduler_core.framework.pod_info import PodInfo
+from scheduler_core.framework.volume_index import VolumeIndex
 
 from .adapters import READ_KINDS, read_objects, scheduler_object
 from .models import Change, Cluster
@@ -31,6 +33,10 @@ __all__ = ["SchedulerCache", "forget", "synced", "warm"]
 
 log = logging.getLogger(__name__)
 TERMINAL_PHASES = ("Succeeded", "Failed")  # not in the scheduler's cache (the informer's field selector)
+#: The kinds kept by `KINDS` bucket beside nodes, pods and namespaces (workloads, volumes, budgets, classes).
+_TABLED = ("nodes", "pods", "namespaces")
+_VOLUME_BUCKETS = ("claims", "volumes", "storage_classes", "csi_nodes")
+ObjectKey = tuple[str, str, str]  # (kind, namespace, name): the order a fresh read gives
 
 
 def _order(info: PodInfo) -> tuple[str, str]:
@@ -38,8 +44,9 @@ def _order(info: PodInfo) -> tuple[str, str]:
 
 
 class SchedulerCache:
-    """Nodes, pods, namespaces, priority classes and ReplicaSets of one cluster at `rv`, and the
-    NodeTable built from them (kept up to date in place while it exists)."""
+    """Every object of a kind scheduler_core reads (`KINDS`) of one cluster at `rv`, and the
+    NodeTable built from them as `explain.build_table` builds it (kept up to date in place while it
+    exists: a change of one kind refreshes only what that kind feeds)."""
 
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
@@ -51,8 +58,10 @@ class SchedulerCache:
         self.nodes: dict[str, Node] = {}
         self.pods: dict[str, PodInfo] = {}  # "namespace/name" → PodInfo
         self.namespaces: dict[str, Namespace] = {}
-        self.priority_classes: dict[str, PriorityClass] = {}
-        self.workloads: dict[tuple[str, str], Workload] = {}
+        # the other kinds, by `KINDS` bucket (workloads, claims, volumes, pdbs, priority_classes, …)
+        self.buckets: dict[str, dict[ObjectKey, Any]] = {
+            kind.bucket: {} for kind in KINDS.values() if kind.bucket not in _TABLED
+        }
         self._versions: dict[tuple[str, str, str], int] = {}  # newest resourceVersion applied, per object
         self._table: NodeTable | None = None
 
@@ -100,20 +109,14 @@ class SchedulerCache:
             self._set_node(name, obj)
         elif kind == "Namespace":
             self._set_namespace(name, obj)
-        elif kind == "PriorityClass":
-            if obj is None:
-                self.priority_classes.pop(name, None)
-            else:
-                self.priority_classes[name] = obj
         else:
+            bucket = KINDS[kind].bucket
             if obj is None:
-                self.workloads.pop((namespace, name), None)
+                self.buckets[bucket].pop(key, None)
             else:
-                self.workloads[(namespace, name)] = obj
+                self.buckets[bucket][key] = obj
             if self._table is not None:
-                self._table.services.clear()
-                self._table.controllers.clear()
-                add_workloads(self._table, self._sorted_workloads())
+                self._refresh(self._table, bucket)
 
     def _set_pod(self, key: str, info: PodInfo | None) -> None:
         old = self.pods.pop(key, None)
@@ -196,8 +199,33 @@ class SchedulerCache:
                 if not nominated:
                     del table.nominated[i]
 
-    def _sorted_workloads(self) -> list[Workload]:
-        return [self.workloads[key] for key in sorted(self.workloads)]
+    def objects(self, bucket: str) -> list[Any]:
+        """The objects of a `KINDS` bucket in the order a fresh read gives (kind, namespace, name)."""
+        objects = self.buckets[bucket]
+        return [objects[key] for key in sorted(objects)]
+
+    @property
+    def priority_classes(self) -> dict[str, PriorityClass]:
+        return {name: pc for (_, _, name), pc in sorted(self.buckets["priority_classes"].items())}
+
+    @property
+    def runtime_classes(self) -> dict[str, RuntimeClass]:
+        return {name: rc for (_, _, name), rc in sorted(self.buckets["runtime_classes"].items())}
+
+    @property
+    def workloads(self) -> dict[ObjectKey, Workload]:
+        return dict(sorted(self.buckets["workloads"].items()))
+
+    def _refresh(self, table: NodeTable, bucket: str) -> None:
+        """What the objects of `bucket` feed in the table, as `explain.build_table` sets it."""
+        if bucket == "workloads":
+            table.services.clear()
+            table.controllers.clear()
+            add_workloads(table, self.objects("workloads"))
+        elif bucket in _VOLUME_BUCKETS:
+            table.volumes = VolumeIndex.of(*(self.objects(b) for b in _VOLUME_BUCKETS))
+        elif bucket == "pdbs":
+            table.pdbs = self.objects("pdbs")
 
     def table(self) -> NodeTable:
         """The NodeTable at `rv` (a cycle may change it only temporarily, restoring what it touched)."""
@@ -205,7 +233,8 @@ class SchedulerCache:
             nodes = [self.nodes[name] for name in sorted(self.nodes)]
             pods = sorted(self.pods.values(), key=_order)
             table = NodeTable.build(nodes, pods, self.namespaces.values())
-            add_workloads(table, self._sorted_workloads())
+            for bucket in ("workloads", "claims", "pdbs"):
+                self._refresh(table, bucket)
             self._table = table
             self.table_builds += 1
         return self._table

@@ -39,7 +39,7 @@ __all__ = [
     "replace",
 ]
 
-CLUSTER_SCOPED = {"Node", "Namespace", "PriorityClass", "RuntimeClass"}
+CLUSTER_SCOPED = {"Node", "Namespace", "PriorityClass", "RuntimeClass", "PersistentVolume", "StorageClass", "CSINode"}
 CHANGE_LOG_LIMIT = 20_000
 # kinds whose metadata.generation counts spec changes (the registries' PrepareForUpdate)
 GENERATION_KINDS = frozenset({"Deployment", "ReplicaSet", "DaemonSet", "StatefulSet", "Job"})
@@ -78,7 +78,12 @@ def now_rfc3339() -> str:
 
 def resource_name(kind: str) -> str:
     """The plural, lower-case resource name kubectl prints in errors ("pods", "nodes")."""
-    irregular = {"PriorityClass": "priorityclasses", "Namespace": "namespaces", "Endpoints": "endpoints"}
+    irregular = {
+        "PriorityClass": "priorityclasses",
+        "Namespace": "namespaces",
+        "Endpoints": "endpoints",
+        "StorageClass": "storageclasses",
+    }
     return irregular.get(kind, kind.lower() + "s")
 
 

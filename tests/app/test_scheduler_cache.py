@@ -33,6 +33,10 @@ def assert_consistent(cluster: Cluster) -> scheduler_cache.SchedulerCache:
     assert digest(cache.table()) == digest(fresh.table())
     assert {key: info.pod for key, info in cache.pods.items()} == {k: i.pod for k, i in fresh.pod_infos.items()}
     assert sorted(cache.priority_classes) == sorted(pc.metadata.name for pc in fresh.objects.priority_classes)
+    # the extras `explain.build_table` attaches: the volume plugins' listers and the budgets
+    expected = fresh.table()
+    assert cache.table().volumes == expected.volumes
+    assert cache.table().pdbs == expected.pdbs
     assert cache.rv == Cluster.objects.get(pk=cluster.pk).resource_version
     return cache
 
@@ -73,6 +77,107 @@ def pod_body(name: str, namespace: str, node: str | None, app: int, port: bool, 
         "kind": "Pod",
         "metadata": {"name": name, "namespace": namespace, "labels": {"app": str(app)}},
         "spec": spec,
+    }
+
+
+def put(cluster: Cluster, body: dict[str, Any]) -> None:
+    """A kind only the scheduler reads, stored as the API stores it (no admission of the app's own)."""
+    with contextlib.suppress(store.AlreadyExists):
+        store.create(cluster, body, "kubectl")
+
+
+CLAIMS = ("data0", "data1")
+
+
+def claim_body(name: str, volume: str | None, storage_class: str) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "namespace": "default"}
+    spec: dict[str, Any] = {
+        "accessModes": ["ReadWriteOnce"],
+        "storageClassName": storage_class,
+        "resources": {"requests": {"storage": "1Gi"}},
+    }
+    if volume:
+        meta["annotations"] = {"pv.kubernetes.io/bind-completed": "yes"}
+        spec["volumeName"] = volume
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": meta,
+        "spec": spec,
+        "status": {"phase": "Bound" if volume else "Pending"},
+    }
+
+
+def volume_body(name: str, node: str, zone: int) -> dict[str, Any]:
+    term = {"matchExpressions": [{"key": "zone", "operator": "In", "values": [f"z{zone}"]}]}
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": name, "labels": {"topology.kubernetes.io/zone": f"z{zone}"}},
+        "spec": {
+            "capacity": {"storage": "1Gi"},
+            "accessModes": ["ReadWriteOnce"],
+            "storageClassName": "local",
+            "local": {"path": f"/mnt/{node}"},
+            "nodeAffinity": {"required": {"nodeSelectorTerms": [term]}},
+        },
+        "status": {"phase": "Available"},
+    }
+
+
+def storage_class_body(binding: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": "local"},
+        "provisioner": "kubernetes.io/no-provisioner",
+        "volumeBindingMode": binding,
+    }
+
+
+def csi_node_body(name: str, count: int) -> dict[str, Any]:
+    driver = {"name": "ebs.csi.aws.com", "nodeID": name, "allocatable": {"count": count}}
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "CSINode",
+        "metadata": {"name": name},
+        "spec": {"drivers": [driver]},
+    }
+
+
+def pdb_body(app: int, allowed: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": f"pdb{app}", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"app": str(app)}}},
+        "status": {"disruptionsAllowed": allowed},
+    }
+
+
+def service_body(app: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": f"svc{app}", "namespace": "default"},
+        "spec": {"selector": {"app": str(app)}, "ports": [{"port": 80}]},
+    }
+
+
+def statefulset_body(app: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": f"rs{app}", "namespace": "default"},  # the name a ReplicaSet may have, too
+        "spec": {
+            "replicas": 0,
+            "serviceName": f"svc{app}",
+            "selector": {"matchLabels": {"app": str(app)}},
+            "template": {
+                "metadata": {"labels": {"app": str(app)}},
+                "spec": {"containers": [{"name": "c", "image": "img:1"}]},
+            },
+        },
     }
 
 
@@ -167,6 +272,43 @@ def apply(cluster: Cluster, op: tuple[Any, ...]) -> None:
             create(cluster, rs)
         case ("delete-replicaset", app):
             delete(cluster, "ReplicaSet", "default", f"rs{app}")
+        case ("claim", name, volume, storage_class):
+            put(cluster, claim_body(name, volume, storage_class))
+            patch(
+                cluster,
+                "PersistentVolumeClaim",
+                "default",
+                name,
+                lambda b: b.update(claim_body(name, volume, storage_class)),
+            )
+        case ("volume", name, node, zone):
+            put(cluster, volume_body(name, node, zone))
+            patch(cluster, "PersistentVolume", "", name, lambda b: b.update(volume_body(name, node, zone)))
+        case ("storage-class", binding):
+            put(cluster, storage_class_body(binding))
+            patch(cluster, "StorageClass", "", "local", lambda b: b.update(volumeBindingMode=binding))
+        case ("csi-node", name, count):
+            put(cluster, csi_node_body(name, count))
+            patch(cluster, "CSINode", "", name, lambda b: b.update(csi_node_body(name, count)))
+        case ("pdb", app, allowed):
+            put(cluster, pdb_body(app, allowed))
+            patch(
+                cluster,
+                "PodDisruptionBudget",
+                "default",
+                f"pdb{app}",
+                lambda b: b.update(status={"disruptionsAllowed": allowed}),
+            )
+        case ("service", app):
+            put(cluster, service_body(app))
+        case ("statefulset", app):
+            put(cluster, statefulset_body(app))
+        case ("claim-pod", name, claim, node):
+            body = pod_body(name, "default", node, 0, False, False)
+            body["spec"]["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": claim}}]
+            create(cluster, body)
+        case ("delete-kind", kind, namespace, name):
+            delete(cluster, kind, namespace, name)
         case ("cycle",):
             scheduler.schedule_next(cluster)
         case ("check",):
@@ -176,6 +318,7 @@ def apply(cluster: Cluster, op: tuple[Any, ...]) -> None:
 nodes = st.sampled_from(NODES)
 pods = st.sampled_from(PODS)
 namespaces = st.sampled_from(NAMESPACES)
+claims = st.sampled_from(CLAIMS)
 ops = st.one_of(
     st.tuples(st.just("node"), nodes, st.integers(0, 2), st.integers(1, 4), st.booleans()),
     st.tuples(st.just("delete-node"), nodes),
@@ -197,11 +340,34 @@ ops = st.one_of(
     st.tuples(st.just("delete-replicaset"), st.integers(0, 2)),
     st.tuples(st.just("cycle")),
     st.tuples(st.just("check")),
+    # the kinds only the scheduler reads: volumes, budgets, Services and StatefulSets
+    st.tuples(st.just("claim"), claims, st.one_of(st.none(), st.sampled_from(["pv0", "pv1"])), st.just("local")),
+    st.tuples(st.just("volume"), st.sampled_from(["pv0", "pv1"]), nodes, st.integers(0, 2)),
+    st.tuples(st.just("storage-class"), st.sampled_from(["Immediate", "WaitForFirstConsumer"])),
+    st.tuples(st.just("csi-node"), nodes, st.integers(0, 3)),
+    st.tuples(st.just("pdb"), st.integers(0, 2), st.integers(0, 1)),
+    st.tuples(st.just("service"), st.integers(0, 2)),
+    st.tuples(st.just("statefulset"), st.integers(0, 2)),
+    st.tuples(st.just("claim-pod"), pods, claims, st.one_of(st.none(), nodes)),
+    st.tuples(
+        st.just("delete-kind"),
+        st.sampled_from(
+            [
+                ("PersistentVolumeClaim", "default", "data0"),
+                ("PersistentVolume", "", "pv0"),
+                ("StorageClass", "", "local"),
+                ("CSINode", "", "n1"),
+                ("PodDisruptionBudget", "default", "pdb0"),
+                ("Service", "default", "svc0"),
+                ("StatefulSet", "default", "rs0"),
+            ]
+        ),
+    ).map(lambda op: (op[0], *op[1])),
 )
 
 
 @settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
 )
 @given(st.lists(ops, min_size=1, max_size=40))
 def test_the_cache_equals_a_fresh_snapshot_after_any_changes(changes: list[tuple[Any, ...]]) -> None:
@@ -227,6 +393,19 @@ def test_pod_changes_do_not_rebuild_the_columns() -> None:
     apply(cluster, ("node", "n5", 1, 2, True))  # nodes added and removed in place, too
     apply(cluster, ("delete-node", "n1"))
     apply(cluster, ("node", "n1", 2, 4, False))  # back, with the pods still bound to it
+    assert assert_consistent(cluster).table_builds == 1
+    for op in (  # the other kinds refresh only what they feed
+        ("storage-class", "WaitForFirstConsumer"),
+        ("volume", "pv0", "n2", 1),
+        ("claim", "data0", None, "local"),
+        ("claim-pod", "q", "data0", None),
+        ("cycle",),
+        ("pdb", 1, 0),
+        ("service", 1),
+        ("statefulset", 2),
+        ("csi-node", "n2", 1),
+    ):
+        apply(cluster, op)
     assert assert_consistent(cluster).table_builds == 1
 
 
