@@ -158,6 +158,10 @@ def _stored(kind: str) -> bool:
     return kind in SUPPORTED_KINDS or kind in KINDS
 
 
+# Kinds whose admission (clusterviz.validation.admit) already validates with scheduler_core's models.
+_ADMITTED_WITH_CORE_MODELS = frozenset({"Pod", "Node", "Namespace", "PriorityClass", "Deployment", "ReplicaSet"})
+
+
 def _validated(dump: Dump, classes: dict[str, PriorityClass]) -> Iterator[tuple[Item, dict[str, Any]]]:
     """Second reading: every stored object admitted (validated and defaulted) as it comes."""
     runtimes: dict[str, Any] = {}
@@ -170,6 +174,9 @@ def _validated(dump: Dump, classes: dict[str, PriorityClass]) -> Iterator[tuple[
             for field in _SERVER_FIELDS:
                 meta.pop(field, None)
         if kind in SUPPORTED_KINDS:
+            if kind in KINDS and kind not in _ADMITTED_WITH_CORE_MODELS:
+                # the scheduler's reading of it must succeed too (e.g. a claim's storage quantity)
+                parse_object(item.data, dump.source, item.object_node, prefix=item.prefix)
             body = admit(item.data, dump.source, item.node, classes, runtimes, item.prefix)
         else:
             # A kind only the scheduler reads: validated by the core's model (a located error), stored

@@ -836,18 +836,18 @@ class _Generator:
 
     def template(self, workload: _Workload) -> Obj:
         repo, tag, _ = IMAGES[workload.image]
-        return {
-            "metadata": {"labels": {"app": workload.app}},
-            "spec": {
-                "containers": [
-                    {
-                        "image": f"{repo}:{tag}",
-                        "name": "main",
-                        "resources": {"requests": {"cpu": f"{workload.cpu_m}m", "memory": f"{workload.memory_mi}Mi"}},
-                    }
-                ]
-            },
+        spec: Obj = {
+            "containers": [
+                {
+                    "image": f"{repo}:{tag}",
+                    "name": "main",
+                    "resources": {"requests": {"cpu": f"{workload.cpu_m}m", "memory": f"{workload.memory_mi}Mi"}},
+                }
+            ]
         }
+        if workload.kind == "Job":  # the API server refuses a Job whose pods restart Always
+            spec["restartPolicy"] = "OnFailure"
+        return {"metadata": {"labels": {"app": workload.app}}, "spec": spec}
 
     def controllers(self) -> Iterator[Obj]:
         for workload in self.workloads:
