@@ -81,7 +81,8 @@ def test_the_command_default_link_is_the_dev_server(tmp_path: Path) -> None:
         ),
         (b"[1, 2]", "dump.json:1:1: expected a Kubernetes object (a mapping), got list"),
         (
-            b'{"kind": "List", "items": [{"kind": "Ingress", "apiVersion": "networking.k8s.io/v1", "metadata": {"name": "s"}}]}',
+            b'{"kind": "List", "items": [{"kind": "Ingress", "apiVersion": "networking.k8s.io/v1", '
+            b'"metadata": {"name": "s"}}]}',
             "dump.json: no objects found (a dump holds Nodes, Pods and the other kinds the scheduler reads; "
             "left out: 1 Ingress)",
         ),
@@ -132,10 +133,11 @@ def test_yaml_dumps_with_other_kinds_are_imported_and_the_others_counted(tmp_pat
     service = (
         "---\nkind: Service\napiVersion: v1\nmetadata: {name: web}\nspec: {selector: {app: web}, ports: [{port: 80}]}\n"
     )
-    path.write_text(node_yaml("n1") + service + "---\nkind: ConfigMap\napiVersion: v1\nmetadata: {name: c}\n")
+    ingress = "---\nkind: Ingress\napiVersion: networking.k8s.io/v1\nmetadata: {name: c}\n"
+    path.write_text(node_yaml("n1") + service + ingress)
     out = command("import_cluster", "c1", str(path))
     # a Service is read by the scheduler (PodTopologySpread's default selector): stored as it came
-    assert out.startswith("imported 2 objects into cluster c1 (left out: 1 ConfigMap); edit link: ")
+    assert out.startswith("imported 2 objects into cluster c1 (left out: 1 Ingress); edit link: ")
     stored = store.get(Cluster.objects.get(slug="c1"), "Service", "default", "web")
     assert (stored["apiVersion"], stored["spec"]["selector"]) == ("v1", {"app": "web"})
 
