@@ -64,7 +64,7 @@ def test_import_on_postgresql(processes: Processes, tmp_path: Path) -> None:
         return seen
 
     job = finished(body["url"])
-    assert job["state"] == "failed" and job["error"].startswith("snapshot: items[1234].metadata.labels"), job
+    assert job["state"] == "failed" and job["error"].startswith("snapshot:1: items[1234].metadata.labels"), job
     assert counts(env, "pg") == (0, 0, 0)
 
     # The real thing: 3,300 objects in bulk, then the scheduler (with its cache) places a new pod.

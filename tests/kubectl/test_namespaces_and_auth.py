@@ -49,6 +49,8 @@ def test_label_annotate_and_delete_a_namespace(cluster: Cluster) -> None:
 
     cluster.kubectl("apply", "-f", cluster.write("p.yaml", pod("p", "team")))
     cluster.wait_running("p", namespace="team")
+    # at the classroom pace the pod takes its grace period to stop, so the namespace stays Terminating
+    cluster.action({"action": "pace", "pace": "slow", "delayMs": 100})
     deleting = call(cluster, "DELETE", "/api/v1/namespaces/team")
     assert deleting.status == 200 and deleting.json()["status"]["phase"] == "Terminating"
     late = cluster.kubectl("apply", "-f", cluster.write("q.yaml", pod("q", "team")), ok=False)
