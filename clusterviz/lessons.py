@@ -2,57 +2,149 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from fnmatch import fnmatchcase
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from scheduler_core.api.loading import InputError
+from scheduler_core.api.yaml_reading import format_validation_error, load_yaml_documents, locate
 
 from . import services, store
+from .kube_api.tables import _pod_status as pod_status_column  # kubectl get pods' STATUS (printPod)
 from .messages import parse_action, perform
 from .models import Cluster
 
 LESSONS_DIR = Path(__file__).parent / "lessons"
+_NAME = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+POD_KEY = rf"^{_NAME}/{_NAME}(\.{_NAME})*$"  # namespace/name
 
 
-@dataclass(frozen=True)
-class LessonStep:
-    say: str
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class Predict(_Spec):
+    """A question the class answers before the step runs: where `pod` goes (`node`: a node, or
+    Pending) or whether it is scheduled at all (`schedules`)."""
+
+    question: str = Field(min_length=1)
+    pod: str = Field(pattern=POD_KEY)
+    ask: Literal["node", "schedules"]
+
+
+class LessonStep(_Spec):
+    say: str = Field(min_length=1)
     command: str = ""
-    action: dict[str, Any] | None = None
+    action: dict[str, Any] | None = Field(default=None, alias="do")
+    expect: dict[str, Any] = Field(default_factory=dict)
+    wait: float = Field(default=0, ge=0, le=3600)  # seconds the class lets pass after the step
+    predict: Predict | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"say": self.say, "command": self.command}
+        if self.predict is not None:
+            out["predict"] = self.predict.model_dump()
+        return out
 
 
-@dataclass(frozen=True)
-class Lesson:
-    name: str
-    title: str
-    summary: str
-    objects: str
-    steps: tuple[LessonStep, ...]
-    expect: dict[str, Any] = field(default_factory=dict)
+class Lesson(_Spec):
+    name: str = Field(pattern=rf"^{_NAME}$")
+    title: str = Field(min_length=1)
+    summary: str = ""
+    pace: Literal["instant", "slow"] = "instant"  # the pace the cluster starts at (slow: phases last)
+    objects: str = ""
+    steps: tuple[LessonStep, ...] = Field(min_length=1)
+    expect: dict[str, Any] = Field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "title": self.title,
             "summary": self.summary,
-            "steps": [{"say": s.say, "command": s.command} for s in self.steps],
+            "pace": self.pace,
+            "steps": [step.to_dict() for step in self.steps],
         }
+
+
+def _created_pods(text: str) -> Iterator[str]:
+    """The "namespace/name" of each Pod in a create action's YAML (unparseable YAML yields none:
+    the action's own validation reports it when the lesson plays)."""
+    try:
+        documents = list(yaml.safe_load_all(text))
+    except yaml.YAMLError:
+        return
+    for doc in documents:
+        if isinstance(doc, dict) and doc.get("kind") == "Pod" and isinstance(doc.get("metadata"), dict):
+            meta = doc["metadata"]
+            yield f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+
+
+def _check_semantics(lesson: Lesson, source: str, node: yaml.Node | None) -> None:
+    """What the schema cannot say: actions valid as actions, known expectation keys, and a prediction
+    about a pod that its step creates (or that exists by then, for a step that changes a node or
+    frees room)."""
+
+    def fail(loc: tuple[int | str, ...], message: str) -> InputError:
+        return InputError(f"{locate(source, node, loc)}: {message}")
+
+    for key in lesson.expect:
+        if key not in EXPECT_KEYS:
+            raise fail(("expect", key), f"unknown expectation (known: {', '.join(EXPECT_KEYS)})")
+    existing = set(_created_pods(lesson.objects))
+    for index, step in enumerate(lesson.steps):
+        at: tuple[int | str, ...] = ("steps", index)
+        for key in step.expect:
+            if key not in EXPECT_KEYS:
+                raise fail((*at, "expect", key), f"unknown expectation (known: {', '.join(EXPECT_KEYS)})")
+        created: list[str] = []
+        if step.action is not None:
+            try:
+                parse_action(step.action)
+            except InputError as exc:
+                field_path, _, message = str(exc).partition(": ")
+                raise fail((*at, "do", *field_path.split(".")), message) from None
+            if step.action.get("action") == "create":
+                created = list(_created_pods(str(step.action.get("yaml", ""))))
+        if step.predict is not None:
+            pod = step.predict.pod
+            if step.action is None:
+                raise fail((*at, "predict"), "a prediction needs a step that acts (`do`): nothing would change")
+            if step.action.get("action") == "create" and pod not in created:
+                made = ", ".join(f"Pod {key}" for key in created) or "no named Pod"
+                raise fail((*at, "predict", "pod"), f'"{pod}" is not created by this step (it creates {made})')
+            if step.action.get("action") != "create" and pod not in existing:
+                raise fail(
+                    (*at, "predict", "pod"),
+                    f'"{pod}" does not exist before this step (neither in `objects` nor created by an earlier step)',
+                )
+        existing.update(created)
+
+
+def parse_lesson(text: str, source: str) -> Lesson:
+    """A lesson from its YAML text, or InputError naming the file, line and field."""
+    documents = load_yaml_documents(text, source)
+    if len(documents) != 1 or not isinstance(documents[0].data, dict):
+        raise InputError(f"{source}: expected one lesson (a mapping)")
+    document = documents[0]
+    try:
+        lesson = Lesson.model_validate(document.data)
+    except ValidationError as exc:
+        raise InputError(format_validation_error(exc, source, document.node)) from None
+    _check_semantics(lesson, source, document.node)
+    return lesson
 
 
 @lru_cache(maxsize=1)
 def all_lessons() -> dict[str, Lesson]:
     lessons: dict[str, Lesson] = {}
     for path in sorted(LESSONS_DIR.glob("*.yaml")):
-        raw = yaml.safe_load(path.read_text())
-        steps = tuple(LessonStep(s["say"], s.get("command", ""), s.get("do")) for s in raw.get("steps", []))
-        lessons[raw["name"]] = Lesson(
-            raw["name"], raw["title"], raw.get("summary", ""), raw.get("objects", ""), steps, raw.get("expect") or {}
-        )
+        lesson = parse_lesson(path.read_text(), f"clusterviz/lessons/{path.name}")
+        lessons[lesson.name] = lesson
     return lessons
 
 
@@ -65,10 +157,12 @@ def get_lesson(name: str) -> Lesson:
 
 
 def load_lesson(cluster: Cluster, name: str) -> Lesson:
-    """Put a lesson's starting objects into an empty cluster."""
+    """Put a lesson's starting objects into an empty cluster, at the lesson's pace."""
     lesson = get_lesson(name)
     if lesson.objects.strip():
         services.create_from_yaml(cluster, lesson.objects, "kubectl", source=f"lesson {name}")
+    if lesson.pace != cluster.pace:
+        services.set_pace(cluster, lesson.pace)
     cluster.lesson = name
     cluster.lesson_step = 0
     cluster.save(update_fields=["lesson", "lesson_step"])
@@ -91,29 +185,18 @@ def play_step(cluster: Cluster) -> LessonStep | None:
 # --- expectations: what a lesson's end state (or a step's) must look like ---------------------------
 
 EXPECT_KEYS = ("pods", "absent_pods", "events", "no_events", "deployments", "running_on", "pending_count")
-POD_FIELDS = ("node", "phase", "pending", "message", "nominatedNode", "reason")
+POD_FIELDS = ("node", "phase", "status", "pending", "message", "nominatedNode", "reason")
 EVENT_FIELDS = ("object", "reason", "message", "message_glob", "count", "type")
-
-
-@lru_cache(maxsize=1)
-def _raw_steps() -> dict[str, tuple[dict[str, Any], ...]]:
-    out: dict[str, tuple[dict[str, Any], ...]] = {}
-    for path in sorted(LESSONS_DIR.glob("*.yaml")):
-        raw = yaml.safe_load(path.read_text())
-        out[raw["name"]] = tuple(raw.get("steps") or ())
-    return out
 
 
 def step_expectations(name: str) -> tuple[dict[str, Any], ...]:
     """Each step's own `expect` block ({} when it has none), in step order."""
-    get_lesson(name)
-    return tuple(step.get("expect") or {} for step in _raw_steps()[name])
+    return tuple(step.expect for step in get_lesson(name).steps)
 
 
 def step_waits(name: str) -> tuple[float, ...]:
     """Each step's `wait`: seconds the class lets pass after the step (0 when none)."""
-    get_lesson(name)
-    return tuple(float(step.get("wait") or 0) for step in _raw_steps()[name])
+    return tuple(step.wait for step in get_lesson(name).steps)
 
 
 def _pod_key(body: dict[str, Any]) -> str:
@@ -145,6 +228,10 @@ def _check_pod(key: str, body: dict[str, Any], want: dict[str, Any]) -> list[str
             problems.append(f"pod {key}: on node {node!r}, expected {' or '.join(map(repr, allowed))}")
     if "phase" in want and status.get("phase") != want["phase"]:
         problems.append(f"pod {key}: phase {status.get('phase')!r}, expected {want['phase']!r}")
+    if "status" in want:
+        shown = pod_status_column(body)[0]
+        if shown != want["status"]:
+            problems.append(f"pod {key}: STATUS {shown!r}, expected {want['status']!r}")
     if "pending" in want:
         pending = node is None
         if pending != bool(want["pending"]):
@@ -187,7 +274,8 @@ def check(cluster: Cluster, expect: dict[str, Any]) -> list[str]:
     """Every way the cluster differs from an `expect` block; [] when it matches.
 
     Keys (object names are "namespace/name"; `*`, `?` and `[...]` globs are allowed where noted):
-    - `pods` {name (glob): {node (name or list), phase, pending (bool: unbound), message and reason
+    - `pods` {name (glob): {node (name or list), phase, status (the STATUS column of `kubectl get
+      pods`: ContainerCreating, Completed, Terminating…), pending (bool: unbound), message and reason
       (of the PodScheduled condition), nominatedNode (name, list or null)}}; every match must fit;
     - `absent_pods` [name (glob)];
     - `events` [{object (glob), reason, message?, message_glob?, count?, type?}]: some event of a
