@@ -122,6 +122,17 @@ def _check_semantics(lesson: Lesson, source: str, node: yaml.Node | None) -> Non
                     (*at, "predict", "pod"),
                     f'"{pod}" does not exist before this step (neither in `objects` nor created by an earlier step)',
                 )
+            answer = (step.expect.get("pods") or {}).get(pod) or {}
+            on_node = isinstance(answer.get("node"), str)
+            recorded = on_node or answer.get("pending") is True
+            if step.predict.ask == "schedules":
+                recorded = recorded or answer.get("pending") is False
+            if not recorded:
+                wanted = "node: <one node>, or pending: true" if step.predict.ask == "node" else "pending: true|false"
+                raise fail(
+                    (*at, "predict"),
+                    f'the answer is not recorded: the step\'s expect needs pods: {{"{pod}": {{{wanted}}}}}',
+                )
         existing.update(created)
 
 

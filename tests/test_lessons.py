@@ -9,18 +9,27 @@ DynamicResources ("no new claims to deallocate") and DefaultPreemption ("preempt
 
 from __future__ import annotations
 
+import math
 import re
 import time
+from datetime import UTC, datetime
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from clusterviz import lessons, services, store
-from clusterviz.controllers import taint_manager
+from clusterviz.controllers import kubelet, taint_manager
 from clusterviz.controllers.runner import reconcile, step_once
-from clusterviz.lessons import all_lessons, check, check_expectations, get_lesson, load_lesson, play_step
-from clusterviz.models import Cluster
+from clusterviz.lessons import (
+    all_lessons,
+    check,
+    check_expectations,
+    get_lesson,
+    load_lesson,
+    play_step,
+)
+from clusterviz.models import Cluster, SchedulingCycle
 from scheduler_core.api.loading import InputError
 
 REQUIRED = (
@@ -43,7 +52,8 @@ REQUIRED = (
 
 
 class FakeClock:
-    """Stands in for the taint manager's `time` module: real time plus the seconds "waited"."""
+    """The clock of the taint manager, the kubelet and the store's timestamps: real time plus the
+    seconds "waited"."""
 
     def __init__(self) -> None:
         self.offset = 0.0
@@ -51,11 +61,16 @@ class FakeClock:
     def time(self) -> float:
         return time.time() + self.offset
 
+    def rfc3339(self) -> str:
+        return datetime.fromtimestamp(self.time(), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
 
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
     fake = FakeClock()
     monkeypatch.setattr(taint_manager, "time", SimpleNamespace(time=fake.time))
+    monkeypatch.setattr(kubelet, "time", SimpleNamespace(time=fake.time))
+    monkeypatch.setattr(store, "now_rfc3339", fake.rfc3339)
     return fake
 
 
@@ -66,6 +81,14 @@ def start(name: str) -> Cluster:
     return cluster
 
 
+def watch(cluster: Cluster, clock: FakeClock, seconds: float) -> None:
+    """Let `seconds` pass second by second, the control loops acting as each deadline falls due (as
+    the class watching `kubectl get pods -w` sees it)."""
+    for _ in range(math.ceil(seconds)):
+        clock.offset += 1
+        reconcile(cluster)
+
+
 def play(name: str, clock: FakeClock, steps: int | None = None) -> tuple[Cluster, list[tuple[int, list[str]]]]:
     """Run a lesson (or its first `steps` steps); returns the cluster and the failed step expectations."""
     cluster = start(name)
@@ -74,9 +97,7 @@ def play(name: str, clock: FakeClock, steps: int | None = None) -> tuple[Cluster
     for index, (expect, wait) in enumerate(plan[:steps], start=1):
         assert play_step(cluster) is not None
         reconcile(cluster)
-        if wait:
-            clock.offset += wait
-            reconcile(cluster)
+        watch(cluster, clock, wait)
         problems = check(cluster, expect)
         if problems:
             failures.append((index, problems))
@@ -374,3 +395,58 @@ def test_check_a_glob_holds_every_match_to_the_claim(clock: FakeClock) -> None:
             r"pod default/myapp-[a-z0-9]{10}-[a-z0-9]{5}: on node 'node0[23]', expected 'node01'", problem
         )
     assert check(cluster, {"pods": {"default/myapp-*": {"node": ["node02", "node03"], "phase": "Running"}}}) == []
+
+
+# --- predictions: asked before the step, answered by the scheduler without a coin toss ----------------
+
+PREDICTING = sorted(name for name, lesson in all_lessons().items() if any(s.predict for s in lesson.steps))
+
+
+def _binding_tie(cluster: Cluster, pod: str) -> list[int]:
+    """The nodes (as indices) that shared the top score in the cycle that bound `pod`."""
+    cycle = SchedulingCycle.objects.filter(cluster=cluster, pod=pod, scheduled=True).order_by("-number").first()
+    assert cycle is not None, f"{pod}: bound without a scheduling cycle"
+    (selected,) = [event for event in cycle.events if event.get("type") == "host.selected"]
+    tied = selected["tiedTop"]
+    return list(tied["$nodes"] if isinstance(tied, dict) else tied)
+
+
+def test_every_lesson_asks_a_prediction() -> None:
+    assert sorted(all_lessons()) == PREDICTING
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", PREDICTING)
+def test_predictions_have_one_answer(name: str, clock: FakeClock) -> None:
+    """Before a predicting step its pod does not exist yet (or waits, unbound); after it, the pod is
+    bound to the node its step's `expect` names — chosen by a unique top score, never a random
+    tie-break, or by its own spec.nodeName — or it is Pending, as recorded."""
+    cluster = start(name)
+    answers = []
+    for index, step in enumerate(get_lesson(name).steps, start=1):
+        predict = step.predict
+        if predict is not None:
+            namespace, _, pod_name = predict.pod.partition("/")
+            try:
+                before = store.get(cluster, "Pod", namespace, pod_name)
+            except store.NotFound:
+                before = None
+            assert before is None or not before["spec"].get("nodeName"), f"step {index}: {predict.pod} already bound"
+        assert play_step(cluster) is not None
+        reconcile(cluster)
+        watch(cluster, clock, step.wait)
+        assert check(cluster, step.expect) == [], index
+        if predict is None:
+            continue
+        body = store.get(cluster, "Pod", namespace, pod_name)
+        node = body["spec"].get("nodeName") or None
+        want = step.expect["pods"][predict.pod]
+        if node is None:
+            assert want.get("pending") is True and body["status"]["phase"] == "Pending"
+            assert lessons._scheduled_condition(body).get("reason") == "Unschedulable"
+        elif SchedulingCycle.objects.filter(cluster=cluster, pod=predict.pod, scheduled=True).exists():
+            assert len(_binding_tie(cluster, predict.pod)) == 1, f"step {index}: {predict.pod} won a tie-break"
+        else:  # spec.nodeName: the scheduler never saw it
+            assert check(cluster, {"no_events": [{"object": predict.pod, "reason": "Scheduled"}]}) == []
+        answers.append(f"step {index} ({predict.ask}): {predict.pod} -> {node or 'Pending'}")
+    print(f"{name}:", "; ".join(answers))
