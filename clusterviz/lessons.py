@@ -128,10 +128,10 @@ def _check_semantics(lesson: Lesson, source: str, node: yaml.Node | None) -> Non
             if step.predict.ask == "schedules":
                 recorded = recorded or answer.get("pending") is False
             if not recorded:
-                wanted = "node: <one node>, or pending: true" if step.predict.ask == "node" else "pending: true|false"
+                wanted = "{node: <one node>} or {pending: true}" if step.predict.ask == "node" else "{pending: true|false}"
                 raise fail(
                     (*at, "predict"),
-                    f'the answer is not recorded: the step\'s expect needs pods: {{"{pod}": {{{wanted}}}}}',
+                    f'the answer is not recorded: the step\'s expect needs pods: "{pod}": {wanted}',
                 )
         existing.update(created)
 
