@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from fnmatch import fnmatchcase
 from functools import lru_cache
@@ -9,9 +10,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from scheduler_core.api.loading import InputError
+from scheduler_core.api.text import quote
 from scheduler_core.api.yaml_reading import format_validation_error, load_yaml_documents, locate
 
 from . import services, store
@@ -21,7 +23,7 @@ from .models import Cluster
 
 LESSONS_DIR = Path(__file__).parent / "lessons"
 _NAME = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-POD_KEY = rf"^{_NAME}/{_NAME}(\.{_NAME})*$"  # namespace/name
+POD_KEY = rf"{_NAME}/{_NAME}(\.{_NAME})*"  # namespace/name
 
 
 class _Spec(BaseModel):
@@ -33,8 +35,15 @@ class Predict(_Spec):
     Pending) or whether it is scheduled at all (`schedules`)."""
 
     question: str = Field(min_length=1)
-    pod: str = Field(pattern=POD_KEY)
+    pod: str
     ask: Literal["node", "schedules"]
+
+    @field_validator("pod")
+    @classmethod
+    def _namespaced(cls, value: str) -> str:
+        if not re.fullmatch(POD_KEY, value):
+            raise ValueError(f"Invalid value: {quote(value)}: must be <namespace>/<name>, e.g. default/pod-example")
+        return value
 
 
 class LessonStep(_Spec):
@@ -58,7 +67,7 @@ class Lesson(_Spec):
     summary: str = ""
     pace: Literal["instant", "slow"] = "instant"  # the pace the cluster starts at (slow: phases last)
     objects: str = ""
-    steps: tuple[LessonStep, ...] = Field(min_length=1)
+    steps: list[LessonStep] = Field(min_length=1)
     expect: dict[str, Any] = Field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -128,7 +137,9 @@ def _check_semantics(lesson: Lesson, source: str, node: yaml.Node | None) -> Non
             if step.predict.ask == "schedules":
                 recorded = recorded or answer.get("pending") is False
             if not recorded:
-                wanted = "{node: <one node>} or {pending: true}" if step.predict.ask == "node" else "{pending: true|false}"
+                wanted = (
+                    "{node: <one node>} or {pending: true}" if step.predict.ask == "node" else "{pending: true|false}"
+                )
                 raise fail(
                     (*at, "predict"),
                     f'the answer is not recorded: the step\'s expect needs pods: "{pod}": {wanted}',
