@@ -56,6 +56,74 @@ REQUIRED = (
 )
 
 
+# The audit: every experiment of the seed notes (/work/shared/seeds), the lesson that replays it, and
+# what that lesson's file must hold for it (fields, operators, effects, commands and outcomes).
+SEED_EXPERIMENTS = {
+    "nodeName (Deployment and Pod), no Scheduled event": (
+        "nodename",
+        ("nodeName: node01", "replicas: 3", "kubectl create -f nodename-test.yaml", "reason: Scheduled"),
+    ),
+    "node labels, --overwrite, nodeSelector": (
+        "nodeselector",
+        ("kubectl label nodes node01 qqq=1", "kubectl label nodes node02 kgc=a --overwrite", "nodeSelector:"),
+    ),
+    "nodeSelector node=node01, kubectl get pod -w": (
+        "pod-phases",
+        ("kubectl label nodes node01 node=node01", "node: node01", "kubectl get pod -w"),
+    ),
+    "node affinity, hard": ("node-affinity-required", ("requiredDuringSchedulingIgnoredDuringExecution",)),
+    "node affinity, soft; hard and soft together": (
+        "node-affinity-preferred",
+        ("preferredDuringSchedulingIgnoredDuringExecution", "requiredDuringSchedulingIgnoredDuringExecution"),
+    ),
+    "node affinity, hard, each operator": (
+        "node-affinity-operators",
+        ("required", *(f"operator: {op}\n" for op in ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"))),
+    ),
+    "node affinity, soft, each operator": (
+        "node-affinity-preferred-operators",
+        ("preferred", *(f"operator: {op}\n" for op in ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"))),
+    ),
+    "pod affinity, required, topologyKey": (
+        "pod-affinity",
+        ("podAffinity:", "requiredDuringScheduling", "topologyKey: kubernetes.io/hostname", "topologyKey: kgc"),
+    ),
+    "pod affinity, preferred": ("pod-affinity-preferred", ("podAffinity:", "preferredDuringScheduling", "weight:")),
+    "pod anti-affinity, required and preferred": (
+        "pod-anti-affinity",
+        ("podAntiAffinity:", "requiredDuringScheduling", "preferredDuringScheduling", "topologyKey: kgc"),
+    ),
+    "taint NoSchedule: set, describe, remove; both nodes tainted; toleration Equal": (
+        "taints-noschedule",
+        (
+            "kubectl taint node node01 qqq=value1:NoSchedule",
+            "kubectl taint node node01 qqq:NoSchedule-",
+            "kubectl describe node",
+            "operator: Equal",
+            "had untolerated taint",
+        ),
+    ),
+    "taint PreferNoSchedule": ("taints-prefernoschedule", ("effect: PreferNoSchedule",)),
+    "taint NoExecute evicts; tolerations Exists, Equal, tolerationSeconds": (
+        "taints-noexecute",
+        ("effect: NoExecute", "operator: Exists", "operator: Equal", "tolerationSeconds: 60", "TaintManagerEviction"),
+    ),
+    "pod phases": (
+        "pod-phases",
+        (
+            "status: ContainerCreating",
+            "phase: Running",
+            "phase: Succeeded",
+            "status: Completed",
+            "status: Terminating",
+            "pending: true",
+        ),
+    ),
+    "predicate PodFitsResources": ("insufficient-resources", ("Insufficient cpu",)),
+    "predicate PodFitsHostPorts": ("host-port-conflict", ("hostPort: 80", "didn't have free ports")),
+}
+
+
 class FakeClock:
     """The clock of the taint manager, the kubelet and the store's timestamps: real time plus the
     seconds "waited"."""
@@ -167,6 +235,13 @@ def play(name: str, clock: FakeClock, steps: int | None = None) -> tuple[Cluster
 
 def test_every_required_lesson_exists() -> None:
     assert set(REQUIRED) <= set(all_lessons())
+
+
+@pytest.mark.parametrize("experiment", sorted(SEED_EXPERIMENTS))
+def test_every_seed_experiment_has_its_lesson(experiment: str) -> None:
+    name, needs = SEED_EXPERIMENTS[experiment]
+    text = (lessons.LESSONS_DIR / f"{name}.yaml").read_text()
+    assert [need for need in needs if need not in text] == []
 
 
 def test_every_lesson_asks_a_prediction() -> None:
