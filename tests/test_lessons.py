@@ -53,6 +53,7 @@ REQUIRED = (
     "topology-spread",
     "preemption",
     "pod-phases",
+    "scoring",
 )
 
 
@@ -118,6 +119,10 @@ SEED_EXPERIMENTS = {
             "status: Terminating",
             "pending: true",
         ),
+    ),
+    "priorities LeastRequested, BalancedResourceAllocation, ImageLocality": (
+        "scoring",
+        ("NodeResourcesFit", "NodeResourcesBalancedAllocation", "ImageLocality", "images:", "sizeBytes:"),
     ),
     "predicate PodFitsResources": ("insufficient-resources", ("Insufficient cpu",)),
     "predicate PodFitsHostPorts": ("host-port-conflict", ("hostPort: 80", "didn't have free ports")),
