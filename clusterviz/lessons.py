@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from fnmatch import fnmatchcase
 from functools import lru_cache
 from pathlib import Path
@@ -65,7 +65,7 @@ class Lesson(_Spec):
     name: str = Field(pattern=rf"^{_NAME}$")
     title: str = Field(min_length=1)
     summary: str = ""
-    pace: Literal["instant", "slow"] = "instant"  # the pace the cluster starts at (slow: phases last)
+    pace: Literal["instant", "slow"] | None = None  # the pace a cluster starts at (slow: phases last)
     objects: str = ""
     steps: list[LessonStep] = Field(min_length=1)
     expect: dict[str, Any] = Field(default_factory=dict)
@@ -93,23 +93,51 @@ def _created_pods(text: str) -> Iterator[str]:
             yield f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
 
 
+Fail = Callable[[tuple[int | str, ...], str], InputError]
+
+
+def _check_prediction(
+    predict: Predict, step: LessonStep, at: tuple[int | str, ...], created: list[str], existing: set[str], fail: Fail
+) -> None:
+    """A prediction is about a pod its step creates (or that exists by then, for a step that changes a
+    node or frees room), and the step's `expect` records the answer."""
+    pod, ask = predict.pod, predict.ask
+    if step.action is None:
+        raise fail((*at, "predict"), "a prediction needs a step that acts (`do`): nothing would change")
+    if step.action.get("action") == "create" and pod not in created:
+        made = ", ".join(f"Pod {key}" for key in created) or "no named Pod"
+        raise fail((*at, "predict", "pod"), f'"{pod}" is not created by this step (it creates {made})')
+    if step.action.get("action") != "create" and pod not in existing:
+        raise fail(
+            (*at, "predict", "pod"),
+            f'"{pod}" does not exist before this step (neither in `objects` nor created by an earlier step)',
+        )
+    answer = (step.expect.get("pods") or {}).get(pod) or {}
+    recorded = isinstance(answer.get("node"), str) or answer.get("pending") is True
+    if ask == "schedules":
+        recorded = recorded or answer.get("pending") is False
+    if not recorded:
+        wanted = "{node: <one node>} or {pending: true}" if ask == "node" else "{pending: true|false}"
+        raise fail((*at, "predict"), f'the answer is not recorded: the step\'s expect needs pods: "{pod}": {wanted}')
+
+
 def _check_semantics(lesson: Lesson, source: str, node: yaml.Node | None) -> None:
-    """What the schema cannot say: actions valid as actions, known expectation keys, and a prediction
-    about a pod that its step creates (or that exists by then, for a step that changes a node or
-    frees room)."""
+    """What the schema cannot say: actions valid as actions, known expectation keys, predictions
+    about the right pods with their answers recorded."""
 
     def fail(loc: tuple[int | str, ...], message: str) -> InputError:
         return InputError(f"{locate(source, node, loc)}: {message}")
 
-    for key in lesson.expect:
-        if key not in EXPECT_KEYS:
-            raise fail(("expect", key), f"unknown expectation (known: {', '.join(EXPECT_KEYS)})")
+    def check_keys(expect: dict[str, Any], at: tuple[int | str, ...]) -> None:
+        for key in expect:
+            if key not in EXPECT_KEYS:
+                raise fail((*at, "expect", key), f"unknown expectation (known: {', '.join(EXPECT_KEYS)})")
+
+    check_keys(lesson.expect, ())
     existing = set(_created_pods(lesson.objects))
     for index, step in enumerate(lesson.steps):
         at: tuple[int | str, ...] = ("steps", index)
-        for key in step.expect:
-            if key not in EXPECT_KEYS:
-                raise fail((*at, "expect", key), f"unknown expectation (known: {', '.join(EXPECT_KEYS)})")
+        check_keys(step.expect, at)
         created: list[str] = []
         if step.action is not None:
             try:
@@ -120,30 +148,7 @@ def _check_semantics(lesson: Lesson, source: str, node: yaml.Node | None) -> Non
             if step.action.get("action") == "create":
                 created = list(_created_pods(str(step.action.get("yaml", ""))))
         if step.predict is not None:
-            pod = step.predict.pod
-            if step.action is None:
-                raise fail((*at, "predict"), "a prediction needs a step that acts (`do`): nothing would change")
-            if step.action.get("action") == "create" and pod not in created:
-                made = ", ".join(f"Pod {key}" for key in created) or "no named Pod"
-                raise fail((*at, "predict", "pod"), f'"{pod}" is not created by this step (it creates {made})')
-            if step.action.get("action") != "create" and pod not in existing:
-                raise fail(
-                    (*at, "predict", "pod"),
-                    f'"{pod}" does not exist before this step (neither in `objects` nor created by an earlier step)',
-                )
-            answer = (step.expect.get("pods") or {}).get(pod) or {}
-            on_node = isinstance(answer.get("node"), str)
-            recorded = on_node or answer.get("pending") is True
-            if step.predict.ask == "schedules":
-                recorded = recorded or answer.get("pending") is False
-            if not recorded:
-                wanted = (
-                    "{node: <one node>} or {pending: true}" if step.predict.ask == "node" else "{pending: true|false}"
-                )
-                raise fail(
-                    (*at, "predict"),
-                    f'the answer is not recorded: the step\'s expect needs pods: "{pod}": {wanted}',
-                )
+            _check_prediction(step.predict, step, at, created, existing, fail)
         existing.update(created)
 
 
@@ -179,11 +184,11 @@ def get_lesson(name: str) -> Lesson:
 
 
 def load_lesson(cluster: Cluster, name: str) -> Lesson:
-    """Put a lesson's starting objects into an empty cluster, at the lesson's pace."""
+    """Put a lesson's starting objects into an empty cluster (at the lesson's pace, if it sets one)."""
     lesson = get_lesson(name)
     if lesson.objects.strip():
         services.create_from_yaml(cluster, lesson.objects, "kubectl", source=f"lesson {name}")
-    if lesson.pace != cluster.pace:
+    if lesson.pace is not None:
         services.set_pace(cluster, lesson.pace)
     cluster.lesson = name
     cluster.lesson_step = 0
