@@ -103,6 +103,9 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         self._outbox_bytes = 0
         self._outbox_ready = asyncio.Event()
         self._own: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        # Read once: settings are a lazy object, and these are consulted for every message delivered.
+        self._message_limit = message_limit()
+        self._backlog_limit = backlog_limit()
         self._tasks: list[asyncio.Task[None]] = []
         self._heard = False
         self._closing = False
@@ -269,7 +272,7 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         if rv <= self.last_rv:
             return True
         text = json.dumps(message)
-        if len(text) > message_limit():
+        if len(text) > self._message_limit:
             await self._refuse_and_close(_too_large(f"change {rv} ({message.get('kind')})", len(text)))
             return False
         self.last_rv = rv
@@ -292,7 +295,7 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             return
         if text is None:
             text = json.dumps(message)
-        if len(text) > message_limit():
+        if len(text) > self._message_limit:
             what = message.get("type", "message")
             if what in ("result", "error") and message.get("id") is not None:
                 self._push(
@@ -310,7 +313,7 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         self._outbox.append(text)
         self._outbox_bytes += len(text)
         self._outbox_ready.set()
-        if self._outbox_bytes > backlog_limit() and len(self._outbox) > 1:
+        if self._outbox_bytes > self._backlog_limit and len(self._outbox) > 1:
             self._resync(f"too far behind ({self._outbox_bytes} bytes queued)")
 
     def _resync(self, why: str, refetch: bool = False) -> None:
