@@ -31,7 +31,8 @@ import functools
 import json
 import logging
 import os
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, ClassVar
 from urllib.parse import parse_qs
 
 from channels.db import database_sync_to_async
@@ -90,6 +91,8 @@ def _may_write(scope: dict[str, Any], cluster: Cluster, key: str | None) -> bool
 class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
     cluster: Cluster
     last_rv: int = 0  # the last resourceVersion handed to this client's stream
+    # Message types dispatched without channels' per-message database hop (set below the class).
+    _direct_handlers: ClassVar[dict[str, Callable[[ClusterConsumer, dict[str, Any]], Awaitable[None]]]] = {}
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         """As AsyncConsumer.__call__, with a channel-layer receive that survives a lost connection and
@@ -265,11 +268,13 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         self._push({"type": "error", "id": action_id, "reason": reason, "message": message})
 
     async def dispatch(self, message: dict[str, Any]) -> None:
-        """Deliver stream messages straight away: channels' dispatch first closes stale database
-        connections through the one sync thread, a hop per message per client that made 200
-        followers wait on each other (see bench/load.py); delivery needs no database."""
-        if message.get("type") == "cluster.message":
-            await self.cluster_message(message)
+        """Deliver stream messages and the consumer's own beats straight away: channels' dispatch
+        first closes stale database connections through the one sync thread, a hop per message per
+        client that made 200 followers wait on each other (see bench/load.py); these need no
+        database, or reach it through `database_sync_to_async`, which closes them itself."""
+        handler = self._direct_handlers.get(message.get("type", ""))
+        if handler is not None:
+            await handler(self, message)
             return
         await super().dispatch(message)
 
@@ -415,6 +420,14 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             code, reason = (CLOSE_REFETCH, "refetch") if refetch else (CLOSE_RESYNC, "resync")
             await asyncio.wait_for(self.close(code=code, reason=reason), CLOSE_WAIT_SECONDS)
         raise StopConsumer
+
+
+ClusterConsumer._direct_handlers = {
+    "cluster.message": ClusterConsumer.cluster_message,
+    "stream.heartbeat": ClusterConsumer.stream_heartbeat,
+    "stream.catchup": ClusterConsumer.stream_catchup,
+    "stream.resync": ClusterConsumer.stream_resync,
+}
 
 
 def _too_large(what: str, size: int) -> str:
