@@ -152,6 +152,7 @@ export class ListWatchFlow {
     this.trail = []; // played (and playing) trips, newest first
     this.dropped = 0; // changes not animated (a burst over the queue's bound)
     this.latest = new Map(); // "uid" or "Kind/key" → the latest trip of that object
+    this.lastByWriter = new Map(); // component → its latest trip
     this.selected = null; // { trip, hop }
     this.version = 0; // bumps on every visible change (the view redraws when it moves)
   }
@@ -160,6 +161,8 @@ export class ListWatchFlow {
   add(delta, previous = null, now = 0) {
     const object = delta.object || {};
     const meta = object.metadata || {};
+    const known = meta.uid && this.latest.get(meta.uid); // kinds the page keeps no copy of
+    if (!previous && known && known.count === 1 && known.kind === delta.kind) previous = known.object;
     const trip = {
       id: this.nextId++,
       rv: String(delta.resourceVersion),
@@ -174,12 +177,22 @@ export class ListWatchFlow {
       cause: null,
       reactions: [],
       reactionCount: 0,
+      events: 0, // Events the writer recorded about this change (they travel with it)
+      eventReasons: [],
       count: 1,
       more: [],
     };
     trip.hops = hopsOf(trip);
-    this._link(trip, object, meta);
     this.version += 1;
+    // An Event a component records right after its own change rides along with that change.
+    const own = this.lastByWriter.get(trip.writer);
+    if (trip.kind === "Event" && own && own.kind !== "Event" && this._onScreenOrQueued(own)) {
+      own.events += 1;
+      if (own.eventReasons.length < KEEP_MORE) own.eventReasons.push(`${object.reason || "Event"} (rv ${trip.rv})`);
+      this._remember(own, meta);
+      return own;
+    }
+    this._link(trip, object, meta);
     const batch = this.queue.find((t) => sameBatch(t, trip));
     this._remember(batch || trip, meta);
     if (batch) {
@@ -188,6 +201,7 @@ export class ListWatchFlow {
       return batch;
     }
     this.queue.push(trip);
+    this.lastByWriter.set(trip.writer, trip);
     while (this.queue.length > this.queueLimit) {
       const index = this.queue.findIndex((t) => role(t.writerBox) !== "user");
       const [gone] = this.queue.splice(index === -1 ? 0 : index, 1);
@@ -218,6 +232,10 @@ export class ListWatchFlow {
     if (cause === this.playing?.trip) this.version += 1;
   }
 
+  _onScreenOrQueued(trip) {
+    return (this.playing && this.playing.trip === trip && !this.playing.finished) || this.queue.includes(trip);
+  }
+
   _remember(trip, meta) {
     if (meta.uid) this.latest.set(meta.uid, trip);
     this.latest.set(`${trip.kind}/${trip.key}`, trip);
@@ -237,7 +255,7 @@ export class ListWatchFlow {
   // How long the playing stage stays on screen: the pace's duration, shortened while a backlog waits.
   stageMs(pace) {
     const base = STAGE_MS[pace] || STAGE_MS.instant;
-    return base / Math.min(4, 1 + this.queue.length / 3);
+    return base / Math.min(pace === "instant" ? 4 : 1.5, 1 + this.queue.length / 3);
   }
 
   // Move the animation on to `now` (one stage at most per call: a page that was hidden does not
