@@ -173,3 +173,11 @@ test("a 1,000-pod burst is coalesced and bounded: the queue never grows past its
   assert.equal(flow.stageMs("slow"), STAGE_MS.slow / 1.5);
   assert.equal(flow.stageMs("instant"), STAGE_MS.instant / 2);
 });
+
+test("a kind the page keeps no copy of is compared with its previous change", () => {
+  const flow = new ListWatchFlow();
+  const svc = (port) => ({ kind: "Service", metadata: { name: "web", namespace: "default", uid: "s-1" }, spec: { ports: [{ port }] } });
+  flow.add(delta("ADDED", svc(80), "kubectl", "5"), null, 0);
+  const changed = flow.add(delta("MODIFIED", svc(8080), "kubectl", "6"), null, 0);
+  assert.deepEqual(changed.changed, ["spec.ports"]);
+});

@@ -71,7 +71,8 @@ export const CONTROLLERS = {
   "garbage-collector": ["*"],
 };
 // The scheduler's informers (pkg/scheduler/eventhandlers.go and the default plugins' listers:
-// volumes, PodDisruptionBudgets for preemption, the workloads PodTopologySpread's default selector reads).
+// volumes, PodDisruptionBudgets for preemption, and the Services, ReplicationControllers, ReplicaSets
+// and StatefulSets of PodTopologySpread's default selector: podtopologyspread/plugin.go setListers).
 const SCHEDULER_KINDS = new Set([
   "Pod", "Node", "Namespace", "PersistentVolume", "PersistentVolumeClaim", "StorageClass", "CSINode", "CSIDriver",
   "PodDisruptionBudget", "Service", "ReplicaSet", "StatefulSet", "ReplicationController",
@@ -161,8 +162,7 @@ export class ListWatchFlow {
   add(delta, previous = null, now = 0) {
     const object = delta.object || {};
     const meta = object.metadata || {};
-    const known = meta.uid && this.latest.get(meta.uid); // kinds the page keeps no copy of
-    if (!previous && known && known.count === 1 && known.kind === delta.kind) previous = known.object;
+    const known = meta.uid && this.latest.get(meta.uid); // the object before, for kinds the page keeps no copy of
     const trip = {
       id: this.nextId++,
       rv: String(delta.resourceVersion),
@@ -172,7 +172,7 @@ export class ListWatchFlow {
       writer: delta.component || "kubectl",
       writerBox: writerBox(delta.component),
       object,
-      changed: delta.event === "MODIFIED" ? changedPaths(previous, object) : [],
+      changed: [],
       watchers: watchersOf(delta.kind, object),
       cause: null,
       reactions: [],
@@ -182,7 +182,6 @@ export class ListWatchFlow {
       count: 1,
       more: [],
     };
-    trip.hops = hopsOf(trip);
     this.version += 1;
     // An Event a component records right after its own change rides along with that change.
     const own = this.lastByWriter.get(trip.writer);
@@ -200,6 +199,10 @@ export class ListWatchFlow {
       if (batch.more.length < KEEP_MORE) batch.more.push({ rv: trip.rv, key: trip.key, object });
       return batch;
     }
+    // Only a trip of its own is worked out in full (a burst's members are counted, not drawn).
+    if (!previous && known && known.count === 1 && known.kind === trip.kind) previous = known.object;
+    if (trip.event === "MODIFIED") trip.changed = changedPaths(previous, object);
+    trip.hops = hopsOf(trip);
     this.queue.push(trip);
     this.lastByWriter.set(trip.writer, trip);
     while (this.queue.length > this.queueLimit) {
