@@ -35,7 +35,7 @@ test("a kubectl label travels kubectl → kube-apiserver → etcd → the watche
     ["watch", "kubelet", 12],
   ]);
   assert.deepEqual(trip.changed, ["metadata.labels.lw"]);
-  assert.deepEqual(trip.hops[4].watcher.controllers, ["daemonset", "endpointslice", "taint-eviction", "garbage-collector"]);
+  assert.deepEqual(trip.hops[4].watcher.controllers, ["daemonset", "endpointslice", "taint-eviction", "garbage-collector", "pod-garbage-collector"]);
   assert.equal(trip.hops[6].watcher.node, "node01");
   assert.equal(trip.hops[0].label, "update Node node01");
   // The fan-out is one stage: every watcher hears the event at once.

@@ -69,6 +69,7 @@ export const CONTROLLERS = {
   namespace: ["Namespace"],
   "taint-eviction": ["Pod", "Node"],
   "garbage-collector": ["*"],
+  "pod-garbage-collector": ["Pod", "Node"],
 };
 // The scheduler's informers (pkg/scheduler/eventhandlers.go and the default plugins' listers:
 // volumes, PodDisruptionBudgets for preemption, and the Services, ReplicationControllers, ReplicaSets

@@ -26,6 +26,7 @@ const BOXES = {
 };
 const TITLES = { "kube-apiserver": "kube-apiserver", "controller-manager": "kube-controller-manager" };
 const CONTROLLER_NAMES = Object.keys(CONTROLLERS);
+const SHORT = { "pod-garbage-collector": "podgc" }; // upstream's package name (pkg/controller/podgc)
 const CIRCLED = ["", "①", "②", "③", "④", "⑤", "⑥", "⑦", "⑧", "⑨", "⑩", "⑪", "⑫", "⑬"];
 
 export function circled(step) {
@@ -35,6 +36,13 @@ export function circled(step) {
 function centre(name) {
   const [x, y, w, hh] = BOXES[name];
   return [x + w / 2, y + hh / 2];
+}
+
+// The watchers' column is reached at the middle of each box's left side (no line crosses a box).
+const WATCHERS = new Set(["controller-manager", "scheduler", "kubelet"]);
+function anchor(name) {
+  const [x, y, , hh] = BOXES[name];
+  return WATCHERS.has(name) ? [x, y + hh / 2] : centre(name);
 }
 
 // Where the line from the centre of `name` toward (tx, ty) leaves the box.
@@ -50,10 +58,10 @@ function edge(name, tx, ty) {
 // The two ends of a hop, shifted to the right of its direction so that a request and its answer
 // (write/ack, store/event) run side by side.
 function ends(from, to, shift = 7) {
-  const [fx, fy] = centre(from);
-  const [tx, ty] = centre(to);
-  const a = edge(from, tx, ty);
-  const b = edge(to, fx, fy);
+  const [fx, fy] = anchor(from);
+  const [tx, ty] = anchor(to);
+  const a = WATCHERS.has(from) ? [fx, fy] : edge(from, tx, ty);
+  const b = WATCHERS.has(to) ? [tx, ty] : edge(to, fx, fy);
   const len = Math.hypot(b[0] - a[0], b[1] - a[1]) || 1;
   const nx = (-(b[1] - a[1]) / len) * shift;
   const ny = ((b[0] - a[0]) / len) * shift;
@@ -74,14 +82,15 @@ function box(name, classes, sub) {
 function controllerPills(watching, reacted, writer) {
   const [x, y] = BOXES["controller-manager"];
   return CONTROLLER_NAMES.map((name, i) => {
-    const px = x + 10 + (i % 2) * 120;
-    const py = y + 28 + Math.floor(i / 2) * 29;
+    const px = x + 8 + (i % 2) * 120;
+    const py = y + 27 + Math.floor(i / 2) * 25;
     const state = writer === name ? "writer" : reacted.has(name) ? "reacted" : watching.has(name) ? "watching" : "";
     return s(
       "g",
       { class: `lw-controller ${state}`, "data-controller": name },
-      s("rect", { x: px, y: py, width: 110, height: 23, rx: 11 }),
-      s("text", { x: px + 55, y: py + 16, "text-anchor": "middle" }, name),
+      s("rect", { x: px, y: py, width: 114, height: 21, rx: 10 }),
+      s("title", {}, `${name} controller`),
+      s("text", { x: px + 57, y: py + 15, "text-anchor": "middle" }, SHORT[name] || name),
     );
   });
 }
@@ -146,7 +155,7 @@ function diagram(flow, onSelect) {
   const kubeletSub = kubeletHop ? `on ${kubeletHop.watcher.node}` : trip && trip.writerBox === "kubelet" ? `on ${trip.object.spec?.nodeName || "its node"}` : "one per node";
   const watches = ["controller-manager", "scheduler", "kubelet"].map((name) => {
     const [x1, y1, x2, y2] = ends("kube-apiserver", name, -20);
-    return s("g", { class: "lw-standing" }, s("line", { x1, y1, x2, y2 }), s("text", { x: x2 - 44, y: y2 + (name === "controller-manager" ? -6 : 12) }, "① watch"));
+    return s("g", { class: "lw-standing" }, s("line", { x1, y1, x2, y2 }), s("text", { x: x1 + (x2 - x1) * 0.45, y: y1 + (y2 - y1) * 0.45 - 4, "text-anchor": "middle" }, "① watch"));
   });
   return s(
     "svg",
