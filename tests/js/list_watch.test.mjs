@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { ListWatchFlow, STAGE_MS, changedPaths, hopsOf, watchersOf, writerBox } from "../../static/js/model/list_watch.js";
+import { ListWatchFlow, STAGE_MS, changedPaths, hopsOf, reactors, watchersOf, writerBox } from "../../static/js/model/list_watch.js";
 
 const node = (labels = {}, rv = "10") => ({
   kind: "Node",
@@ -81,6 +81,8 @@ test("a Deployment's chain: each follow-up is linked to the change it reacts to,
   assert.equal(pod.cause.id, rs.id);
   assert.equal(bind.cause.id, pod.id);
   assert.equal(status.cause.id, bind.id);
+  assert.deepEqual([...reactors(pod).boxes], ["scheduler"]);
+  assert.deepEqual([...reactors(bind).boxes], ["kubelet"]);
   assert.deepEqual(deploy.reactions.map((r) => [r.writer, r.kind]), [["deployment-controller", "ReplicaSet"]]);
 
   // The controller manager's writes are steps 6-8; its pod reaches the scheduler at step 9 (no kubelet yet).
@@ -107,6 +109,9 @@ test("users' changes have no cause; a DaemonSet pod and an eviction react to the
   const evicted = flow.add(delta("DELETED", owned("Pod", "web", "p-5", null, { spec: { nodeName: "node01" } }), "taint-eviction-controller", "33"), null, 0);
   assert.equal(evicted.cause.id, label.id);
   assert.deepEqual(label.reactions.map((r) => r.writer), ["daemonset-controller", "taint-eviction-controller"]);
+  const { boxes, controllers } = reactors(label);
+  assert.deepEqual([[...boxes], [...controllers]], [["controller-manager"], ["daemonset", "taint-eviction"]]);
+  assert.equal(reactors(daemonPod).boxes.size, 0);
 });
 
 test("watchers: a pending pod has no kubelet yet; every kind reaches the garbage collector", () => {

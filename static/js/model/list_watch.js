@@ -39,6 +39,18 @@ export function controllerOf(component) {
   return component.replace(/-controller$/, "");
 }
 
+// The boxes and the controllers that reacted to a trip (the writers of the changes linked to it).
+export function reactors(trip) {
+  const boxes = new Set();
+  const controllers = new Set();
+  for (const r of (trip && trip.reactions) || []) {
+    const box = writerBox(r.writer);
+    boxes.add(box);
+    if (box === "controller-manager") controllers.add(controllerOf(r.writer));
+  }
+  return { boxes, controllers };
+}
+
 // Step numbers by the writer's role: the request, the store, the acknowledgement, etcd's event.
 const WRITE_STEPS = {
   user: { write: 2, store: 3, ack: 3, event: 4 },

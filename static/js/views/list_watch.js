@@ -2,8 +2,8 @@
 // their step numbers, the object at a clicked hop, and the trail of recent changes. Thin: every
 // figure comes from the pure model (../model/list_watch.js).
 
-import { h, replace } from "../lib/dom.js";
-import { CONTROLLERS, STEPS, controllerOf } from "../model/list_watch.js";
+import { h, keyed, replace } from "../lib/dom.js";
+import { CONTROLLERS, STEPS, controllerOf, reactors } from "../model/list_watch.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 
@@ -68,57 +68,56 @@ function ends(from, to, shift = 7) {
   return [a[0] + nx, a[1] + ny, b[0] + nx, b[1] + ny];
 }
 
-function box(name, classes, sub) {
+const WITH_SUB = new Set(["etcd", "kubelet"]); // boxes with a second line (the rv, the kubelet's node)
+
+function box(name) {
   const [x, y, w, hh] = BOXES[name];
+  const sub = WITH_SUB.has(name);
   return s(
     "g",
-    { class: `lw-box ${classes}`, "data-box": name },
+    { class: "lw-box", "data-box": name },
     s("rect", { x, y, width: w, height: hh, rx: name === "etcd" ? 18 : 8 }),
     s("text", { x: x + w / 2, y: name === "controller-manager" ? y + 18 : y + hh / 2 + (sub ? -3 : 5), "text-anchor": "middle", class: "lw-title" }, TITLES[name] || name),
-    sub ? s("text", { x: x + w / 2, y: y + hh / 2 + 14, "text-anchor": "middle", class: "lw-sub" }, sub) : null,
+    sub ? s("text", { x: x + w / 2, y: y + hh / 2 + 14, "text-anchor": "middle", class: "lw-sub" }) : null,
   );
 }
 
-function controllerPills(watching, reacted, writer) {
+function controllerPill(name, i) {
   const [x, y] = BOXES["controller-manager"];
-  return CONTROLLER_NAMES.map((name, i) => {
-    const px = x + 8 + (i % 2) * 120;
-    const py = y + 27 + Math.floor(i / 2) * 25;
-    const state = writer === name ? "writer" : reacted.has(name) ? "reacted" : watching.has(name) ? "watching" : "";
-    return s(
-      "g",
-      { class: `lw-controller ${state}`, "data-controller": name },
-      s("rect", { x: px, y: py, width: 114, height: 21, rx: 10 }),
-      s("title", {}, `${name} controller`),
-      s("text", { x: px + 57, y: py + 15, "text-anchor": "middle" }, SHORT[name] || name),
-    );
-  });
+  const px = x + 8 + (i % 2) * 120;
+  const py = y + 27 + Math.floor(i / 2) * 25;
+  return s(
+    "g",
+    { class: "lw-controller", "data-controller": name },
+    s("rect", { x: px, y: py, width: 114, height: 21, rx: 10 }),
+    s("title", {}, `${name} controller`),
+    s("text", { x: px + 57, y: py + 15, "text-anchor": "middle" }, SHORT[name] || name),
+  );
 }
 
 function hopElement(hop, trip, state, onSelect) {
   const [x1, y1, x2, y2] = ends(hop.from, hop.to, hop.kind === "watch" ? 0 : 7);
   const mx = (x1 + x2) / 2;
   const my = (y1 + y2) / 2;
-  return clickable(
-    s(
+  const attrs = {
+    class: `lw-hop ${state}`,
+    "data-kind": hop.kind,
+    "data-step": hop.step,
+    "data-to": hop.to,
+    "data-index": hop.index,
+    tabindex: 0,
+    role: "button",
+    "aria-label": `step ${hop.step}: ${hop.label}`,
+  };
+  const g = s(
     "g",
-    {
-      class: `lw-hop ${state}`,
-      "data-kind": hop.kind,
-      "data-step": hop.step,
-      "data-to": hop.to,
-      "data-index": hop.index,
-      tabindex: 0,
-      role: "button",
-      "aria-label": `step ${hop.step}: ${hop.label}`,
-    },
+    attrs,
     s("title", {}, `${circled(hop.step)} ${hop.label}\n${STEPS[hop.step]}`),
     s("line", { x1, y1, x2, y2, "marker-end": "url(#lw-arrow)" }),
     s("circle", { cx: mx, cy: my, r: 11 }),
     s("text", { x: mx, y: my + 5, "text-anchor": "middle" }, String(hop.step)),
-    ),
-    () => onSelect(trip.id, hop.index),
   );
+  return clickable(g, () => onSelect(trip.id, hop.index));
 }
 
 // A click, Enter or Space on an SVG element (no <button> inside an SVG).
@@ -133,38 +132,63 @@ function clickable(el, handler) {
   return el;
 }
 
-function diagram(flow, onSelect) {
+// The components, drawn once; `updateDiagram` then sets their state and the playing change's hops.
+function skeleton() {
+  const watches = ["controller-manager", "scheduler", "kubelet"].map((name) => {
+    const [x1, y1, x2, y2] = ends("kube-apiserver", name, -20);
+    return s("g", { class: "lw-standing" }, s("line", { x1, y1, x2, y2 }), s("text", { x: x1 + (x2 - x1) * 0.45, y: y1 + (y2 - y1) * 0.45 - 4, "text-anchor": "middle" }, "① watch"));
+  });
+  const boxes = new Map(Object.keys(BOXES).map((name) => [name, box(name)]));
+  const pills = new Map(CONTROLLER_NAMES.map((name, i) => [name, controllerPill(name, i)]));
+  const hops = s("g", { class: "lw-hops" });
+  const svg = s(
+    "svg",
+    { viewBox: "0 0 730 310", class: "lw-diagram", role: "group", "aria-label": "List-Watch: kubectl, kube-apiserver, etcd, controller manager, scheduler, kubelet" },
+    s("defs", {}, s("marker", { id: "lw-arrow", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 11, markerHeight: 11, markerUnits: "userSpaceOnUse", orient: "auto-start-reverse" }, s("path", { d: "M0,0 L10,5 L0,10 z" }))),
+    watches,
+    [...boxes.values()],
+    [...pills.values()],
+    hops,
+  );
+  return { svg, boxes, pills, hops };
+}
+
+function updateDiagram(parts, flow, onSelect) {
   const playing = flow.playing;
   const trip = playing && playing.trip;
   const hops = flow.visibleHops();
   const active = playing ? playing.stage : -1;
   const watchHops = hops.filter((hop) => hop.kind === "watch");
   const watching = new Set(watchHops.flatMap((hop) => hop.watcher.controllers || []));
-  const reacted = new Set(trip ? trip.reactions.filter((r) => r.writer !== "kubelet" && r.writer !== "default-scheduler").map((r) => controllerOf(r.writer)) : []);
-  const reactedBoxes = new Set(trip ? trip.reactions.map((r) => (r.writer === "default-scheduler" ? "scheduler" : r.writer === "kubelet" ? "kubelet" : "controller-manager")) : []);
+  const { boxes: reactedBoxes, controllers: reacted } = watchHops.length ? reactors(trip) : { boxes: new Set(), controllers: new Set() };
   const writerController = trip && trip.writerBox === "controller-manager" ? controllerOf(trip.writer) : null;
-  const boxState = (name) => {
-    const classes = [];
+  parts.svg.dataset.rv = trip ? trip.rv : "";
+  for (const [name, g] of parts.boxes) {
+    const classes = ["lw-box"];
     if (trip && trip.writerBox === name) classes.push("writer");
     if (watchHops.some((hop) => hop.to === name)) classes.push("watching");
-    if (watchHops.length && reactedBoxes.has(name)) classes.push("reacted");
+    if (reactedBoxes.has(name)) classes.push("reacted");
     if (hops.some((hop) => hop.stage === active && (hop.to === name || hop.from === name))) classes.push("active");
-    return classes.join(" ");
-  };
+    g.setAttribute("class", classes.join(" "));
+  }
   const kubeletHop = watchHops.find((hop) => hop.to === "kubelet");
-  const kubeletSub = kubeletHop ? `on ${kubeletHop.watcher.node}` : trip && trip.writerBox === "kubelet" ? `on ${trip.object.spec?.nodeName || "its node"}` : "one per node";
-  const watches = ["controller-manager", "scheduler", "kubelet"].map((name) => {
-    const [x1, y1, x2, y2] = ends("kube-apiserver", name, -20);
-    return s("g", { class: "lw-standing" }, s("line", { x1, y1, x2, y2 }), s("text", { x: x1 + (x2 - x1) * 0.45, y: y1 + (y2 - y1) * 0.45 - 4, "text-anchor": "middle" }, "① watch"));
-  });
-  return s(
-    "svg",
-    { viewBox: "0 0 730 310", class: "lw-diagram", "data-rv": trip ? trip.rv : "", role: "group", "aria-label": "List-Watch: kubectl, kube-apiserver, etcd, controller manager, scheduler, kubelet" },
-    s("defs", {}, s("marker", { id: "lw-arrow", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 11, markerHeight: 11, markerUnits: "userSpaceOnUse", orient: "auto-start-reverse" }, s("path", { d: "M0,0 L10,5 L0,10 z" }))),
-    watches,
-    Object.keys(BOXES).map((name) => box(name, boxState(name), name === "kubelet" ? kubeletSub : name === "etcd" && trip ? `rv ${trip.rv}` : null)),
-    controllerPills(watchHops.length ? watching : new Set(), watchHops.length ? reacted : new Set(), writerController),
-    hops.map((hop) => hopElement(hop, trip, hop.stage === active ? "active" : "done", onSelect)),
+  parts.boxes.get("kubelet").querySelector(".lw-sub").textContent = kubeletHop
+    ? `on ${kubeletHop.watcher.node}`
+    : trip && trip.writerBox === "kubelet"
+      ? `on ${trip.object.spec?.nodeName || "its node"}`
+      : "one per node";
+  parts.boxes.get("etcd").querySelector(".lw-sub").textContent = trip ? `rv ${trip.rv}` : "";
+  for (const [name, g] of parts.pills) {
+    const state = writerController === name ? "writer" : reacted.has(name) ? "reacted" : watching.has(name) ? "watching" : "";
+    g.setAttribute("class", `lw-controller ${state}`.trim());
+  }
+  // One element per hop, kept while its state holds (a focused hop stays focused).
+  keyed(
+    parts.hops,
+    hops.map((hop) => {
+      const state = hop.stage === active ? "active" : "done";
+      return { key: `${trip.id}:${hop.index}`, sig: state, build: () => hopElement(hop, trip, state, onSelect) };
+    }),
   );
 }
 
@@ -215,50 +239,74 @@ function objectPanel(flow) {
   );
 }
 
-function trail(flow, onSelect) {
+function trailRow(flow, trip, onSelect) {
   return h(
-    "ol",
-    { class: "lw-trail", "aria-label": "recent changes, newest first" },
-    flow.trail.slice(0, 12).map((trip) =>
-      h(
-        "li",
-        { dataset: { rv: trip.rv } },
-        h("span", { class: "lw-trip" }, describeTrip(trip)),
+    "li",
+    { dataset: { rv: trip.rv } },
+    h("span", { class: "lw-trip" }, describeTrip(trip)),
+    h(
+      "span",
+      { class: "lw-chips" },
+      trip.hops.map((hop, index) =>
         h(
-          "span",
-          { class: "lw-chips" },
-          trip.hops.map((hop, index) =>
-            h(
-              "button",
-              {
-                type: "button",
-                class: `lw-chip${flow.selected && flow.selected.trip === trip && flow.selected.index === index ? " selected" : ""}`,
-                dataset: { step: String(hop.step), kind: hop.kind, to: hop.to },
-                title: `${hop.label}\n${STEPS[hop.step]}`,
-                onclick: () => onSelect(trip.id, index),
-              },
-              `${circled(hop.step)} ${hop.kind === "watch" ? hop.to : hop.kind === "store" ? "etcd" : hop.kind}`,
-            ),
-          ),
+          "button",
+          {
+            type: "button",
+            class: `lw-chip${flow.selected && flow.selected.trip === trip && flow.selected.index === index ? " selected" : ""}`,
+            dataset: { step: String(hop.step), kind: hop.kind, to: hop.to },
+            title: `${hop.label}\n${STEPS[hop.step]}`,
+            onclick: () => onSelect(trip.id, index),
+          },
+          `${circled(hop.step)} ${hop.kind === "watch" ? hop.to : hop.kind === "store" ? "etcd" : hop.kind}`,
         ),
       ),
     ),
   );
 }
 
-export function renderListWatch(root, flow, { onSelect }) {
-  replace(
-    root,
-    diagram(flow, onSelect),
-    caption(flow),
-    objectPanel(flow),
-    trail(flow, onSelect),
-    h(
-      "details",
-      { class: "lw-legend" },
-      h("summary", {}, "the seed notes' 13 steps"),
-      h("ol", {}, Object.values(STEPS).map((text) => h("li", {}, text))),
-      h("p", {}, "A hop the notes do not number reuses the number of its kind: a user's write ②, a controller's ⑥, the scheduler's ⑩, the kubelet's ⑫; the event reaching the controller manager ⑤, the scheduler ⑨, a kubelet ⑫ (⑬ for its own write)."),
-    ),
+function updateTrail(list, flow, onSelect) {
+  keyed(
+    list,
+    flow.trail.slice(0, 12).map((trip) => {
+      const selected = flow.selected && flow.selected.trip === trip ? flow.selected.index : -1;
+      return { key: trip.id, sig: `${trip.count}|${trip.events}|${selected}`, build: () => trailRow(flow, trip, onSelect) };
+    }),
   );
+}
+
+// The panel is built once; each render updates its parts (the object shown is redrawn only when
+// another hop is chosen, so reading it is not disturbed by the animation).
+export function renderListWatch(root, flow, { onSelect }) {
+  let parts = root._listWatch;
+  if (!parts) {
+    parts = {
+      ...skeleton(),
+      caption: h("div", { class: "lw-caption-box" }),
+      object: h("div", { class: "lw-object-box" }),
+      trail: h("ol", { class: "lw-trail", "aria-label": "recent changes, newest first" }),
+      selected: undefined,
+    };
+    root._listWatch = parts;
+    replace(
+      root,
+      parts.svg,
+      parts.caption,
+      parts.object,
+      parts.trail,
+      h(
+        "details",
+        { class: "lw-legend" },
+        h("summary", {}, "the seed notes' 13 steps"),
+        h("ol", {}, Object.values(STEPS).map((text) => h("li", {}, text))),
+        h("p", {}, "A hop the notes do not number reuses the number of its kind: a user's write ②, a controller's ⑥, the scheduler's ⑩, the kubelet's ⑫; the event reaching the controller manager ⑤, the scheduler ⑨, a kubelet ⑫ (⑬ for its own write)."),
+      ),
+    );
+  }
+  updateDiagram(parts, flow, onSelect);
+  replace(parts.caption, caption(flow));
+  if (parts.selected !== flow.selected) {
+    parts.selected = flow.selected;
+    replace(parts.object, objectPanel(flow));
+  }
+  updateTrail(parts.trail, flow, onSelect);
 }
