@@ -68,8 +68,9 @@ def test_a_kubectl_label_travels_the_diagram(page: Page, new_cluster: Any, tmp_p
     )
     rv = cluster.objects("Node")["node01"]["metadata"]["resourceVersion"]
 
-    # The change plays hop after hop, each with the seed notes' step number, in order.
-    expect(page.locator(f"svg.lw-diagram[data-rv='{rv}'] .lw-hop")).to_have_count(len(LABEL_TRIP))
+    # The change plays hop after hop, each with the seed notes' step number, in order (after any
+    # change still queued before it).
+    expect(page.locator(f"svg.lw-diagram[data-rv='{rv}'] .lw-hop")).to_have_count(len(LABEL_TRIP), timeout=30_000)
     shown = [entry["hops"] for entry in page.evaluate("window.__hops") if entry["rv"] == rv]
     assert shown == [LABEL_TRIP[:n] for n in range(1, 5)] + [LABEL_TRIP], json.dumps(shown, indent=1)
     expect(page.locator(".lw-what")).to_contain_text(
