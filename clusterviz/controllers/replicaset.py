@@ -19,7 +19,7 @@ from ..services import delete_object
 from ..validation import admit
 from .owners import owned_by, owner_ref
 
-COMPONENT = "controller-manager"
+COMPONENT = "replicaset-controller"
 HASH_LABEL = "pod-template-hash"
 _SAFE = "bcdfghjklmnpqrstvwxz2456789"
 

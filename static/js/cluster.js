@@ -8,7 +8,9 @@ import { History, describe, inverseOf, inverseOfCreate } from "./model/history.j
 import { readView, writeView } from "./model/url_state.js";
 import { whyPending } from "./model/why_pending.js";
 import { renderBoard } from "./views/board.js";
-import { renderEvents, renderLesson, renderListWatch, renderScores, renderTabs, renderWhy } from "./views/detail.js";
+import { renderEvents, renderLesson, renderScores, renderTabs, renderWhy } from "./views/detail.js";
+import { ListWatchFlow } from "./model/list_watch.js"; // list-watch
+import { renderListWatch } from "./views/list_watch.js"; // list-watch
 import { Editor } from "./views/editor.js";
 import { Palette, chipAction, wireBoardDragAndDrop } from "./views/palette.js";
 import { renderPipeline } from "./views/pipeline.js";
@@ -41,9 +43,8 @@ const ui = {
   fixes: null, // { for: cycle, loading, data }: fixes verified by the scheduler for the Why cycle
   whyLoading: false,
   whyFor: null,
-  change: null,
-  changeHop: 0,
 };
+const listWatch = new ListWatchFlow(); // list-watch: every change travels the diagram
 let whatIfCount = 0;
 const pendingCycleSeek = view.cycle !== null ? { cycle: view.cycle, step: view.step } : null;
 
@@ -314,10 +315,10 @@ function handle(msg) {
     loadLesson(state.cluster.lesson);
     askWhy();
   } else if (msg.type === "watch") {
+    const bucket = state.objects[msg.kind]; // list-watch: the object before this change
+    listWatch.add(msg, bucket && msg.object ? bucket.get(objectKey(msg.object)) : null, performance.now());
     applyWatch(state, msg);
     if (msg.kind === "Pod" || msg.kind === "Node") refreshRequested();
-    ui.change = msg;
-    ui.changeHop = 0;
     if (ui.selectedPod && msg.kind === "Pod" && objectKey(msg.object) === ui.selectedPod) askWhy();
   } else if (msg.type === "scheduler.cycle") {
     player.add({ ...msg, receivedAt: Date.now(), resourceVersion: msg.resourceVersion || state.rv });
@@ -593,7 +594,7 @@ const render = () => {
       renderEvents($("[data-panel=events]"), state, pod, whatIf && whatIf.events ? frameAt(whatIf, whatIf.events.length) : null),
     );
   }
-  if (ui.tab === "listwatch") drawIf("listwatch", [ui.change, ui.changeHop], () => renderListWatch($("[data-panel=listwatch]"), ui.change, ui.changeHop));
+  if (ui.tab === "listwatch") drawIf("listwatch", [listWatch.version], () => renderListWatch($("[data-panel=listwatch]"), listWatch, { onSelect: selectHop }));
   if (ui.tab === "lesson") {
     const step = state.cluster.lessonStep || 0;
     drawIf("lesson", [lesson, step], () => renderLesson($("[data-panel=lesson]"), lesson, step, { next: nextLessonStep, readOnly }));
@@ -603,6 +604,12 @@ const render = () => {
   if (pace && state.cluster.pace && document.activeElement !== pace) pace.value = state.cluster.pace;
 };
 const rerender = frameBatcher(render);
+
+// list-watch: a click on a hop shows the object at that hop.
+function selectHop(tripId, hopIndex) {
+  listWatch.select(tripId, hopIndex);
+  rerender();
+}
 
 function nextLessonStep() {
   apply({ action: "lesson.next" })
@@ -751,20 +758,16 @@ if (paceSelect) {
   $("#step-button").addEventListener("click", () => apply({ action: "step" }).catch(() => {}));
 }
 
-// The player's clock and the List-Watch animation.
+// The player's clock and the List-Watch animation (paced by the cluster's pace).
 let last = performance.now();
 function tick(now) {
+  let dirty = listWatch.advance(now, state.cluster.pace || "instant");
   const interval = (player.playing ? eventDuration(player.nextEvent()) : 220) / player.speed;
   if (now - last >= interval) {
     last = now;
-    let dirty = false;
     if (player.playing) dirty = player.step() || true;
-    if (ui.change && ui.changeHop < ui.change.path.length - 1) {
-      ui.changeHop += 1;
-      dirty = true;
-    }
-    if (dirty) rerender();
   }
+  if (dirty) rerender();
   requestAnimationFrame(tick);
 }
 requestAnimationFrame(tick);

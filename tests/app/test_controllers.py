@@ -419,6 +419,8 @@ def test_a_deployment_makes_a_replica_set_that_makes_pods(cluster: Cluster) -> N
     assert sorted(e["message"] for e in events(cluster, name, "SuccessfulCreate")) == sorted(
         f"Created pod: {p['metadata']['name']}" for p in pods
     )
+    # as upstream's: `kubectl describe rs` shows them From replicaset-controller (the pods' writer too)
+    assert {e["source"]["component"] for e in events(cluster, name, "SuccessfulCreate")} == {"replicaset-controller"}
 
 
 def test_scaling_a_deployment_up_and_down(cluster: Cluster) -> None:

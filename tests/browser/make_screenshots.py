@@ -147,3 +147,22 @@ def test_screenshots_of_the_truthful_views(page: Page, browser: Any, new_cluster
     phone = browser.new_context(viewport={"width": 390, "height": 844})
     shot(open_cluster(phone.new_page(), api.url), "phone")
     phone.close()
+
+
+def test_screenshot_of_the_list_watch_flow(page: Page, new_cluster: Any, tmp_path: Path) -> None:
+    from .test_list_watch import kubectl
+
+    # At the classroom pace, `kubectl scale` reaches the deployment controller, which resizes the
+    # ReplicaSet, whose controller creates the pods: one pod's creation is caught at its fan-out.
+    api = new_cluster("demo")
+    api.act({"action": "pace", "pace": "slow"})
+    open_cluster(page, api.url)
+    page.click("[data-tab=listwatch]")
+    kubectl(api.server, api.slug, tmp_path, "scale", "deployment", "myapp", "--replicas=4")
+    page.locator("svg.lw-diagram .lw-hop[data-kind=store]").click()
+    expect(page.locator(".lw-object")).to_be_visible()
+    # A change whose watchers reacted, caught while its event fans out to them.
+    expect(page.locator("svg.lw-diagram .lw-controller.reacted").first).to_be_visible(timeout=60_000)
+    page.evaluate("document.querySelectorAll('#toasts .toast').forEach((t) => t.remove())")
+    page.locator("#detail").scroll_into_view_if_needed()
+    page.screenshot(path=str(OUT / "list-watch.png"))

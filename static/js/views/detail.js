@@ -248,26 +248,6 @@ export function renderEvents(root, state, pod, whatIf = null) {
   );
 }
 
-const HOPS = ["kubectl", "browser", "kube-apiserver", "etcd", "controller-manager", "scheduler", "kubelet"];
-const HOP_NAMES = { "default-scheduler": "scheduler", "deployment-controller": "controller-manager", "replicaset-controller": "controller-manager", "taint-eviction-controller": "controller-manager", "garbage-collector": "controller-manager", "pod-garbage-collector": "controller-manager" };
-
-export function renderListWatch(root, change, litIndex) {
-  const path = change ? change.path.map((p) => HOP_NAMES[p] || p) : [];
-  const lit = new Set(path.slice(0, litIndex + 1));
-  const current = path[litIndex];
-  replace(
-    root,
-    h(
-      "div",
-      { class: "listwatch" },
-      HOPS.map((hop) => h("div", { class: `hop${lit.has(hop) ? " lit" : ""}${hop === current ? " current" : ""}`, dataset: { hop } }, hop)),
-    ),
-    change
-      ? h("p", {}, `${change.event || change.type} ${change.kind} ${change.object ? objectKey(change.object) : ""} · resourceVersion ${change.resourceVersion} · path: ${path.join(" → ")}`)
-      : h("p", { class: "empty" }, "Changes will travel here: writer → kube-apiserver → etcd → kube-apiserver → watchers."),
-  );
-}
-
 export function renderLesson(root, lesson, step, { next, readOnly }) {
   if (!lesson) {
     replace(root, h("p", { class: "empty" }, "This cluster was not started from a lesson."));
