@@ -474,9 +474,9 @@ ERROR_CASES = [
               scoringStrategy:
                 type: Balanced
         """,
-        "sched.yaml:4: pluginConfig NodeResourcesFit args.scoringStrategy.type: Unsupported value: "
-        '"Balanced": supported values: ',
-        id="bad plugin args name the file",
+        "sched.yaml:8: profiles[0].pluginConfig[0].args.scoringStrategy.type: Unsupported value: "
+        '"Balanced": supported values: "LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"',
+        id="bad plugin args name the file, line and path",
     ),
     pytest.param(
         """
