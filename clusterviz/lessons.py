@@ -12,7 +12,7 @@ import yaml
 
 from scheduler_core.api.loading import InputError
 
-from . import services, store
+from . import profiles, services, store
 from .messages import parse_action, perform
 from .models import Cluster
 
@@ -69,10 +69,18 @@ def load_lesson(cluster: Cluster, name: str) -> Lesson:
     lesson = get_lesson(name)
     if lesson.objects.strip():
         services.create_from_yaml(cluster, lesson.objects, "kubectl", source=f"lesson {name}")
+    profiles.store(cluster, lesson_profile(name))
     cluster.lesson = name
     cluster.lesson_step = 0
     cluster.save(update_fields=["lesson", "lesson_step"])
     return lesson
+
+
+def lesson_profile(name: str) -> dict[str, Any]:
+    """A lesson's `profile:` (the KubeSchedulerConfiguration its cluster runs, validated as the
+    editor's); {} (upstream's default profile) when it has none."""
+    text = yaml.safe_load((LESSONS_DIR / f"{name}.yaml").read_text()).get("profile")
+    return profiles.parse({"yaml": text}) if text else {}
 
 
 def play_step(cluster: Cluster) -> LessonStep | None:

@@ -18,6 +18,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from scheduler_core.api.loading import InputError
+from scheduler_core.framework.profile import Profile
 
 from . import actions, profiles, services, store
 from .publish import publish
@@ -61,9 +62,19 @@ def api_profile_yaml(request: HttpRequest, slug: str) -> HttpResponse:
     return _yaml_download(profiles.to_yaml(profiles.config_of(cluster)), f"{cluster.slug}-scheduler-config.yaml")
 
 
-def _side(cluster_config: dict[str, Any], raw: Any, pod_scheduler: str) -> tuple[dict[str, Any], Any]:
-    config = cluster_config if raw is None else profiles.parse(raw)
-    return config, profiles.profile_for(config, pod_scheduler)
+def _side(stored: dict[str, Any], raw: Any, pod_scheduler: str) -> Profile:
+    """One side of a compare: null (the stored profile the pod's schedulerName names),
+    `{"schedulerName": name}` (a stored profile), or a whole config (`{"yaml"}` / `{"config"}`)."""
+    if isinstance(raw, dict) and set(raw) == {"schedulerName"}:
+        profile = profiles.profile_for(stored, raw["schedulerName"], fallback=False)
+        if profile is None:
+            known = ", ".join(f'"{name}"' for name in profiles.profiles_of(stored))
+            raise InputError(f'schedulerName: Not found: "{raw["schedulerName"]}" (the profiles: {known})')
+        return profile
+    config = stored if raw is None else profiles.parse(raw)
+    found = profiles.profile_for(config, pod_scheduler)
+    assert found is not None
+    return found
 
 
 @csrf_exempt
@@ -83,12 +94,12 @@ def api_compare(request: HttpRequest, slug: str) -> HttpResponse:
     out: dict[str, Any] = {}
     for side in ("a", "b"):
         try:
-            _, profile = _side(stored, data.get(side), pod_scheduler)
+            profile = _side(stored, data.get(side), pod_scheduler)
         except InputError as exc:
             raise InputError(f"{side}: {exc}") from None
         explanation = services.explain_pod(cluster, data["pod"], int(data.get("seed") or 0), profile)
         explanation.pop("events", None)
-        explanation["schedulerName"] = profile.scheduler_name if profile else pod_scheduler
+        explanation["schedulerName"] = profile.scheduler_name
         out[side] = explanation
     return JsonResponse(out)
 

@@ -164,3 +164,26 @@ def test_compare_gives_two_winners(make_cluster: Any) -> None:
     response = follower.post("/api/clusters/p7/compare", json.dumps(bad), content_type="application/json")
     assert response.status_code == 400
     assert response.json()["message"].startswith("b: profile.yaml:9: profiles[0].pluginConfig[0].args.scoringStrategy")
+
+
+@pytest.mark.django_db
+def test_compare_two_stored_profiles_by_name(client: Client, make_cluster: Any) -> None:
+    config = yaml.safe_load(BIN_PACKING)
+    config["profiles"][0]["schedulerName"] = "bin-packing"
+    config["profiles"].insert(0, {"schedulerName": "default-scheduler"})
+    make_cluster("p8", CLUSTER)
+    assert put(client, "p8", {"config": config}).status_code == 200
+    body = {
+        "pod": sized_pod("incoming", 1),
+        "a": {"schedulerName": "default-scheduler"},
+        "b": {"schedulerName": "bin-packing"},
+    }
+    result = client.post("/api/clusters/p8/compare", json.dumps(body), content_type="application/json").json()
+    assert (result["a"]["selectedNode"], result["b"]["selectedNode"]) == ("empty", "busy")
+    assert (result["a"]["schedulerName"], result["b"]["schedulerName"]) == ("default-scheduler", "bin-packing")
+    body["b"] = {"schedulerName": "nope"}
+    response = client.post("/api/clusters/p8/compare", json.dumps(body), content_type="application/json")
+    assert response.status_code == 400
+    assert response.json()["message"] == (
+        'b: schedulerName: Not found: "nope" (the profiles: "default-scheduler", "bin-packing")'
+    )
