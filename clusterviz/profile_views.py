@@ -20,7 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from scheduler_core.api.loading import InputError
 from scheduler_core.framework.profile import Profile
 
-from . import actions, profiles, services, store
+from . import actions, profiles, store
 from .publish import publish
 from .views import _api, _api_cluster, _forbidden, _may_write, _status, _yaml_download
 
@@ -91,17 +91,16 @@ def api_compare(request: HttpRequest, slug: str) -> HttpResponse:
         return _status(store.StoreError("too many compare actions: slow down"), 429, "TooManyRequests")
     stored = profiles.config_of(cluster)
     pod_scheduler = _scheduler_name(data["pod"])
-    out: dict[str, Any] = {}
+    sides: dict[str, Profile] = {}
     for side in ("a", "b"):
         try:
-            profile = _side(stored, data.get(side), pod_scheduler)
+            sides[side] = _side(stored, data.get(side), pod_scheduler)
         except InputError as exc:
             raise InputError(f"{side}: {exc}") from None
-        explanation = services.explain_pod(cluster, data["pod"], int(data.get("seed") or 0), profile)
-        explanation.pop("events", None)
-        explanation["schedulerName"] = profile.scheduler_name
-        out[side] = explanation
-    return JsonResponse(out)
+    seed = data.get("seed") or 0
+    if not isinstance(seed, int):
+        raise InputError("seed: must be an integer")
+    return JsonResponse(profiles.compare(cluster, data["pod"], sides, seed))
 
 
 def _scheduler_name(text: str) -> str:

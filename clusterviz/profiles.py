@@ -24,9 +24,10 @@ from scheduler_core.framework.profile import (
 from scheduler_core.framework.runtime import _POINT_METHODS
 from scheduler_core.plugins.registry import IN_TREE_REGISTRY, new_framework
 
+from . import scheduler_cache, services
 from .models import Cluster
 
-__all__ = ["DEFAULT_CONFIG", "config_of", "describe", "parse", "profile_for", "store", "to_yaml"]
+__all__ = ["DEFAULT_CONFIG", "compare", "config_of", "describe", "parse", "profile_for", "store", "to_yaml"]
 
 SOURCE = "profile.yaml"
 DEFAULT_CONFIG: dict[str, Any] = {
@@ -156,3 +157,46 @@ def describe(config: dict[str, Any]) -> dict[str, Any]:
         "forms": [form_of(profile) for profile in profiles_of(config).values()],
         "defaultForm": form_of(default_profile()),
     }
+
+
+# --- Compare ------------------------------------------------------------------------------------
+
+
+def _pod_key(body: Any) -> str | None:
+    if not isinstance(body, dict) or not isinstance(body.get("metadata"), dict):
+        return None
+    meta = body["metadata"]
+    return f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+
+
+def compare(cluster: Cluster, pod_text: str, sides: dict[str, Profile], seed: int = 0) -> dict[str, Any]:
+    """The pod explained by the core under each profile of `sides`, on the scheduler's own view.
+
+    A pod of the cluster already bound to a node is explained as if it were being scheduled again:
+    it is taken off its node for the comparison (and put back), so it does not compete with itself."""
+    try:
+        body = yaml.safe_load(pod_text)
+    except yaml.YAMLError:
+        body = None  # explain_pod names the bad line
+    cache = scheduler_cache.synced(cluster)
+    info = cache.pods.get(_pod_key(body) or "")
+    bound = info is not None and bool(info.pod.spec.node_name) and isinstance(body.get("spec"), dict)
+    table = cache.table() if bound else None
+    if bound:
+        assert info is not None and table is not None
+        cache._untrack(table, info)
+        pod_text = json.dumps({**body, "spec": {k: v for k, v in body["spec"].items() if k != "nodeName"}})
+    try:
+        out: dict[str, Any] = {}
+        for side, profile in sides.items():
+            explanation = services.explain_pod(cluster, pod_text, seed, profile)
+            explanation.pop("events", None)
+            out[side] = {**explanation, "schedulerName": profile.scheduler_name}
+        return out
+    finally:
+        if bound:
+            try:
+                cache._track(table, info)
+            except Exception:
+                cache.drop_table()
+                raise

@@ -187,3 +187,20 @@ def test_compare_two_stored_profiles_by_name(client: Client, make_cluster: Any) 
     assert response.json()["message"] == (
         'b: schedulerName: Not found: "nope" (the profiles: "default-scheduler", "bin-packing")'
     )
+
+
+@pytest.mark.django_db
+def test_compare_a_bound_pod_as_if_scheduled_again(client: Client, make_cluster: Any) -> None:
+    """The filler on busy is compared as if it were being scheduled now: taken off its node for the
+    comparison, so both nodes are empty and tie; the scheduler's view is unchanged afterwards."""
+    cluster = make_cluster("p9", CLUSTER)
+    reconcile(cluster)
+    filler = KubeObject.objects.get(cluster=cluster, name="filler").body
+    body = {"pod": json.dumps(filler), "a": None, "b": {"yaml": BIN_PACKING}}
+    result = client.post("/api/clusters/p9/compare", json.dumps(body), content_type="application/json").json()
+    for side in ("a", "b"):
+        totals = {name: node["total"] for name, node in result[side]["nodes"].items()}
+        assert totals["busy"] == totals["empty"], totals
+    again = {"pod": sized_pod("incoming", 1), "a": None, "b": {"yaml": BIN_PACKING}}
+    result = client.post("/api/clusters/p9/compare", json.dumps(again), content_type="application/json").json()
+    assert (result["a"]["selectedNode"], result["b"]["selectedNode"]) == ("empty", "busy")  # filler is back
