@@ -14,6 +14,7 @@ import { Palette, chipAction, wireBoardDragAndDrop } from "./views/palette.js";
 import { renderPipeline } from "./views/pipeline.js";
 import { MAP_ABOVE, renderPinnedNode } from "./views/node_map.js"; // node map
 import { renderScoreboard, wantsScoreboard } from "./views/scoreboard.js"; // node map
+import { mountProfiles } from "./views/profiles.js"; // profiles
 
 const page = $("#cluster-page");
 const slug = page.dataset.slug;
@@ -163,6 +164,8 @@ const editor = new Editor($("#editor"), {
       .catch((err) => editor.showError(err.message));
   },
 });
+
+mountProfiles($("#profiles"), { slug, readOnly, toast, pods: () => [...state.objects.Pod.values()], editorText: () => editor.textarea.value }); // profiles
 
 function selectedPodObject() {
   return ui.selectedPod ? state.objects.Pod.get(ui.selectedPod) : null;
