@@ -20,7 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from scheduler_core.api.loading import InputError
 from scheduler_core.framework.profile import Profile
 
-from . import actions, profiles, store
+from . import actions, profiles, scheduling_queue, store
 from .publish import publish
 from .views import _api, _api_cluster, _forbidden, _may_write, _status, _yaml_download
 
@@ -43,7 +43,9 @@ def api_profile(request: HttpRequest, slug: str) -> HttpResponse:
         return _forbidden(cluster)
     config = profiles.parse(_json_body(request))
     profiles.store(cluster, config)
-    publish(cluster.pk, {"type": "profile.updated"})
+    # As a restarted kube-scheduler: every parked pod is tried again under the new profiles.
+    scheduling_queue._requeue_all(cluster)
+    publish(cluster.pk, {"type": "profile.updated"})  # browsers reload it; the cluster's runner wakes
     return JsonResponse(profiles.describe(config))
 
 

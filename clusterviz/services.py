@@ -355,13 +355,14 @@ def fix_pod(cluster: Cluster, text: str | bytes, seed: int = 0) -> dict[str, Any
     scheduler again on the fixed pod and node (see scheduler_core.fixes); nothing changes."""
     snap = snapshot(cluster)
     classes = {pc.metadata.name: pc for pc in snap.objects.priority_classes}
-    load_pod(text, "pod.yaml", classes, {})  # a clear, located error for bad input first
+    pod = load_pod(text, "pod.yaml", classes, {})  # a clear, located error for bad input first
     documents = load_yaml_documents(text, "pod.yaml")
+    profile = profiles.profile_for(profiles.config_of(cluster), pod.spec.scheduler_name)
 
     def load(body: dict[str, Any]) -> Any:
         return load_pod(json.dumps(body), "pod.yaml", classes, {})
 
-    return suggest_fixes(snap.objects, documents[0].data, load, seed)
+    return suggest_fixes(snap.objects, documents[0].data, load, seed, profile)
 
 
 BAR_RESOURCES = ("cpu", "memory")

@@ -437,7 +437,7 @@ ERROR_CASES = [
         - plugins:
             scores: {}
         """,
-        "sched.yaml:5: profiles[0].plugins.scores: unknown extension point",
+        'sched.yaml:5: profiles[0].plugins.scores: strict decoding error: unknown field "profiles[0].plugins.scores"',
         id="unknown extension point",
     ),
     pytest.param(

@@ -245,3 +245,49 @@ def test_queue_sort_must_match() -> None:
     )
     with pytest.raises(InputError, match=r"profiles\[1\].plugins.queueSort: Invalid value: .*must be the same for all"):
         load_config(text, "sched.yaml")
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            "percentageOfNodeToScore: 50\n",
+            'sched.yaml:3: percentageOfNodeToScore: strict decoding error: unknown field "percentageOfNodeToScore"',
+        ),
+        (
+            "profiles:\n- plugins:\n    score:\n      enable: [{name: ImageLocality}]\n",
+            "sched.yaml:6: profiles[0].plugins.score.enable: strict decoding error: "
+            'unknown field "profiles[0].plugins.score.enable"',
+        ),
+        (
+            "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args:\n"
+            "      scoringStratgy: {type: MostAllocated}\n",
+            "sched.yaml:7: profiles[0].pluginConfig[0].args.scoringStratgy: strict decoding error: unknown field "
+            '"profiles[0].pluginConfig[0].args.scoringStratgy"',
+        ),
+    ],
+    ids=["top level", "plugin set", "plugin args"],
+)
+def test_unknown_fields_are_refused_as_kube_scheduler_decodes_strictly(body: str, message: str) -> None:
+    with pytest.raises(InputError) as caught:
+        load_config(HEADER + body, "sched.yaml")
+    assert str(caught.value) == message
+
+
+def test_fields_kube_scheduler_reads_and_the_simulator_ignores_are_accepted() -> None:
+    text = HEADER + textwrap.dedent(
+        """
+        parallelism: 16
+        leaderElection: {leaderElect: false}
+        clientConnection: {kubeconfig: /etc/kubernetes/scheduler.conf}
+        profiles:
+        - schedulerName: default-scheduler
+          pluginConfig:
+          - name: NodeResourcesFit
+            args:
+              apiVersion: kubescheduler.config.k8s.io/v1
+              kind: NodeResourcesFitArgs
+              scoringStrategy: {type: MostAllocated}
+        """
+    )
+    assert list(load_config(text, "sched.yaml")) == ["default-scheduler"]

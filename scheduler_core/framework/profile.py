@@ -14,7 +14,9 @@ from typing import Any
 
 import yaml
 
+from ..api.errors import path_text
 from ..api.loading import InputError, load_yaml_documents, locate
+from .config_fields import unknown_field
 from .plugin_args import REMOVED_PLUGINS, go_value, validate_plugin_args
 
 __all__ = [
@@ -236,6 +238,10 @@ def _check_config(config: Any, located: _Config) -> tuple[int | None, list[Any]]
     api_version = config.get("apiVersion")
     if api_version is not None and api_version != API_VERSION:
         raise located.error(("apiVersion",), f"Invalid value: {api_version!r}: expected {API_VERSION}")
+    unknown = unknown_field(config)
+    if unknown:
+        # kube-scheduler decodes its config strictly (the field named with its path)
+        raise located.error(unknown, f'strict decoding error: unknown field "{path_text(unknown)}"')
     global_pct = _percentage(config.get("percentageOfNodesToScore"), ("percentageOfNodesToScore",), located)
     profiles = config.get("profiles") or [{}]
     if not isinstance(profiles, list):

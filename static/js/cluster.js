@@ -165,7 +165,7 @@ const editor = new Editor($("#editor"), {
   },
 });
 
-mountProfiles($("#profiles"), { slug, readOnly, toast, pods: () => [...state.objects.Pod.values()], editorText: () => editor.textarea.value }); // profiles
+const profilesPanel = mountProfiles($("#profiles"), { slug, readOnly, toast, pods: () => [...state.objects.Pod.values()], editorText: () => editor.textarea.value }); // profiles
 
 function selectedPodObject() {
   return ui.selectedPod ? state.objects.Pod.get(ui.selectedPod) : null;
@@ -330,6 +330,8 @@ function handle(msg) {
     applyEviction(state, msg);
   } else if (msg.type === "cluster.updated") {
     state.cluster = { ...state.cluster, ...msg.cluster };
+  } else if (msg.type === "profile.updated") {
+    if (profilesPanel) profilesPanel.refreshStored(); // profiles
   } else if (msg.type === "presenter.view" && readOnly) {
     followPresenter(msg);
   } else if (msg.type === "error" && !msg.id) {

@@ -204,3 +204,19 @@ def test_compare_a_bound_pod_as_if_scheduled_again(client: Client, make_cluster:
     again = {"pod": sized_pod("incoming", 1), "a": None, "b": {"yaml": BIN_PACKING}}
     result = client.post("/api/clusters/p9/compare", json.dumps(again), content_type="application/json").json()
     assert (result["a"]["selectedNode"], result["b"]["selectedNode"]) == ("empty", "busy")  # filler is back
+
+
+@pytest.mark.django_db
+def test_a_new_profile_retries_parked_pods(client: Client, make_cluster: Any) -> None:
+    """As a restarted kube-scheduler: a pod parked as unschedulable is tried again under the new
+    profile (here TaintToleration's filter is disabled, so the tainted node takes it)."""
+    tainted = node_yaml("tainted").replace(
+        "status:", "spec: {taints: [{key: qqq, value: value1, effect: NoSchedule}]}\nstatus:"
+    )
+    cluster = make_cluster("p10", tainted + "---\n" + pod_yaml("waiting"))
+    reconcile(cluster)
+    assert KubeObject.objects.get(cluster=cluster, name="waiting").queue_state == "unschedulable"
+    config = yaml.safe_load(HEADER + "profiles:\n- plugins:\n    filter:\n      disabled: [{name: TaintToleration}]\n")
+    assert put(client, "p10", {"config": config}).status_code == 200
+    reconcile(cluster)
+    assert KubeObject.objects.get(cluster=cluster, name="waiting").node_name == "tainted"

@@ -58,6 +58,13 @@ export class ProfilesPanel {
     this.render();
   }
 
+  // The stored config changed (someone saved): the draft being edited stays as it is.
+  async refreshStored() {
+    if (!this.stored) return;
+    this.stored = await call(`${this.base}/profile`, "GET").catch(() => this.stored);
+    this.render();
+  }
+
   // The draft as the server takes it: the YAML as typed in YAML mode, else the form's config.
   draftPayload() {
     return this.mode === "yaml" ? { yaml: this.yamlText() } : { config: this.draft.config };
