@@ -291,3 +291,28 @@ def test_fields_kube_scheduler_reads_and_the_simulator_ignores_are_accepted() ->
         """
     )
     assert list(load_config(text, "sched.yaml")) == ["default-scheduler"]
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            "parallelism: 0\n",
+            "sched.yaml:3: parallelism: Invalid value: 0: should be an integer value greater than zero",
+        ),
+        (
+            "podInitialBackoffSeconds: 0\n",
+            "sched.yaml:3: podInitialBackoffSeconds: Invalid value: 0: must be greater than 0",
+        ),
+        (
+            "podInitialBackoffSeconds: 5\npodMaxBackoffSeconds: 2\n",
+            "sched.yaml:4: podMaxBackoffSeconds: Invalid value: 2: "
+            "must be greater than or equal to PodInitialBackoffSeconds",
+        ),
+    ],
+    ids=["parallelism", "initial backoff", "max backoff"],
+)
+def test_top_level_numbers(body: str, message: str) -> None:
+    with pytest.raises(InputError) as caught:
+        load_config(HEADER + body, "sched.yaml")
+    assert str(caught.value) == message

@@ -97,14 +97,15 @@ def schedule_next(cluster: Cluster) -> bool:
     _keep_cycle(cluster, result, wire, cache.rv)
     publish(cluster.pk, cycle_message({**summary, "message": result.message}, wire))
     with transaction.atomic():
+        # Events come from the profile's own recorder: its schedulerName reports them (upstream).
         if result.selected is not None:
-            _bind(cluster, row, info, result)
+            _bind(cluster, row, info, result, profile.scheduler_name)
         else:
-            _fail(cluster, row, info, result)
+            _fail(cluster, row, info, result, profile.scheduler_name)
     return True
 
 
-def _bind(cluster: Cluster, row: KubeObject, info: PodInfo, result: ScheduleResult) -> None:
+def _bind(cluster: Cluster, row: KubeObject, info: PodInfo, result: ScheduleResult, reporter: str) -> None:
     node = result.selected_node
     assert node is not None
 
@@ -114,10 +115,10 @@ def _bind(cluster: Cluster, row: KubeObject, info: PodInfo, result: ScheduleResu
         _condition(body, "True")
 
     body = store.patch(cluster, "Pod", row.namespace, row.name, bind, COMPONENT)
-    record_event(cluster, body, "Normal", "Scheduled", result.message, COMPONENT)
+    record_event(cluster, body, "Normal", "Scheduled", result.message, reporter)
 
 
-def _fail(cluster: Cluster, row: KubeObject, info: PodInfo, result: ScheduleResult) -> None:
+def _fail(cluster: Cluster, row: KubeObject, info: PodInfo, result: ScheduleResult, reporter: str) -> None:
     nominated = result.nominated_node
     victims = result.post_filter_result.detail.get("victims", []) if result.post_filter_result else []
 
@@ -130,14 +131,14 @@ def _fail(cluster: Cluster, row: KubeObject, info: PodInfo, result: ScheduleResu
                 body["status"].pop("nominatedNodeName", None)
 
     body = store.patch(cluster, "Pod", row.namespace, row.name, unschedulable, COMPONENT)
-    record_event(cluster, body, "Warning", "FailedScheduling", result.message, COMPONENT)
+    record_event(cluster, body, "Warning", "FailedScheduling", result.message, reporter)
     # Parked first: deleting the victims is the event that moves the preemptor back to the queue.
     park(row.pk, UNSCHEDULABLE)
     for victim in victims:
-        _preempt(cluster, victim, body, nominated)
+        _preempt(cluster, victim, body, nominated, reporter)
 
 
-def _preempt(cluster: Cluster, victim: PodInfo, preemptor: dict[str, Any], node: str) -> None:
+def _preempt(cluster: Cluster, victim: PodInfo, preemptor: dict[str, Any], node: str, reporter: str) -> None:
     """preemption.go PreemptPod: the DisruptionTarget condition, a (graceful) delete, the Preempted event.
 
     The victim is Terminating until its kubelet stops it; meanwhile it still holds its room, and
@@ -151,7 +152,7 @@ def _preempt(cluster: Cluster, victim: PodInfo, preemptor: dict[str, Any], node:
                 "type": "DisruptionTarget",
                 "status": "True",
                 "reason": "PreemptionByScheduler",
-                "message": f"{COMPONENT}: preempting to accommodate a higher priority pod",
+                "message": f"{reporter}: preempting to accommodate a higher priority pod",
                 "lastTransitionTime": store.now_rfc3339(),
             }
         )
@@ -166,7 +167,7 @@ def _preempt(cluster: Cluster, victim: PodInfo, preemptor: dict[str, Any], node:
     # Upstream's message names the preemptor by UID (preemption.go); `related` names it too.
     uid = preemptor["metadata"].get("uid", "")
     message = f"Preempted by pod {uid} on node {node}"
-    record_event(cluster, body, "Normal", "Preempted", message, COMPONENT, related=preemptor, action="Preempting")
+    record_event(cluster, body, "Normal", "Preempted", message, reporter, related=preemptor, action="Preempting")
 
 
 def _keep_cycle(cluster: Cluster, result: ScheduleResult, wire: list[dict[str, Any]], seen_rv: int) -> None:

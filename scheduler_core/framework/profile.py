@@ -242,6 +242,7 @@ def _check_config(config: Any, located: _Config) -> tuple[int | None, list[Any]]
     if unknown:
         # kube-scheduler decodes its config strictly (the field named with its path)
         raise located.error(unknown, f'strict decoding error: unknown field "{path_text(unknown)}"')
+    _check_top_level(config, located)
     global_pct = _percentage(config.get("percentageOfNodesToScore"), ("percentageOfNodesToScore",), located)
     profiles = config.get("profiles") or [{}]
     if not isinstance(profiles, list):
@@ -250,6 +251,32 @@ def _check_config(config: Any, located: _Config) -> tuple[int | None, list[Any]]
         if not isinstance(raw, dict):
             raise located.error(("profiles", index), "must be an object")
     return global_pct, profiles
+
+
+def _check_top_level(config: dict[str, Any], located: _Config) -> None:
+    """ValidateKubeSchedulerConfiguration's numbers (after v1 defaulting: parallelism 16, pod backoff
+    1 s initial, 10 s max); kube-scheduler refuses to start on them, so the simulator does too."""
+    numbers = {}
+    for key, default in (("parallelism", 16), ("podInitialBackoffSeconds", 1), ("podMaxBackoffSeconds", 10)):
+        value = config.get(key)
+        if value is None:
+            value = default
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise located.error((key,), f"Invalid value: {go_value(value)}: must be an integer")
+        numbers[key] = value
+    if numbers["parallelism"] <= 0:
+        raise located.error(
+            ("parallelism",), f"Invalid value: {numbers['parallelism']}: should be an integer value greater than zero"
+        )
+    if numbers["podInitialBackoffSeconds"] <= 0:
+        initial = numbers["podInitialBackoffSeconds"]
+        raise located.error(("podInitialBackoffSeconds",), f"Invalid value: {initial}: must be greater than 0")
+    if numbers["podMaxBackoffSeconds"] < numbers["podInitialBackoffSeconds"]:
+        raise located.error(
+            ("podMaxBackoffSeconds",),
+            f"Invalid value: {numbers['podMaxBackoffSeconds']}: "
+            "must be greater than or equal to PodInitialBackoffSeconds",
+        )
 
 
 def _removed_plugin(name: str) -> str:

@@ -144,6 +144,12 @@ def test_a_pod_naming_another_profile_uses_it(client: Client, make_cluster: Any)
     reconcile(cluster)
     assert KubeObject.objects.get(cluster=cluster, name="packed").node_name == "busy"
     assert KubeObject.objects.get(cluster=cluster, name="other").node_name == ""  # no profile of ours: not ours
+    scheduled = [
+        e.body
+        for e in KubeObject.objects.filter(cluster=cluster, kind="Event")
+        if e.body.get("reason") == "Scheduled" and e.body["involvedObject"]["name"] == "packed"
+    ]
+    assert [e["source"]["component"] for e in scheduled] == ["bin-packing"]  # the profile reports its events
     assert set(profiles_from_config(config)) == {"default-scheduler", "bin-packing"}
 
 
