@@ -54,6 +54,18 @@ def test_edit_a_profile_then_compare_two_profiles_on_one_pod(page: Page, new_clu
     )
     expect(panel.locator(".profile-error")).to_contain_text("profile.yaml:")
     assert stored_config(api) == before
+    # Fixed in the YAML, the form shows it again.
+    expect(yaml_view).to_have_value(re.compile("type: Balanced"))  # what was typed is kept
+    shape = (
+        r"\1type: RequestedToCapacityRatio\n\1requestedToCapacityRatio:\n"
+        r"\1  shape: [{utilization: 0, score: 0}, {utilization: 100, score: 10}]"
+    )
+    yaml_view.fill(re.sub(r"(?m)^( *)type: Balanced", shape, yaml_view.input_value(), count=1))
+    panel.get_by_role("button", name="Form", exact=True).click()
+    expect(panel.get_by_label("scoringStrategy type")).to_have_value("RequestedToCapacityRatio")
+    expect(panel.get_by_label("shape point 1 score")).to_have_value("10")
+    expect(panel.locator(".profile-error")).to_have_count(0)
+    panel.get_by_text("plugins per extension point, weights").click()  # folded again
 
     # Compare: the same pod under the two stored profiles gets two different winners.
     set_editor_text(page, POD)
@@ -65,6 +77,5 @@ def test_edit_a_profile_then_compare_two_profiles_on_one_pod(page: Page, new_clu
     expect(result.locator(".compare-b .compare-winner")).to_have_text("★ node01")
     expect(result.locator(".compare-different")).to_have_text("Different winners.")
     expect(result.locator('tr[data-node="node01"] td.changed')).to_contain_text("25 → 75")
-    panel.scroll_into_view_if_needed()
-    result.screenshot(path=str(SHOT))
+    panel.screenshot(path=str(SHOT))
     assert page._clusterviz_errors == []  # type: ignore[attr-defined]

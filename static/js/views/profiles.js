@@ -95,13 +95,15 @@ export class ProfilesPanel {
   }
 
   async save() {
+    const payload = this.draftPayload();
     try {
-      this.stored = await call(`${this.base}/profile`, "PUT", this.draftPayload());
+      this.stored = await call(`${this.base}/profile`, "PUT", payload);
       this.draft = clone(this.stored);
       this.error = "";
       this.toast("scheduler profile saved: the scheduler uses it from its next cycle");
     } catch (err) {
       this.error = err.message;
+      if (payload.yaml !== undefined) this.draft = { ...this.draft, yaml: payload.yaml }; // keep what was typed
     }
     this.render();
   }
@@ -262,7 +264,8 @@ export class ProfilesPanel {
         h("button", { type: "button", "aria-label": `remove ${label} ${k}`, onclick: () => set((list) => list.splice(k, 1)) }, "×"),
       ),
     );
-    return h("div", { class: "profile-list" }, h("span", { class: "muted" }, label), rows, h("button", { type: "button", onclick: () => set((list) => list.push(make())) }, `+ ${label}`));
+    const head = items.length ? h("div", { class: "profile-item profile-head muted", "aria-hidden": "true" }, fields.map(([key]) => h("span", {}, key))) : null;
+    return h("div", { class: "profile-list" }, h("span", { class: "muted" }, label), head, rows, h("button", { type: "button", onclick: () => set((list) => list.push(make())) }, `+ ${label}`));
   }
 
   strategyView(form) {
