@@ -181,6 +181,21 @@ CASES = [
         id="preemption both zero",
     ),
     pytest.param(
+        "VolumeBinding",
+        "bindTimeoutSeconds: -1\n",
+        "sched.yaml:7: profiles[0].pluginConfig[0].args.bindTimeoutSeconds: Invalid value: -1: "
+        "invalid BindTimeoutSeconds, should not be a negative value",
+        id="bind timeout",
+    ),
+    pytest.param(
+        "VolumeBinding",
+        "shape:\n- {utilization: 0, score: 0}\n- {utilization: 100, score: 10}\n",
+        "sched.yaml:7: profiles[0].pluginConfig[0].args.shape: Invalid value: []config.UtilizationShapePoint"
+        "{config.UtilizationShapePoint{Utilization:0, Score:0}, config.UtilizationShapePoint{Utilization:100, "
+        "Score:10}}: unexpected field `shape`, remove it or turn on the feature gate StorageCapacityScoring",
+        id="volume binding shape with StorageCapacityScoring off",
+    ),
+    pytest.param(
         "EBSLimits",
         "{}\n",
         'sched.yaml:5: profiles[0].pluginConfig[0]: Invalid value: "EBSLimits": was invalid in version '

@@ -253,7 +253,29 @@ def default_preemption(args: dict[str, Any]) -> list[Problem]:
     return out
 
 
+def volume_binding(args: dict[str, Any]) -> list[Problem]:
+    """ValidateVolumeBindingArgs with StorageCapacityScoring off (v1.34's default): no `shape`."""
+    out: list[Problem] = []
+    timeout = _integer(args, "bindTimeoutSeconds", 600, out)
+    if timeout is not None and timeout < 0:
+        detail = "invalid BindTimeoutSeconds, should not be a negative value"
+        out.append((("bindTimeoutSeconds",), invalid(timeout, detail)))
+    shape = args.get("shape")
+    if shape is not None:
+        points = shape if isinstance(shape, list) else []
+        # the bad value as Go's %#v prints the []UtilizationShapePoint
+        value = ", ".join(
+            f"config.UtilizationShapePoint{{Utilization:{p.get('utilization', 0)}, Score:{p.get('score', 0)}}}"
+            for p in points
+            if isinstance(p, dict)
+        )
+        detail = "unexpected field `shape`, remove it or turn on the feature gate StorageCapacityScoring"
+        out.append((("shape",), f"Invalid value: []config.UtilizationShapePoint{{{value}}}: {detail}"))
+    return out
+
+
 VALIDATORS: dict[str, Callable[[dict[str, Any]], list[Problem]]] = {
+    "VolumeBinding": volume_binding,
     "NodeResourcesFit": node_resources_fit,
     "PodTopologySpread": pod_topology_spread,
     "InterPodAffinity": inter_pod_affinity,
