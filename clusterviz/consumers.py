@@ -38,7 +38,6 @@ from channels.db import database_sync_to_async
 from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.layers import get_channel_layer
-from channels.utils import await_many_dispatch
 from django.conf import settings
 
 from . import access, actions, store
@@ -55,6 +54,7 @@ CLOSE_REFETCH = 4410  # "a change could not be delivered: fetch the state over H
 SNAPSHOT_PART_BYTES = 256 * 1024  # a snapshot larger than this goes out in parts
 CLOSE_WAIT_SECONDS = 5.0  # how long a resync close may wait for a client that reads nothing
 SERVER_BUFFER_BYTES = 256 * 1024  # how much a server may hold unsent for one client before we wait
+PENDING_DISPATCH_LIMIT = 1000  # messages read from the sources but not yet handled (the layer's capacity)
 
 
 def _setting(name: str, default: float) -> float:
@@ -94,7 +94,11 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         """As AsyncConsumer.__call__, with a channel-layer receive that survives a lost connection and
         a third source of events: the consumer's own (heartbeats, resync), dispatched in turn with
-        the others so that every delivery runs in order, one at a time."""
+        the others so that every delivery runs in order, one at a time.
+
+        The sources feed one queue (channels' `await_many_dispatch` started a task and an
+        `asyncio.wait` over every source for each message: per follower, per change). The client's
+        next frame is read only once its previous one was handled, as before."""
         self.scope = scope
         self.base_send = send
         self._transport = _transport_of(send)
@@ -102,21 +106,52 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         self._outbox: collections.deque[str] = collections.deque()
         self._outbox_bytes = 0
         self._outbox_ready = asyncio.Event()
-        self._own: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self._own: asyncio.Queue[dict[str, Any] | BaseException] = asyncio.Queue()
+        # Read once: settings are a lazy object, and these are consulted for every message delivered.
+        self._message_limit = message_limit()
+        self._backlog_limit = backlog_limit()
         self._tasks: list[asyncio.Task[None]] = []
         self._heard = False
         self._closing = False
-        sources = [receive, self._own.get]
+        client_handled = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        pumps = [loop.create_task(self._pump(receive, client_handled))]
         if self.channel_layer is not None:
             self.channel_name = await self.channel_layer.new_channel()
-            sources.append(self._receive_from_layer)
+            pumps.append(loop.create_task(self._pump(self._receive_from_layer)))
         try:
-            await await_many_dispatch(sources, self.dispatch)
+            while True:
+                message = await self._own.get()
+                if isinstance(message, BaseException):
+                    raise message
+                try:
+                    await self.dispatch(message)
+                finally:
+                    if message.get("type", "").startswith("websocket."):
+                        client_handled.set()
         except StopConsumer:
             pass
         finally:
-            for task in self._tasks:
+            for task in (*pumps, *self._tasks):
                 task.cancel()
+
+    async def _pump(self, source: Any, handled: asyncio.Event | None = None) -> None:
+        """Move a source's messages into the dispatch queue (after each, wait for `handled` if given);
+        a failing source ends the consumer with its exception, as with channels' dispatch loop."""
+        try:
+            while True:
+                message = await source()
+                if handled is not None:
+                    handled.clear()
+                self._own.put_nowait(message)
+                if handled is not None:
+                    await handled.wait()
+                while self._own.qsize() > PENDING_DISPATCH_LIMIT:  # a dispatch waits on the database
+                    await asyncio.sleep(0.01)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:
+            self._own.put_nowait(exc)
 
     async def _receive_from_layer(self) -> dict[str, Any]:
         failures = 0
@@ -269,7 +304,7 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         if rv <= self.last_rv:
             return True
         text = json.dumps(message)
-        if len(text) > message_limit():
+        if len(text) > self._message_limit:
             await self._refuse_and_close(_too_large(f"change {rv} ({message.get('kind')})", len(text)))
             return False
         self.last_rv = rv
@@ -292,7 +327,7 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             return
         if text is None:
             text = json.dumps(message)
-        if len(text) > message_limit():
+        if len(text) > self._message_limit:
             what = message.get("type", "message")
             if what in ("result", "error") and message.get("id") is not None:
                 self._push(
@@ -310,7 +345,7 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         self._outbox.append(text)
         self._outbox_bytes += len(text)
         self._outbox_ready.set()
-        if self._outbox_bytes > backlog_limit() and len(self._outbox) > 1:
+        if self._outbox_bytes > self._backlog_limit and len(self._outbox) > 1:
             self._resync(f"too far behind ({self._outbox_bytes} bytes queued)")
 
     def _resync(self, why: str, refetch: bool = False) -> None:

@@ -2,57 +2,188 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from collections.abc import Callable, Iterator
 from fnmatch import fnmatchcase
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from scheduler_core.api.loading import InputError
+from scheduler_core.api.text import quote
+from scheduler_core.api.yaml_reading import format_validation_error, line_of, load_yaml_documents, locate
 
 from . import profiles, services, store
+from .kube_api.tables import _pod_status as pod_status_column  # kubectl get pods' STATUS (printPod)
 from .messages import parse_action, perform
 from .models import Cluster
 
 LESSONS_DIR = Path(__file__).parent / "lessons"
+_NAME = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+POD_KEY = rf"{_NAME}/{_NAME}(\.{_NAME})*"  # namespace/name
 
 
-@dataclass(frozen=True)
-class LessonStep:
-    say: str
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class Predict(_Spec):
+    """A question the class answers before the step runs: where `pod` goes (`node`: a node, or
+    Pending) or whether it is scheduled at all (`schedules`)."""
+
+    question: str = Field(min_length=1)
+    pod: str
+    ask: Literal["node", "schedules"]
+
+    @field_validator("pod")
+    @classmethod
+    def _namespaced(cls, value: str) -> str:
+        if not re.fullmatch(POD_KEY, value):
+            raise ValueError(f"Invalid value: {quote(value)}: must be <namespace>/<name>, e.g. default/pod-example")
+        return value
+
+
+class LessonStep(_Spec):
+    say: str = Field(min_length=1)
     command: str = ""
-    action: dict[str, Any] | None = None
+    action: dict[str, Any] | None = Field(default=None, alias="do")
+    expect: dict[str, Any] = Field(default_factory=dict)
+    wait: float = Field(default=0, ge=0, le=3600)  # seconds the class lets pass after the step
+    predict: Predict | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"say": self.say, "command": self.command}
+        if self.predict is not None:
+            out["predict"] = self.predict.model_dump()
+        return out
 
 
-@dataclass(frozen=True)
-class Lesson:
-    name: str
-    title: str
-    summary: str
-    objects: str
-    steps: tuple[LessonStep, ...]
-    expect: dict[str, Any] = field(default_factory=dict)
+class Lesson(_Spec):
+    name: str = Field(pattern=rf"^{_NAME}$")
+    title: str = Field(min_length=1)
+    summary: str = ""
+    pace: Literal["instant", "slow"] | None = None  # the pace a cluster starts at (slow: phases last)
+    objects: str = ""
+    # the KubeSchedulerConfiguration the lesson's cluster runs (empty: upstream's default profile)
+    profile: str = ""
+    steps: list[LessonStep] = Field(min_length=1)
+    expect: dict[str, Any] = Field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "title": self.title,
             "summary": self.summary,
-            "steps": [{"say": s.say, "command": s.command} for s in self.steps],
+            "pace": self.pace,
+            "steps": [step.to_dict() for step in self.steps],
         }
+
+
+def _created_pods(text: str) -> Iterator[str]:
+    """The "namespace/name" of each Pod in a create action's YAML (unparseable YAML yields none:
+    the action's own validation reports it when the lesson plays)."""
+    try:
+        documents = list(yaml.safe_load_all(text))
+    except yaml.YAMLError:
+        return
+    for doc in documents:
+        if isinstance(doc, dict) and doc.get("kind") == "Pod" and isinstance(doc.get("metadata"), dict):
+            meta = doc["metadata"]
+            yield f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+
+
+Fail = Callable[[tuple[int | str, ...], str], InputError]
+
+
+def _check_prediction(
+    predict: Predict, step: LessonStep, at: tuple[int | str, ...], created: list[str], existing: set[str], fail: Fail
+) -> None:
+    """A prediction is about a pod its step creates (or that exists by then, for a step that changes a
+    node or frees room), and the step's `expect` records the answer."""
+    pod, ask = predict.pod, predict.ask
+    if step.action is None:
+        raise fail((*at, "predict"), "a prediction needs a step that acts (`do`): nothing would change")
+    if step.action.get("action") == "create" and pod not in created:
+        made = ", ".join(f"Pod {key}" for key in created) or "no named Pod"
+        raise fail((*at, "predict", "pod"), f'"{pod}" is not created by this step (it creates {made})')
+    if step.action.get("action") != "create" and pod not in existing:
+        raise fail(
+            (*at, "predict", "pod"),
+            f'"{pod}" does not exist before this step (neither in `objects` nor created by an earlier step)',
+        )
+    answer = (step.expect.get("pods") or {}).get(pod) or {}
+    recorded = isinstance(answer.get("node"), str) or answer.get("pending") is True
+    if ask == "schedules":
+        recorded = recorded or answer.get("pending") is False
+    if not recorded:
+        wanted = "{node: <one node>} or {pending: true}" if ask == "node" else "{pending: true|false}"
+        raise fail((*at, "predict"), f'the answer is not recorded: the step\'s expect needs pods: "{pod}": {wanted}')
+
+
+def _check_semantics(lesson: Lesson, source: str, node: yaml.Node | None) -> None:
+    """What the schema cannot say: actions valid as actions, known expectation keys, predictions
+    about the right pods with their answers recorded."""
+
+    def fail(loc: tuple[int | str, ...], message: str) -> InputError:
+        return InputError(f"{locate(source, node, loc)}: {message}")
+
+    def check_keys(expect: dict[str, Any], at: tuple[int | str, ...]) -> None:
+        for key in expect:
+            if key not in EXPECT_KEYS:
+                raise fail((*at, "expect", key), f"unknown expectation (known: {', '.join(EXPECT_KEYS)})")
+
+    check_keys(lesson.expect, ())
+    if lesson.profile:
+        try:
+            profiles.parse({"yaml": lesson.profile})
+        except InputError as exc:
+            # profile.yaml:<line in the block>: … → the line in the lesson file (the block starts below `profile: |`)
+            match = re.match(r"profile\.yaml:(\d+)(?::\d+)?: (.*)", str(exc))
+            key_line = line_of(node, ("profile",))
+            if match and key_line:
+                raise InputError(f"{source}:{key_line + int(match[1])}: profile: {match[2]}") from None
+            raise fail(("profile",), str(exc)) from None
+    existing = set(_created_pods(lesson.objects))
+    for index, step in enumerate(lesson.steps):
+        at: tuple[int | str, ...] = ("steps", index)
+        check_keys(step.expect, at)
+        created: list[str] = []
+        if step.action is not None:
+            try:
+                parse_action(step.action)
+            except InputError as exc:
+                field_path, _, message = str(exc).partition(": ")
+                raise fail((*at, "do", *field_path.split(".")), message) from None
+            if step.action.get("action") == "create":
+                created = list(_created_pods(str(step.action.get("yaml", ""))))
+        if step.predict is not None:
+            _check_prediction(step.predict, step, at, created, existing, fail)
+        existing.update(created)
+
+
+def parse_lesson(text: str, source: str) -> Lesson:
+    """A lesson from its YAML text, or InputError naming the file, line and field."""
+    documents = load_yaml_documents(text, source)
+    if len(documents) != 1 or not isinstance(documents[0].data, dict):
+        raise InputError(f"{source}: expected one lesson (a mapping)")
+    document = documents[0]
+    try:
+        lesson = Lesson.model_validate(document.data)
+    except ValidationError as exc:
+        raise InputError(format_validation_error(exc, source, document.node)) from None
+    _check_semantics(lesson, source, document.node)
+    return lesson
 
 
 @lru_cache(maxsize=1)
 def all_lessons() -> dict[str, Lesson]:
     lessons: dict[str, Lesson] = {}
     for path in sorted(LESSONS_DIR.glob("*.yaml")):
-        raw = yaml.safe_load(path.read_text())
-        steps = tuple(LessonStep(s["say"], s.get("command", ""), s.get("do")) for s in raw.get("steps", []))
-        lessons[raw["name"]] = Lesson(
-            raw["name"], raw["title"], raw.get("summary", ""), raw.get("objects", ""), steps, raw.get("expect") or {}
-        )
+        lesson = parse_lesson(path.read_text(), f"clusterviz/lessons/{path.name}")
+        lessons[lesson.name] = lesson
     return lessons
 
 
@@ -65,22 +196,17 @@ def get_lesson(name: str) -> Lesson:
 
 
 def load_lesson(cluster: Cluster, name: str) -> Lesson:
-    """Put a lesson's starting objects into an empty cluster."""
+    """Put a lesson's starting objects into an empty cluster (at the lesson's pace, if it sets one)."""
     lesson = get_lesson(name)
     if lesson.objects.strip():
         services.create_from_yaml(cluster, lesson.objects, "kubectl", source=f"lesson {name}")
-    profiles.store(cluster, lesson_profile(name))
+    if lesson.pace is not None:
+        services.set_pace(cluster, lesson.pace)
+    profiles.store(cluster, profiles.parse({"yaml": lesson.profile}) if lesson.profile else {})
     cluster.lesson = name
     cluster.lesson_step = 0
     cluster.save(update_fields=["lesson", "lesson_step"])
     return lesson
-
-
-def lesson_profile(name: str) -> dict[str, Any]:
-    """A lesson's `profile:` (the KubeSchedulerConfiguration its cluster runs, validated as the
-    editor's); {} (upstream's default profile) when it has none."""
-    text = yaml.safe_load((LESSONS_DIR / f"{name}.yaml").read_text()).get("profile")
-    return profiles.parse({"yaml": text}) if text else {}
 
 
 def play_step(cluster: Cluster) -> LessonStep | None:
@@ -99,29 +225,18 @@ def play_step(cluster: Cluster) -> LessonStep | None:
 # --- expectations: what a lesson's end state (or a step's) must look like ---------------------------
 
 EXPECT_KEYS = ("pods", "absent_pods", "events", "no_events", "deployments", "running_on", "pending_count")
-POD_FIELDS = ("node", "phase", "pending", "message", "nominatedNode", "reason")
+POD_FIELDS = ("node", "phase", "status", "pending", "message", "nominatedNode", "reason")
 EVENT_FIELDS = ("object", "reason", "message", "message_glob", "count", "type")
-
-
-@lru_cache(maxsize=1)
-def _raw_steps() -> dict[str, tuple[dict[str, Any], ...]]:
-    out: dict[str, tuple[dict[str, Any], ...]] = {}
-    for path in sorted(LESSONS_DIR.glob("*.yaml")):
-        raw = yaml.safe_load(path.read_text())
-        out[raw["name"]] = tuple(raw.get("steps") or ())
-    return out
 
 
 def step_expectations(name: str) -> tuple[dict[str, Any], ...]:
     """Each step's own `expect` block ({} when it has none), in step order."""
-    get_lesson(name)
-    return tuple(step.get("expect") or {} for step in _raw_steps()[name])
+    return tuple(step.expect for step in get_lesson(name).steps)
 
 
 def step_waits(name: str) -> tuple[float, ...]:
     """Each step's `wait`: seconds the class lets pass after the step (0 when none)."""
-    get_lesson(name)
-    return tuple(float(step.get("wait") or 0) for step in _raw_steps()[name])
+    return tuple(step.wait for step in get_lesson(name).steps)
 
 
 def _pod_key(body: dict[str, Any]) -> str:
@@ -153,6 +268,10 @@ def _check_pod(key: str, body: dict[str, Any], want: dict[str, Any]) -> list[str
             problems.append(f"pod {key}: on node {node!r}, expected {' or '.join(map(repr, allowed))}")
     if "phase" in want and status.get("phase") != want["phase"]:
         problems.append(f"pod {key}: phase {status.get('phase')!r}, expected {want['phase']!r}")
+    if "status" in want:
+        shown = pod_status_column(body)[0]
+        if shown != want["status"]:
+            problems.append(f"pod {key}: STATUS {shown!r}, expected {want['status']!r}")
     if "pending" in want:
         pending = node is None
         if pending != bool(want["pending"]):
@@ -195,7 +314,8 @@ def check(cluster: Cluster, expect: dict[str, Any]) -> list[str]:
     """Every way the cluster differs from an `expect` block; [] when it matches.
 
     Keys (object names are "namespace/name"; `*`, `?` and `[...]` globs are allowed where noted):
-    - `pods` {name (glob): {node (name or list), phase, pending (bool: unbound), message and reason
+    - `pods` {name (glob): {node (name or list), phase, status (the STATUS column of `kubectl get
+      pods`: ContainerCreating, Completed, Terminating…), pending (bool: unbound), message and reason
       (of the PodScheduled condition), nominatedNode (name, list or null)}}; every match must fit;
     - `absent_pods` [name (glob)];
     - `events` [{object (glob), reason, message?, message_glob?, count?, type?}]: some event of a

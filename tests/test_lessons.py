@@ -1,26 +1,37 @@
 """Every lesson plays to the end state its `expect` block describes (clusterviz/lessons/*.yaml).
 
 Each lesson runs in a fresh cluster: load_lesson, reconcile, then play_step + reconcile per step
-(checking the step's own `expect`, and letting the step's `wait` seconds pass on a fake clock for the
-NoExecute taint manager), then `check_expectations` must report nothing. Expected scheduling
+(checking the step's own `expect`, and letting the step's `wait` seconds pass second by second on a
+fake clock that drives the kubelet, the NoExecute taint manager and the store's timestamps), then
+`check_expectations` must report nothing. A step's `predict` must have one answer: its pod bound by
+a unique top score (or its own spec.nodeName), or left Pending as its step records. Expected scheduling
 messages are upstream v1.34's exact text: FitError.Error() plus the PostFilter reasons of
 DynamicResources ("no new claims to deallocate") and DefaultPreemption ("preemption: ...").
 """
 
 from __future__ import annotations
 
+import math
 import re
 import time
+from datetime import UTC, datetime
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from clusterviz import lessons, services, store
-from clusterviz.controllers import taint_manager
+from clusterviz.controllers import kubelet, taint_manager
 from clusterviz.controllers.runner import reconcile, step_once
-from clusterviz.lessons import all_lessons, check, check_expectations, get_lesson, load_lesson, play_step
-from clusterviz.models import Cluster
+from clusterviz.lessons import (
+    all_lessons,
+    check,
+    check_expectations,
+    get_lesson,
+    load_lesson,
+    play_step,
+)
+from clusterviz.models import Cluster, SchedulingCycle
 from scheduler_core.api.loading import InputError
 
 REQUIRED = (
@@ -30,7 +41,9 @@ REQUIRED = (
     "node-affinity-required",
     "node-affinity-preferred",
     "node-affinity-operators",
+    "node-affinity-preferred-operators",
     "pod-affinity",
+    "pod-affinity-preferred",
     "pod-anti-affinity",
     "taints-noschedule",
     "taints-prefernoschedule",
@@ -39,11 +52,86 @@ REQUIRED = (
     "host-port-conflict",
     "topology-spread",
     "preemption",
+    "pod-phases",
+    "scoring",
 )
 
 
+# The audit: every experiment of the seed notes (/work/shared/seeds), the lesson that replays it, and
+# what that lesson's file must hold for it (fields, operators, effects, commands and outcomes).
+SEED_EXPERIMENTS = {
+    "nodeName (Deployment and Pod), no Scheduled event": (
+        "nodename",
+        ("nodeName: node01", "replicas: 3", "kubectl create -f nodename-test.yaml", "reason: Scheduled"),
+    ),
+    "node labels, --overwrite, nodeSelector": (
+        "nodeselector",
+        ("kubectl label nodes node01 qqq=1", "kubectl label nodes node02 kgc=a --overwrite", "nodeSelector:"),
+    ),
+    "nodeSelector node=node01, kubectl get pod -w": (
+        "pod-phases",
+        ("kubectl label nodes node01 node=node01", "node: node01", "kubectl get pod -w"),
+    ),
+    "node affinity, hard": ("node-affinity-required", ("requiredDuringSchedulingIgnoredDuringExecution",)),
+    "node affinity, soft; hard and soft together": (
+        "node-affinity-preferred",
+        ("preferredDuringSchedulingIgnoredDuringExecution", "requiredDuringSchedulingIgnoredDuringExecution"),
+    ),
+    "node affinity, hard, each operator": (
+        "node-affinity-operators",
+        ("required", *(f"operator: {op}\n" for op in ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"))),
+    ),
+    "node affinity, soft, each operator": (
+        "node-affinity-preferred-operators",
+        ("preferred", *(f"operator: {op}\n" for op in ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"))),
+    ),
+    "pod affinity, required, topologyKey": (
+        "pod-affinity",
+        ("podAffinity:", "requiredDuringScheduling", "topologyKey: kubernetes.io/hostname", "topologyKey: kgc"),
+    ),
+    "pod affinity, preferred": ("pod-affinity-preferred", ("podAffinity:", "preferredDuringScheduling", "weight:")),
+    "pod anti-affinity, required and preferred": (
+        "pod-anti-affinity",
+        ("podAntiAffinity:", "requiredDuringScheduling", "preferredDuringScheduling", "topologyKey: kgc"),
+    ),
+    "taint NoSchedule: set, describe, remove; both nodes tainted; toleration Equal": (
+        "taints-noschedule",
+        (
+            "kubectl taint node node01 qqq=value1:NoSchedule",
+            "kubectl taint node node01 qqq:NoSchedule-",
+            "kubectl describe node",
+            "operator: Equal",
+            "had untolerated taint",
+        ),
+    ),
+    "taint PreferNoSchedule": ("taints-prefernoschedule", ("effect: PreferNoSchedule",)),
+    "taint NoExecute evicts; tolerations Exists, Equal, tolerationSeconds": (
+        "taints-noexecute",
+        ("effect: NoExecute", "operator: Exists", "operator: Equal", "tolerationSeconds: 60", "TaintManagerEviction"),
+    ),
+    "pod phases": (
+        "pod-phases",
+        (
+            "status: ContainerCreating",
+            "phase: Running",
+            "phase: Succeeded",
+            "status: Completed",
+            "status: Terminating",
+            "pending: true",
+        ),
+    ),
+    "priorities LeastRequested, BalancedResourceAllocation, ImageLocality": (
+        "scoring",
+        ("NodeResourcesFit", "NodeResourcesBalancedAllocation", "ImageLocality", "images:", "sizeBytes:"),
+    ),
+    "predicate PodFitsResources": ("insufficient-resources", ("Insufficient cpu",)),
+    "predicate PodFitsHostPorts": ("host-port-conflict", ("hostPort: 80", "didn't have free ports")),
+}
+
+
 class FakeClock:
-    """Stands in for the taint manager's `time` module: real time plus the seconds "waited"."""
+    """The clock of the taint manager, the kubelet and the store's timestamps: real time plus the
+    seconds "waited"."""
 
     def __init__(self) -> None:
         self.offset = 0.0
@@ -51,11 +139,16 @@ class FakeClock:
     def time(self) -> float:
         return time.time() + self.offset
 
+    def rfc3339(self) -> str:
+        return datetime.fromtimestamp(self.time(), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
 
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
     fake = FakeClock()
     monkeypatch.setattr(taint_manager, "time", SimpleNamespace(time=fake.time))
+    monkeypatch.setattr(kubelet, "time", SimpleNamespace(time=fake.time))
+    monkeypatch.setattr(store, "now_rfc3339", fake.rfc3339)
     return fake
 
 
@@ -66,18 +159,74 @@ def start(name: str) -> Cluster:
     return cluster
 
 
+def watch(cluster: Cluster, clock: FakeClock, seconds: float) -> None:
+    """Let `seconds` pass second by second, the control loops acting as each deadline falls due (as
+    the class watching `kubectl get pods -w` sees it)."""
+    for _ in range(math.ceil(seconds)):
+        clock.offset += 1
+        reconcile(cluster)
+
+
+def _pod_or_none(cluster: Cluster, key: str) -> dict[str, Any] | None:
+    namespace, _, name = key.partition("/")
+    try:
+        return store.get(cluster, "Pod", namespace, name)
+    except store.NotFound:
+        return None
+
+
+def _binding_tie(cluster: Cluster, pod: str) -> list[int]:
+    """The nodes (as indices) that shared the top score in the cycle that bound `pod`."""
+    cycle = SchedulingCycle.objects.filter(cluster=cluster, pod=pod, scheduled=True).order_by("-number").first()
+    assert cycle is not None, f"{pod}: bound without a scheduling cycle"
+    (selected,) = [event for event in cycle.events if event.get("type") == "host.selected"]
+    tied = selected["tiedTop"]
+    return list(tied["$nodes"] if isinstance(tied, dict) else tied)
+
+
+def _answer(cluster: Cluster, predict: lessons.Predict, want: dict[str, Any]) -> tuple[str, list[str]]:
+    """The answer to a prediction once its step ran (a node or "Pending"), and why it would be
+    ambiguous: a pod bound by a random tie-break among nodes sharing the top score, or left Pending
+    for some other reason than the scheduler finding no node."""
+    body = _pod_or_none(cluster, predict.pod)
+    if body is None:
+        return "gone", [f"{predict.pod}: gone after its step"]
+    node = body["spec"].get("nodeName")
+    problems = []
+    if not node:
+        reason = lessons._scheduled_condition(body).get("reason")
+        if want.get("pending") is not True or reason != "Unschedulable":
+            problems.append(f"{predict.pod}: unbound ({reason}), recorded as {want}")
+        return "Pending", problems
+    if SchedulingCycle.objects.filter(cluster=cluster, pod=predict.pod, scheduled=True).exists():
+        tied = _binding_tie(cluster, predict.pod)
+        if len(tied) != 1:
+            problems.append(f"{predict.pod}: {node} won a tie-break among {len(tied)} nodes")
+    else:  # its own spec.nodeName: the scheduler never saw it
+        problems.extend(check(cluster, {"no_events": [{"object": predict.pod, "reason": "Scheduled"}]}))
+    return node, problems
+
+
 def play(name: str, clock: FakeClock, steps: int | None = None) -> tuple[Cluster, list[tuple[int, list[str]]]]:
-    """Run a lesson (or its first `steps` steps); returns the cluster and the failed step expectations."""
+    """Run a lesson (or its first `steps` steps); returns the cluster and the failed step
+    expectations. A predicting step's pod must not be bound before the step, and its outcome after
+    the step must have one answer (printed: `lesson step N (ask): pod -> node or Pending`)."""
     cluster = start(name)
     failures: list[tuple[int, list[str]]] = []
-    plan = list(zip(lessons.step_expectations(name), lessons.step_waits(name), strict=True))
-    for index, (expect, wait) in enumerate(plan[:steps], start=1):
+    for index, step in enumerate(get_lesson(name).steps[:steps], start=1):
+        problems = []
+        if step.predict is not None:
+            before = _pod_or_none(cluster, step.predict.pod)
+            if before is not None and before["spec"].get("nodeName"):
+                problems.append(f"{step.predict.pod}: bound before the step that asks where it goes")
         assert play_step(cluster) is not None
         reconcile(cluster)
-        if wait:
-            clock.offset += wait
-            reconcile(cluster)
-        problems = check(cluster, expect)
+        watch(cluster, clock, step.wait)
+        problems.extend(check(cluster, step.expect))
+        if step.predict is not None:
+            answer, ambiguous = _answer(cluster, step.predict, step.expect["pods"][step.predict.pod])
+            problems.extend(ambiguous)
+            print(f"{name} step {index} ({step.predict.ask}): {step.predict.pod} -> {answer}")
         if problems:
             failures.append((index, problems))
     if steps is None:
@@ -91,6 +240,17 @@ def play(name: str, clock: FakeClock, steps: int | None = None) -> tuple[Cluster
 
 def test_every_required_lesson_exists() -> None:
     assert set(REQUIRED) <= set(all_lessons())
+
+
+@pytest.mark.parametrize("experiment", sorted(SEED_EXPERIMENTS))
+def test_every_seed_experiment_has_its_lesson(experiment: str) -> None:
+    name, needs = SEED_EXPERIMENTS[experiment]
+    text = (lessons.LESSONS_DIR / f"{name}.yaml").read_text()
+    assert [need for need in needs if need not in text] == []
+
+
+def test_every_lesson_asks_a_prediction() -> None:
+    assert [name for name, lesson in all_lessons().items() if not any(s.predict for s in lesson.steps)] == []
 
 
 def _command_for(action: dict[str, Any]) -> str:
@@ -374,3 +534,162 @@ def test_check_a_glob_holds_every_match_to_the_claim(clock: FakeClock) -> None:
             r"pod default/myapp-[a-z0-9]{10}-[a-z0-9]{5}: on node 'node0[23]', expected 'node01'", problem
         )
     assert check(cluster, {"pods": {"default/myapp-*": {"node": ["node02", "node03"], "phase": "Running"}}}) == []
+
+
+# --- the lesson format: a bad lesson file is refused with its line and field ----------------------------
+
+GOOD = """\
+name: t
+title: A lesson
+steps:
+- say: Label node01.
+  command: kubectl label nodes node01 kgc=a
+  do: {action: label, node: node01, key: kgc, value: a}
+- say: Create pod-kgc.
+  command: kubectl apply -f pod-kgc.yaml
+  predict:
+    question: Which node?
+    pod: default/pod-kgc
+    ask: node
+  do:
+    action: create
+    yaml: |
+      apiVersion: v1
+      kind: Pod
+      metadata: {name: pod-kgc}
+      spec:
+        nodeSelector: {kgc: a}
+        containers: [{name: myapp, image: "soscscs/myapp:v1"}]
+  expect:
+    pods:
+      default/pod-kgc: {node: node01}
+expect:
+  pods:
+    default/pod-kgc: {node: node01}
+"""
+
+BAD = [
+    pytest.param(
+        ("    ask: node\n", "    ask: where\n"),
+        't.yaml:12: steps[1].predict.ask: Unsupported value: "where": supported values: "node", "schedules"',
+        id="ask",
+    ),
+    pytest.param(
+        ("    pod: default/pod-kgc\n", "    pod: default/pod-other\n"),
+        't.yaml:11: steps[1].predict.pod: "default/pod-other" is not created by this step (it creates Pod '
+        "default/pod-kgc)",
+        id="not-created",
+    ),
+    pytest.param(
+        ("    pod: default/pod-kgc\n", "    pod: pod-kgc\n"),
+        't.yaml:11: steps[1].predict.pod: Invalid value: "pod-kgc": must be <namespace>/<name>, e.g. '
+        "default/pod-example",
+        id="not-namespaced",
+    ),
+    pytest.param(
+        ("    question: Which node?\n", ""),
+        "t.yaml:9: steps[1].predict.question: Required value",
+        id="no-question",
+    ),
+    pytest.param(
+        ("    ask: node\n", "    ask: node\n    answer: node01\n"),
+        "t.yaml:13: steps[1].predict.answer: Extra inputs are not permitted",
+        id="extra-field",
+    ),
+    pytest.param(
+        ("      default/pod-kgc: {node: node01}\nexpect:", "      default/pod-kgc: {phase: Running}\nexpect:"),
+        't.yaml:9: steps[1].predict: the answer is not recorded: the step\'s expect needs pods: "default/pod-kgc": '
+        "{node: <one node>} or {pending: true}",
+        id="answer-not-recorded",
+    ),
+    pytest.param(
+        (
+            "  do: {action: label, node: node01, key: kgc, value: a}\n",
+            "  do: {action: label, node: node01, key: kgc, value: a}\n  predict: {question: Where?, pod: "
+            "default/pod-kgc, ask: node}\n",
+        ),
+        't.yaml:7: steps[0].predict.pod: "default/pod-kgc" does not exist before this step (neither in `objects` '
+        "nor created by an earlier step)",
+        id="not-there-yet",
+    ),
+    pytest.param(
+        ("  do: {action: label, node: node01, key: kgc, value: a}\n", "  do: {action: lable, node: node01}\n"),
+        "t.yaml:6: steps[0].do.action: unknown action 'lable'",
+        id="unknown-action",
+    ),
+    pytest.param(
+        ("- say: Label node01.\n", "- say: Label node01.\n  sya: Label node01.\n"),
+        "t.yaml:5: steps[0].sya: Extra inputs are not permitted",
+        id="unknown-step-field",
+    ),
+    pytest.param(
+        ("expect:\n  pods:\n    default/pod-kgc: {node: node01}\n", "expect:\n  podz: {}\n"),
+        "t.yaml:26: expect.podz: unknown expectation (known: pods, absent_pods, events, no_events, deployments, "
+        "running_on, pending_count)",
+        id="unknown-expectation",
+    ),
+    pytest.param(
+        ("steps:\n", "steps: oops\nx:\n"),
+        't.yaml:3: steps: Invalid value: "oops": must be a list',
+        id="steps-not-a-list",
+    ),
+]
+
+
+def test_a_good_lesson_parses_and_carries_its_prediction() -> None:
+    lesson = lessons.parse_lesson(GOOD, "t.yaml")
+    assert lesson.to_dict()["steps"][1] == {
+        "say": "Create pod-kgc.",
+        "command": "kubectl apply -f pod-kgc.yaml",
+        "predict": {"question": "Which node?", "pod": "default/pod-kgc", "ask": "node"},
+    }
+    assert "predict" not in lesson.to_dict()["steps"][0]
+
+
+@pytest.mark.parametrize("edit, error", BAD)
+def test_a_bad_lesson_is_refused_at_its_line(edit: tuple[str, str], error: str) -> None:
+    old, new = edit
+    assert old in GOOD
+    with pytest.raises(InputError) as caught:
+        lessons.parse_lesson(GOOD.replace(old, new, 1), "t.yaml")
+    assert str(caught.value).startswith(error), str(caught.value)
+
+
+@pytest.mark.django_db
+def test_api_lessons_carries_the_predictions(client: Any) -> None:
+    data = client.get("/api/lessons").json()
+    steps = {lesson["name"]: lesson["steps"] for lesson in data["lessons"]}
+    asked = [step["predict"] for step in steps["nodeselector"] if "predict" in step]
+    assert asked == [
+        {
+            "question": "pod-example has nodeSelector kgc=a, and no node has that label yet. Will it be scheduled?",
+            "pod": "default/pod-example",
+            "ask": "schedules",
+        }
+    ]
+
+
+@pytest.mark.django_db
+def test_a_tie_broken_at_random_is_no_answer(clock: FakeClock, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two identical empty nodes: the pod's node is a coin toss, which the lesson test refuses."""
+    node = (
+        "apiVersion: v1\nkind: Node\nmetadata: {{name: {0}, labels: {{kubernetes.io/hostname: {0}}}}}\n"
+        'status: {{allocatable: {{cpu: "2", memory: 4Gi, pods: "110"}}}}\n'
+    )
+    text = GOOD.replace(
+        "title: A lesson\n",
+        "title: A coin toss\nobjects: |\n"
+        + "".join(
+            "  " + line + "\n" for line in (node.format("node01") + "---\n" + node.format("node02")).splitlines()
+        ),
+    ).replace(
+        "kgc=a\n  do: {action: label, node: node01, key: kgc, value: a}",
+        "kgc=a\n  do: {action: label, node: node02, key: kgc, value: a}",
+    )
+    text = text.replace("        nodeSelector: {kgc: a}\n", "")
+    coin = lessons.parse_lesson(text, "t.yaml")
+    known = dict(all_lessons())
+    monkeypatch.setattr(lessons, "all_lessons", lambda: {**known, "t": coin})
+    _, failures = play("t", clock)
+    assert len(failures) == 1 and failures[0][0] == 2
+    assert any(re.fullmatch(r"default/pod-kgc: node0[12] won a tie-break among 2 nodes", p) for p in failures[0][1])

@@ -61,3 +61,19 @@ async def test_expired_messages_are_dropped_with_their_channel_from_groups(monke
     await layer.group_send("g", {"type": "m", "n": "new"})
     assert stale not in layer.groups["g"]  # expired, so dropped from the group (as channels does)
     assert (await layer.receive(fresh))["n"] == "new"
+
+
+async def test_a_receiver_keeps_its_queue_and_a_cancelled_one_leaves_nothing_behind() -> None:
+    layer = SharedCopyInMemoryChannelLayer()
+    channel = await layer.new_channel()
+    await layer.send(channel, {"type": "m", "n": 1})
+    assert (await layer.receive(channel))["n"] == 1
+    queue = layer.channels[channel]  # kept while its receiver is alive: no queue built per message
+    await layer.send(channel, {"type": "m", "n": 2})
+    assert layer.channels[channel] is queue and (await layer.receive(channel))["n"] == 2
+    waiting = asyncio.ensure_future(layer.receive(channel))
+    await asyncio.sleep(0)
+    waiting.cancel()  # the consumer closed
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    assert channel not in layer.channels

@@ -226,3 +226,16 @@ def test_a_new_profile_retries_parked_pods(client: Client, make_cluster: Any) ->
     assert put(client, "p10", {"config": config}).status_code == 200
     reconcile(cluster)
     assert KubeObject.objects.get(cluster=cluster, name="waiting").node_name == "tainted"
+
+
+def test_a_lesson_with_a_bad_profile_is_refused_at_its_line() -> None:
+    from clusterviz.lessons import LESSONS_DIR, parse_lesson
+    from scheduler_core.api.loading import InputError
+
+    text = (LESSONS_DIR / "bin-packing-vs-spreading.yaml").read_text().replace("type: MostAllocated", "type: Most")
+    with pytest.raises(InputError) as caught:
+        parse_lesson(text, "lesson.yaml")
+    assert str(caught.value) == (
+        "lesson.yaml:20: profile: profiles[1].pluginConfig[0].args.scoringStrategy.type: "
+        'Unsupported value: "Most": supported values: "LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"'
+    )
