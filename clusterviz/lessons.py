@@ -14,9 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from scheduler_core.api.loading import InputError
 from scheduler_core.api.text import quote
-from scheduler_core.api.yaml_reading import format_validation_error, load_yaml_documents, locate
+from scheduler_core.api.yaml_reading import format_validation_error, line_of, load_yaml_documents, locate
 
-from . import services, store
+from . import profiles, services, store
 from .kube_api.tables import _pod_status as pod_status_column  # kubectl get pods' STATUS (printPod)
 from .messages import parse_action, perform
 from .models import Cluster
@@ -67,6 +67,8 @@ class Lesson(_Spec):
     summary: str = ""
     pace: Literal["instant", "slow"] | None = None  # the pace a cluster starts at (slow: phases last)
     objects: str = ""
+    # the KubeSchedulerConfiguration the lesson's cluster runs (empty: upstream's default profile)
+    profile: str = ""
     steps: list[LessonStep] = Field(min_length=1)
     expect: dict[str, Any] = Field(default_factory=dict)
 
@@ -134,6 +136,16 @@ def _check_semantics(lesson: Lesson, source: str, node: yaml.Node | None) -> Non
                 raise fail((*at, "expect", key), f"unknown expectation (known: {', '.join(EXPECT_KEYS)})")
 
     check_keys(lesson.expect, ())
+    if lesson.profile:
+        try:
+            profiles.parse({"yaml": lesson.profile})
+        except InputError as exc:
+            # profile.yaml:<line in the block>: … → the line in the lesson file (the block starts below `profile: |`)
+            match = re.match(r"profile\.yaml:(\d+)(?::\d+)?: (.*)", str(exc))
+            key_line = line_of(node, ("profile",))
+            if match and key_line:
+                raise InputError(f"{source}:{key_line + int(match[1])}: profile: {match[2]}") from None
+            raise fail(("profile",), str(exc)) from None
     existing = set(_created_pods(lesson.objects))
     for index, step in enumerate(lesson.steps):
         at: tuple[int | str, ...] = ("steps", index)
@@ -190,6 +202,7 @@ def load_lesson(cluster: Cluster, name: str) -> Lesson:
         services.create_from_yaml(cluster, lesson.objects, "kubectl", source=f"lesson {name}")
     if lesson.pace is not None:
         services.set_pace(cluster, lesson.pace)
+    profiles.store(cluster, profiles.parse({"yaml": lesson.profile}) if lesson.profile else {})
     cluster.lesson = name
     cluster.lesson_step = 0
     cluster.save(update_fields=["lesson", "lesson_step"])

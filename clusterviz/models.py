@@ -31,6 +31,8 @@ class Cluster(models.Model):
     lesson_step = models.PositiveIntegerField(default=0)
     # The presenter's last view (cycle, step, speed, what-if, selection, tab): late followers start there.
     presenter_view = models.JSONField(default=dict, blank=True)
+    # The cluster's KubeSchedulerConfiguration (as JSON); empty: upstream's default profile.
+    scheduler_config = models.JSONField(default=dict, blank=True)
     # The secret of the edit link (and of the kubeconfig's bearer token): whoever holds it may write.
     owner_token = models.CharField(max_length=64, default=new_token)
     owner = models.ForeignKey("auth.User", null=True, blank=True, on_delete=models.SET_NULL)

@@ -25,8 +25,9 @@ from scheduler_core.api.validation import (
 from scheduler_core.api.workloads import WorkloadIndex
 from scheduler_core.explain import explain_on, result_to_json, wire_events
 from scheduler_core.fixes import suggest_fixes
+from scheduler_core.framework.profile import Profile
 
-from . import scheduler_cache, store
+from . import profiles, scheduler_cache, store
 from .adapters import snapshot
 from .admission import admission_context
 from .models import PACE_CHOICES, Cluster, KubeObject
@@ -329,14 +330,18 @@ def set_presenter_view(cluster: Cluster, view: dict[str, Any]) -> bool:
     return True
 
 
-def explain_pod(cluster: Cluster, text: str | bytes, seed: int = 0) -> dict[str, Any]:
-    """What-if: the full explanation for a pod against the current cluster; nothing changes."""
+def explain_pod(cluster: Cluster, text: str | bytes, seed: int = 0, profile: Profile | None = None) -> dict[str, Any]:
+    """What-if: the full explanation for a pod against the current cluster; nothing changes.
+
+    `profile`: the cluster's stored one for the pod's schedulerName unless given."""
     cache = scheduler_cache.synced(cluster)  # the scheduler's own view: no re-read of the cluster
     pod = load_pod(text, "pod.yaml", dict(cache.priority_classes), {})
+    if profile is None:
+        profile = profiles.profile_for(profiles.config_of(cluster), pod.spec.scheduler_name)
     table = cache.table()
     try:
         workload = WorkloadIndex(cache.workloads.values()).workload_of(pod.metadata)
-        explanation = explain_on(table, pod, seed=seed, workload=workload)
+        explanation = explain_on(table, pod, profile, seed=seed, workload=workload)
     except Exception:
         cache.drop_table()  # a cycle that failed midway may not have restored what it tried
         raise
@@ -350,13 +355,14 @@ def fix_pod(cluster: Cluster, text: str | bytes, seed: int = 0) -> dict[str, Any
     scheduler again on the fixed pod and node (see scheduler_core.fixes); nothing changes."""
     snap = snapshot(cluster)
     classes = {pc.metadata.name: pc for pc in snap.objects.priority_classes}
-    load_pod(text, "pod.yaml", classes, {})  # a clear, located error for bad input first
+    pod = load_pod(text, "pod.yaml", classes, {})  # a clear, located error for bad input first
     documents = load_yaml_documents(text, "pod.yaml")
+    profile = profiles.profile_for(profiles.config_of(cluster), pod.spec.scheduler_name)
 
     def load(body: dict[str, Any]) -> Any:
         return load_pod(json.dumps(body), "pod.yaml", classes, {})
 
-    return suggest_fixes(snap.objects, documents[0].data, load, seed)
+    return suggest_fixes(snap.objects, documents[0].data, load, seed, profile)
 
 
 BAR_RESOURCES = ("cpu", "memory")

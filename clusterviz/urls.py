@@ -1,6 +1,6 @@
 from django.urls import include, path
 
-from . import classroom, import_views, views
+from . import classroom, import_views, profile_views, views
 
 urlpatterns = [
     # kubectl sends no bearer token over plain http, so a writer's kubeconfig carries the owner
@@ -22,6 +22,10 @@ urlpatterns = [
     path("api/clusters/<slug:slug>/imports", import_views.start_import, name="clusterviz-imports"),
     path("api/clusters/<slug:slug>/imports/<int:number>", import_views.import_job, name="clusterviz-import-job"),
     path("api/clusters/<slug:slug>/imports/<int:number>/cancel", import_views.cancel_import),
+    path("api/clusters/<slug:slug>/profile", profile_views.api_profile, name="clusterviz-profile"),
+    path("api/clusters/<slug:slug>/profile/check", profile_views.api_profile_check),
+    path("api/clusters/<slug:slug>/profile.yaml", profile_views.api_profile_yaml, name="clusterviz-profile-yaml"),
+    path("api/clusters/<slug:slug>/compare", profile_views.api_compare, name="clusterviz-compare"),
     path("api/clusters/<slug:slug>/cycles", classroom.recent_cycles, name="clusterviz-cycles"),
     path("api/clusters/<slug:slug>/cycles/<int:number>", views.api_cycle, name="clusterviz-cycle"),
 ]

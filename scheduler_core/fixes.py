@@ -21,6 +21,7 @@ from .api.objects import Node, Pod, Toleration
 from .api.quantity import parse_quantity
 from .explain import explain, wire_events
 from .framework.pod_info import PodInfo, resource_value
+from .framework.profile import Profile
 
 __all__ = ["MAX_FIX_NODES", "suggest_fixes"]
 
@@ -157,6 +158,7 @@ def suggest_fixes(
     body: dict[str, Any],
     load: Callable[[dict[str, Any]], Pod],
     seed: int = 0,
+    profile: Profile | None = None,
 ) -> dict[str, Any]:
     """Per rejected node: its failing plugins with fixes, the pod diff, the kubectl commands, and
     where the scheduler puts the fixed pod on the fixed cluster (`verified` if on that node).
@@ -165,7 +167,7 @@ def suggest_fixes(
     original.pop("status", None)
     original.get("spec", {}).pop("nodeName", None)
     pod = load(original)
-    first = explain(cluster, pod, seed=seed)
+    first = explain(cluster, pod, profile, seed=seed)
     result = first.result
     out: dict[str, Any] = {"pod": PodInfo.of(pod).key, "nodes": []}
     if result is None or result.filter is None or result.diagnosis is None:
@@ -199,7 +201,7 @@ def suggest_fixes(
                 fixes = []
             fix.complete &= bool(fixes)
             fix.failures.append({"plugin": plugin, "reasons": reasons, "fixes": fixes})
-        out["nodes"].append(_verify(cluster, fix, original, load, seed))
+        out["nodes"].append(_verify(cluster, fix, original, load, seed, profile))
     return out
 
 
@@ -209,6 +211,7 @@ def _verify(
     original: dict[str, Any],
     load: Callable[[dict[str, Any]], Pod],
     seed: int,
+    profile: Profile | None,
 ) -> dict[str, Any]:
     name = fix.node.metadata.name
     commands = [f["command"] for failure in fix.failures for f in failure["fixes"] if f.get("command")]
@@ -232,7 +235,7 @@ def _verify(
         entry["message"] = str(exc)
         return entry
     nodes = [fix.node if n.metadata.name == name else n for n in cluster.nodes]
-    again = explain(replace(cluster, nodes=nodes), fixed_pod, seed=seed)
+    again = explain(replace(cluster, nodes=nodes), fixed_pod, profile, seed=seed)
     if again.result is not None:
         entry["landsOn"] = again.result.selected_node
         entry["message"] = again.result.message

@@ -437,7 +437,7 @@ ERROR_CASES = [
         - plugins:
             scores: {}
         """,
-        "sched.yaml:5: profiles[0].plugins.scores: unknown extension point",
+        'sched.yaml:5: profiles[0].plugins.scores: strict decoding error: unknown field "profiles[0].plugins.scores"',
         id="unknown extension point",
     ),
     pytest.param(
@@ -474,9 +474,9 @@ ERROR_CASES = [
               scoringStrategy:
                 type: Balanced
         """,
-        "sched.yaml:4: pluginConfig NodeResourcesFit args.scoringStrategy.type: Unsupported value: "
-        '"Balanced": supported values: ',
-        id="bad plugin args name the file",
+        "sched.yaml:8: profiles[0].pluginConfig[0].args.scoringStrategy.type: Unsupported value: "
+        '"Balanced": supported values: "LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"',
+        id="bad plugin args name the file, line and path",
     ),
     pytest.param(
         """

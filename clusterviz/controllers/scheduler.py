@@ -3,6 +3,7 @@ why not — exactly what kube-scheduler writes (pkg/scheduler/schedule_one.go)."
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from django.db import transaction
@@ -13,7 +14,7 @@ from scheduler_core.framework.pod_info import PodInfo
 from scheduler_core.plugins.registry import new_framework
 from scheduler_core.schedule_one import Scheduler, ScheduleResult
 
-from .. import scheduler_cache, store
+from .. import profiles, scheduler_cache, store
 from ..kube_events import record_event
 from ..models import Cluster, KubeObject, SchedulingCycle
 from ..publish import cycle_message, publish
@@ -24,8 +25,9 @@ COMPONENT = "default-scheduler"
 CYCLES_KEPT = 500
 
 
-def next_pod(cluster: Cluster) -> KubeObject | None:
-    """PrioritySort: higher priority first, then the earlier queue timestamp."""
+def next_pod(cluster: Cluster, scheduler_names: Collection[str] = (COMPONENT,)) -> KubeObject | None:
+    """PrioritySort: higher priority first, then the earlier queue timestamp; only pods whose
+    `schedulerName` names a profile of the cluster's configuration."""
     flush_leftovers(cluster)
     rows = KubeObject.objects.filter(cluster=cluster, kind="Pod", node_name="", queue_state="").order_by(
         "-priority", "queue_ts", "id"
@@ -33,7 +35,7 @@ def next_pod(cluster: Cluster) -> KubeObject | None:
     for row in rows:
         spec, meta = row.body.get("spec", {}), row.body.get("metadata", {})
         phase = row.body.get("status", {}).get("phase")
-        if spec.get("schedulerName", "default-scheduler") != COMPONENT or meta.get("deletionTimestamp"):
+        if spec.get("schedulerName", "default-scheduler") not in scheduler_names or meta.get("deletionTimestamp"):
             continue
         if phase in ("Succeeded", "Failed"):
             continue
@@ -56,7 +58,9 @@ def _condition(body: dict[str, Any], status: str, reason: str = "", message: str
 
 def schedule_next(cluster: Cluster) -> bool:
     """One scheduling cycle for the next pod; False when the queue is empty."""
-    row = next_pod(cluster)
+    config = profiles.config_of(cluster)
+    by_name = profiles.profiles_of(config)
+    row = next_pod(cluster, by_name)
     if row is None:
         return False
     key = f"{row.namespace}/{row.name}"
@@ -68,7 +72,8 @@ def schedule_next(cluster: Cluster) -> bool:
     # Counted in the database: another process (or a stale Cluster object) may have run cycles too.
     Cluster.objects.filter(pk=cluster.pk).update(cycle=F("cycle") + 1)
     cluster.cycle = Cluster.objects.filter(pk=cluster.pk).values_list("cycle", flat=True).get()
-    scheduler = Scheduler(new_framework(), seed=cluster.cycle)
+    profile = by_name[row.body.get("spec", {}).get("schedulerName", COMPONENT)]
+    scheduler = Scheduler(new_framework(profile), seed=cluster.cycle)
     scheduler.cycle = cluster.cycle - 1
     events: list[Event] = []
     scheduler.subscribe(events.append)
@@ -92,14 +97,15 @@ def schedule_next(cluster: Cluster) -> bool:
     _keep_cycle(cluster, result, wire, cache.rv)
     publish(cluster.pk, cycle_message({**summary, "message": result.message}, wire))
     with transaction.atomic():
+        # Events come from the profile's own recorder: its schedulerName reports them (upstream).
         if result.selected is not None:
-            _bind(cluster, row, info, result)
+            _bind(cluster, row, info, result, profile.scheduler_name)
         else:
-            _fail(cluster, row, info, result)
+            _fail(cluster, row, info, result, profile.scheduler_name)
     return True
 
 
-def _bind(cluster: Cluster, row: KubeObject, info: PodInfo, result: ScheduleResult) -> None:
+def _bind(cluster: Cluster, row: KubeObject, info: PodInfo, result: ScheduleResult, reporter: str) -> None:
     node = result.selected_node
     assert node is not None
 
@@ -109,10 +115,10 @@ def _bind(cluster: Cluster, row: KubeObject, info: PodInfo, result: ScheduleResu
         _condition(body, "True")
 
     body = store.patch(cluster, "Pod", row.namespace, row.name, bind, COMPONENT)
-    record_event(cluster, body, "Normal", "Scheduled", result.message, COMPONENT)
+    record_event(cluster, body, "Normal", "Scheduled", result.message, reporter)
 
 
-def _fail(cluster: Cluster, row: KubeObject, info: PodInfo, result: ScheduleResult) -> None:
+def _fail(cluster: Cluster, row: KubeObject, info: PodInfo, result: ScheduleResult, reporter: str) -> None:
     nominated = result.nominated_node
     victims = result.post_filter_result.detail.get("victims", []) if result.post_filter_result else []
 
@@ -125,14 +131,14 @@ def _fail(cluster: Cluster, row: KubeObject, info: PodInfo, result: ScheduleResu
                 body["status"].pop("nominatedNodeName", None)
 
     body = store.patch(cluster, "Pod", row.namespace, row.name, unschedulable, COMPONENT)
-    record_event(cluster, body, "Warning", "FailedScheduling", result.message, COMPONENT)
+    record_event(cluster, body, "Warning", "FailedScheduling", result.message, reporter)
     # Parked first: deleting the victims is the event that moves the preemptor back to the queue.
     park(row.pk, UNSCHEDULABLE)
     for victim in victims:
-        _preempt(cluster, victim, body, nominated)
+        _preempt(cluster, victim, body, nominated, reporter)
 
 
-def _preempt(cluster: Cluster, victim: PodInfo, preemptor: dict[str, Any], node: str) -> None:
+def _preempt(cluster: Cluster, victim: PodInfo, preemptor: dict[str, Any], node: str, reporter: str) -> None:
     """preemption.go PreemptPod: the DisruptionTarget condition, a (graceful) delete, the Preempted event.
 
     The victim is Terminating until its kubelet stops it; meanwhile it still holds its room, and
@@ -146,7 +152,7 @@ def _preempt(cluster: Cluster, victim: PodInfo, preemptor: dict[str, Any], node:
                 "type": "DisruptionTarget",
                 "status": "True",
                 "reason": "PreemptionByScheduler",
-                "message": f"{COMPONENT}: preempting to accommodate a higher priority pod",
+                "message": f"{reporter}: preempting to accommodate a higher priority pod",
                 "lastTransitionTime": store.now_rfc3339(),
             }
         )
@@ -161,7 +167,7 @@ def _preempt(cluster: Cluster, victim: PodInfo, preemptor: dict[str, Any], node:
     # Upstream's message names the preemptor by UID (preemption.go); `related` names it too.
     uid = preemptor["metadata"].get("uid", "")
     message = f"Preempted by pod {uid} on node {node}"
-    record_event(cluster, body, "Normal", "Preempted", message, COMPONENT, related=preemptor, action="Preempting")
+    record_event(cluster, body, "Normal", "Preempted", message, reporter, related=preemptor, action="Preempting")
 
 
 def _keep_cycle(cluster: Cluster, result: ScheduleResult, wire: list[dict[str, Any]], seen_rv: int) -> None:

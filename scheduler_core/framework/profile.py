@@ -7,13 +7,17 @@ MultiPoint one keep their order first, then MultiPoint-only ones, then the remai
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
+from ..api.errors import path_text
 from ..api.loading import InputError, load_yaml_documents, locate
+from .config_fields import unknown_field
+from .plugin_args import REMOVED_PLUGINS, go_value, validate_plugin_args
 
 __all__ = [
     "DEFAULT_MULTI_POINT",
@@ -21,8 +25,10 @@ __all__ = [
     "PluginRef",
     "Profile",
     "default_profile",
+    "load_config",
     "load_profile",
     "profile_from_config",
+    "profiles_from_config",
 ]
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
@@ -223,6 +229,121 @@ def _check_registered(profile: Profile, registry: Mapping[str, Any]) -> None:
                 raise InputError(f'{ref.where or "profile"}: {PLUGIN_TYPES[point]} "{ref.name}" does not exist')
 
 
+def _check_config(config: Any, located: _Config) -> tuple[int | None, list[Any]]:
+    """The top level: kind, apiVersion, percentageOfNodesToScore, the profiles list."""
+    if not isinstance(config, dict):
+        raise located.error((), "expected a KubeSchedulerConfiguration (a mapping)")
+    if config.get("kind") != "KubeSchedulerConfiguration":
+        raise located.error(("kind",), f"Invalid value: {config.get('kind')!r}: expected KubeSchedulerConfiguration")
+    api_version = config.get("apiVersion")
+    if api_version is not None and api_version != API_VERSION:
+        raise located.error(("apiVersion",), f"Invalid value: {api_version!r}: expected {API_VERSION}")
+    unknown = unknown_field(config)
+    if unknown:
+        # kube-scheduler decodes its config strictly (the field named with its path)
+        raise located.error(unknown, f'strict decoding error: unknown field "{path_text(unknown)}"')
+    _check_top_level(config, located)
+    global_pct = _percentage(config.get("percentageOfNodesToScore"), ("percentageOfNodesToScore",), located)
+    profiles = config.get("profiles") or [{}]
+    if not isinstance(profiles, list):
+        raise located.error(("profiles",), "must be a list")
+    for index, raw in enumerate(profiles):
+        if not isinstance(raw, dict):
+            raise located.error(("profiles", index), "must be an object")
+    return global_pct, profiles
+
+
+def _check_top_level(config: dict[str, Any], located: _Config) -> None:
+    """ValidateKubeSchedulerConfiguration's numbers (after v1 defaulting: parallelism 16, pod backoff
+    1 s initial, 10 s max); kube-scheduler refuses to start on them, so the simulator does too."""
+    numbers = {}
+    for key, default in (("parallelism", 16), ("podInitialBackoffSeconds", 1), ("podMaxBackoffSeconds", 10)):
+        value = config.get(key)
+        if value is None:
+            value = default
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise located.error((key,), f"Invalid value: {go_value(value)}: must be an integer")
+        numbers[key] = value
+    if numbers["parallelism"] <= 0:
+        raise located.error(
+            ("parallelism",), f"Invalid value: {numbers['parallelism']}: should be an integer value greater than zero"
+        )
+    if numbers["podInitialBackoffSeconds"] <= 0:
+        initial = numbers["podInitialBackoffSeconds"]
+        raise located.error(("podInitialBackoffSeconds",), f"Invalid value: {initial}: must be greater than 0")
+    if numbers["podMaxBackoffSeconds"] < numbers["podInitialBackoffSeconds"]:
+        raise located.error(
+            ("podMaxBackoffSeconds",),
+            f"Invalid value: {numbers['podMaxBackoffSeconds']}: "
+            "must be greater than or equal to PodInitialBackoffSeconds",
+        )
+
+
+def _removed_plugin(name: str) -> str:
+    """validation.go isPluginInvalid."""
+    return f"Invalid value: {go_value(name)}: was invalid in version {go_value(API_VERSION)} " + (
+        f"(KubeSchedulerConfiguration is version {go_value(API_VERSION)})"
+    )
+
+
+def _resolve(
+    raw: dict[str, Any],
+    index: int,
+    global_pct: int | None,
+    located: _Config,
+    registry: Mapping[str, Any] | None,
+) -> Profile:
+    """One entry of `profiles`, validated as kube-scheduler validates it, then placed in a framework."""
+    base: tuple[int | str, ...] = ("profiles", index)
+    profile = Profile(scheduler_name=raw.get("schedulerName") or "default-scheduler")
+    plugins = raw.get("plugins") or {}
+    if not isinstance(plugins, dict):
+        raise located.error((*base, "plugins"), "must be an object")
+    for key, value in plugins.items():
+        loc = (*base, "plugins", key)
+        if key == "multiPoint":
+            plugin_set = _plugin_set(value, loc, located)
+            profile.multi_point = _merge(profile.multi_point, plugin_set)
+        elif key in PLUGIN_TYPES or key in _IGNORED_POINTS:
+            plugin_set = _plugin_set(value, loc, located)
+            if key in PLUGIN_TYPES:
+                profile.points[key] = plugin_set
+        else:
+            raise located.error(loc, "unknown extension point")
+        for k, ref in enumerate(plugin_set.enabled):
+            if ref.name in REMOVED_PLUGINS:
+                raise located.error((*loc, "enabled", k), _removed_plugin(ref.name))
+    seen: set[str] = set()
+    entries = raw.get("pluginConfig") or []
+    if not isinstance(entries, list):
+        raise located.error((*base, "pluginConfig"), "must be a list")
+    for k, entry in enumerate(entries):
+        loc = (*base, "pluginConfig", k)
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            raise located.error((*loc, "name"), "Required value")
+        name = entry["name"]
+        if name in seen:
+            raise located.error(loc, f"Duplicate value: {go_value(name)}")
+        seen.add(name)
+        if name in REMOVED_PLUGINS:
+            raise located.error(loc, _removed_plugin(name))
+        args = entry.get("args") or {}
+        if not isinstance(args, dict):
+            raise located.error((*loc, "args"), "must be an object")
+        for sub, message in validate_plugin_args(name, args)[:1]:
+            raise located.error((*loc, "args", *sub), message)
+        profile.plugin_args[name] = args
+    pct = _percentage(raw.get("percentageOfNodesToScore"), (*base, "percentageOfNodesToScore"), located)
+    profile.percentage_of_nodes_to_score = pct if pct is not None else global_pct
+    if registry is None:
+        from ..plugins.registry import IN_TREE_REGISTRY  # late: the registry imports this module
+
+        registry = IN_TREE_REGISTRY
+    _check_registered(profile, registry)
+    _check_framework(profile, registry, located.where(base))
+    return profile
+
+
 def profile_from_config(
     config: Any,
     source: str = "profile",
@@ -236,62 +357,43 @@ def profile_from_config(
     checked against `registry` (the in-tree registry by default).
     """
     located = _Config(source, node)
-    if not isinstance(config, dict):
-        raise located.error((), "expected a KubeSchedulerConfiguration (a mapping)")
-    if config.get("kind") != "KubeSchedulerConfiguration":
-        raise located.error(("kind",), f"Invalid value: {config.get('kind')!r}: expected KubeSchedulerConfiguration")
-    api_version = config.get("apiVersion")
-    if api_version is not None and api_version != API_VERSION:
-        raise located.error(("apiVersion",), f"Invalid value: {api_version!r}: expected {API_VERSION}")
-    global_pct = _percentage(config.get("percentageOfNodesToScore"), ("percentageOfNodesToScore",), located)
-    profiles = config.get("profiles") or [{}]
-    if not isinstance(profiles, list):
-        raise located.error(("profiles",), "must be a list")
-    chosen: tuple[int, dict[str, Any]] | None = None
+    global_pct, profiles = _check_config(config, located)
     for index, raw in enumerate(profiles):
-        if not isinstance(raw, dict):
-            raise located.error(("profiles", index), "must be an object")
         name = raw.get("schedulerName") or "default-scheduler"
         if scheduler_name is None or name == scheduler_name:
-            chosen = (index, raw)
-            break
-    if chosen is None:
-        raise located.error(("profiles",), f"no profile with schedulerName {scheduler_name!r}")
-    index, raw = chosen
-    base: tuple[int | str, ...] = ("profiles", index)
-    profile = Profile(scheduler_name=raw.get("schedulerName") or "default-scheduler")
-    plugins = raw.get("plugins") or {}
-    if not isinstance(plugins, dict):
-        raise located.error((*base, "plugins"), "must be an object")
-    for key, value in plugins.items():
-        loc = (*base, "plugins", key)
-        if key == "multiPoint":
-            profile.multi_point = _merge(profile.multi_point, _plugin_set(value, loc, located))
-        elif key in PLUGIN_TYPES:
-            profile.points[key] = _plugin_set(value, loc, located)
-        elif key not in _IGNORED_POINTS:
-            raise located.error(loc, "unknown extension point")
-    seen: set[str] = set()
-    for k, entry in enumerate(raw.get("pluginConfig") or []):
-        loc = (*base, "pluginConfig", k)
-        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
-            raise located.error((*loc, "name"), "Required value")
-        if entry["name"] in seen:
-            raise located.error(loc, f'Duplicate value: "{entry["name"]}"')
-        seen.add(entry["name"])
-        args = entry.get("args") or {}
-        if not isinstance(args, dict):
-            raise located.error((*loc, "args"), "must be an object")
-        profile.plugin_args[entry["name"]] = args
-    pct = _percentage(raw.get("percentageOfNodesToScore"), (*base, "percentageOfNodesToScore"), located)
-    profile.percentage_of_nodes_to_score = pct if pct is not None else global_pct
-    if registry is None:
-        from ..plugins.registry import IN_TREE_REGISTRY  # late: the registry imports this module
+            return _resolve(raw, index, global_pct, located, registry)
+    raise located.error(("profiles",), f"no profile with schedulerName {scheduler_name!r}")
 
-        registry = IN_TREE_REGISTRY
-    _check_registered(profile, registry)
-    _check_framework(profile, registry, located.where(base))
-    return profile
+
+def profiles_from_config(
+    config: Any,
+    source: str = "profile",
+    node: yaml.Node | None = None,
+    registry: Mapping[str, Any] | None = None,
+) -> dict[str, Profile]:
+    """Every profile of a KubeSchedulerConfiguration by schedulerName, each validated (validation.go
+    ValidateKubeSchedulerConfiguration: a schedulerName used twice, queueSort differing between profiles)."""
+    located = _Config(source, node)
+    global_pct, profiles = _check_config(config, located)
+    out: dict[str, Profile] = {}
+    first_at: dict[str, int] = {}
+    for index, raw in enumerate(profiles):
+        profile = _resolve(raw, index, global_pct, located, registry)
+        name = profile.scheduler_name
+        if name in out:
+            raise located.error(
+                ("profiles", index, "schedulerName"), f"Duplicate value: profiles[{first_at[name]}].schedulerName"
+            )
+        first_at[name] = index
+        out[name] = profile
+        queue_sort = (raw.get("plugins") or {}).get("queueSort")
+        first_sort = (profiles[0].get("plugins") or {}).get("queueSort")
+        if index and (queue_sort or None) != (first_sort or None):
+            raise located.error(
+                ("profiles", index, "plugins", "queueSort"),
+                f"Invalid value: {json.dumps(queue_sort)}: must be the same for all profiles",
+            )
+    return out
 
 
 def _check_framework(profile: Profile, registry: Mapping[str, Any], where: str) -> None:
@@ -322,3 +424,11 @@ def load_profile(text: str | bytes, source: str, scheduler_name: str | None = No
     if len(documents) != 1:
         raise InputError(f"{source}: expected one KubeSchedulerConfiguration document, found {len(documents)}")
     return profile_from_config(documents[0].data, source, scheduler_name, documents[0].node)
+
+
+def load_config(text: str | bytes, source: str) -> dict[str, Profile]:
+    """Every profile of a KubeSchedulerConfiguration file, by schedulerName, in file order."""
+    documents = load_yaml_documents(text, source)
+    if len(documents) != 1:
+        raise InputError(f"{source}: expected one KubeSchedulerConfiguration document, found {len(documents)}")
+    return profiles_from_config(documents[0].data, source, documents[0].node)

@@ -16,6 +16,7 @@ import { Palette, chipAction, wireBoardDragAndDrop } from "./views/palette.js";
 import { renderPipeline } from "./views/pipeline.js";
 import { MAP_ABOVE, renderPinnedNode } from "./views/node_map.js"; // node map
 import { renderScoreboard, wantsScoreboard } from "./views/scoreboard.js"; // node map
+import { mountProfiles } from "./views/profiles.js"; // profiles
 
 const page = $("#cluster-page");
 const slug = page.dataset.slug;
@@ -164,6 +165,8 @@ const editor = new Editor($("#editor"), {
       .catch((err) => editor.showError(err.message));
   },
 });
+
+const profilesPanel = mountProfiles($("#profiles"), { slug, readOnly, toast, pods: () => [...state.objects.Pod.values()], editorText: () => editor.textarea.value }); // profiles
 
 function selectedPodObject() {
   return ui.selectedPod ? state.objects.Pod.get(ui.selectedPod) : null;
@@ -328,6 +331,8 @@ function handle(msg) {
     applyEviction(state, msg);
   } else if (msg.type === "cluster.updated") {
     state.cluster = { ...state.cluster, ...msg.cluster };
+  } else if (msg.type === "profile.updated") {
+    if (profilesPanel) profilesPanel.refreshStored(); // profiles
   } else if (msg.type === "presenter.view" && readOnly) {
     followPresenter(msg);
   } else if (msg.type === "error" && !msg.id) {

@@ -10,7 +10,7 @@ import pytest
 from scheduler_core.api.loading import admit_pod
 from scheduler_core.api.objects import Pod
 from scheduler_core.framework.pod_info import PodInfo
-from scheduler_core.framework.profile import profile_from_config
+from scheduler_core.framework.profile import Profile
 from scheduler_core.plugins.registry import new_framework
 from scheduler_core.schedule_one import Scheduler, ScheduleResult
 from tests.helpers import node, scores, table
@@ -48,11 +48,10 @@ def make_node(name: str, milli_cpu: int, memory: int, gpu: int | None = None) ->
 
 
 def run(nodes: list[Any], incoming: Pod, pods: list[Pod], resources: list[dict[str, Any]] | None) -> ScheduleResult:
-    profile: dict[str, Any] = {}
-    if resources is not None:
-        profile["pluginConfig"] = [{"name": BA, "args": {"resources": resources}}]
-    config = {"kind": "KubeSchedulerConfiguration", "profiles": [profile]}
-    scheduler = Scheduler(new_framework(profile_from_config(config)), seed=0)
+    # The args go to the plugin as upstream's tests hand them to New: a config file's validation
+    # (weights must be 1) is not the plugin's (tests/test_profile_validation.py covers it).
+    profile = Profile(plugin_args={BA: {"resources": resources}} if resources is not None else {})
+    scheduler = Scheduler(new_framework(profile), seed=0)
     return scheduler.schedule_pod(table(nodes, pods), PodInfo.of(incoming))
 
 
