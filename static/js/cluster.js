@@ -14,6 +14,8 @@ import { Palette, chipAction, wireBoardDragAndDrop } from "./views/palette.js";
 import { renderPipeline } from "./views/pipeline.js";
 import { MAP_ABOVE, renderPinnedNode } from "./views/node_map.js"; // node map
 import { renderScoreboard, wantsScoreboard } from "./views/scoreboard.js"; // node map
+import { lessonQuestion } from "./model/prediction.js"; // prediction
+import { PredictionPanel } from "./views/prediction.js"; // prediction
 
 const page = $("#cluster-page");
 const slug = page.dataset.slug;
@@ -82,6 +84,17 @@ const socket = new ClusterSocket(slug, {
 });
 
 const history = new History();
+
+// prediction: the class question; on the reveal every board follows the cycle that answers it.
+const prediction = new PredictionPanel($("#prediction"), {
+  readOnly,
+  slug,
+  send: (action) => socket.send(action),
+  toast,
+  onRevealing: () => {
+    player.follow = true;
+  },
+});
 
 // Send one action; remember it with its inverse for undo (unless it is an undo/redo itself).
 function apply(action, card, record = true) {
@@ -329,6 +342,8 @@ function handle(msg) {
     state.cluster = { ...state.cluster, ...msg.cluster };
   } else if (msg.type === "presenter.view" && readOnly) {
     followPresenter(msg);
+  } else if (String(msg.type).startsWith("prediction.")) {
+    prediction.receive(msg); // prediction
   } else if (msg.type === "error" && !msg.id) {
     toast(msg.message, "error");
   } else {
@@ -598,14 +613,27 @@ const render = () => {
     const step = state.cluster.lessonStep || 0;
     drawIf("lesson", [lesson, step], () => renderLesson($("[data-panel=lesson]"), lesson, step, { next: nextLessonStep, readOnly }));
   }
+  prediction.render({ pendingPods: pendingPodKeys, viewing: player.current ? { cycle: player.current.cycle, atEnd: player.atEnd() } : null }); // prediction
   $("#rv").textContent = state.rv;
   const pace = $("#pace");
   if (pace && state.cluster.pace && document.activeElement !== pace) pace.value = state.cluster.pace;
 };
 const rerender = frameBatcher(render);
 
+function pendingPodKeys() {
+  return [...state.objects.Pod.values()].filter((p) => !p.spec.nodeName).map(objectKey);
+}
+
 function nextLessonStep() {
-  apply({ action: "lesson.next" })
+  // prediction: a step with `predict:` asks the class first; its pod is then held Pending until the reveal.
+  const ask = lesson ? lessonQuestion(lesson.steps[state.cluster.lessonStep || 0]) : null;
+  const asked = ask ? prediction.pose(ask) : Promise.resolve();
+  asked
+    .catch((err) => {
+      toast(err.message, "error");
+      throw err;
+    })
+    .then(() => apply({ action: "lesson.next" }))
     .then((msg) => msg.say && toast(msg.say))
     .catch(() => {});
 }
@@ -649,6 +677,7 @@ $("#board").addEventListener("click", (event) => {
   }
   const card = event.target.closest("[data-node]");
   if (card) {
+    if (readOnly && prediction.chooseNode(card.dataset.node)) return rerender(); // prediction: a follower's pick
     if (palette.chooseNode(card.dataset.node)) return;
     ui.selectedNode = ui.selectedNode === card.dataset.node ? null : card.dataset.node;
     broadcastView();
@@ -681,6 +710,7 @@ document.addEventListener("keydown", (event) => {
 // node map: a click or Enter on a cell pins that node (or applies the armed chip); ✕ unpins (node null).
 $("#board").addEventListener("nodemap:pin", (event) => {
   const name = event.detail.node;
+  if (name && readOnly && prediction.chooseNode(name)) return rerender(); // prediction: a follower's pick
   if (name && palette.chooseNode(name)) return;
   ui.selectedNode = name;
   broadcastView();
