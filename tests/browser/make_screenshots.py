@@ -147,3 +147,14 @@ def test_screenshots_of_the_truthful_views(page: Page, browser: Any, new_cluster
     phone = browser.new_context(viewport={"width": 390, "height": 844})
     shot(open_cluster(phone.new_page(), api.url), "phone")
     phone.close()
+
+
+def test_screenshots_of_prediction_mode(browser: Any, new_cluster: Any) -> None:
+    """A prediction round revealed: the presenter's tally and score, a follower's marked pick."""
+    from .test_prediction import play_round
+
+    presenter, followers = play_round(browser, new_cluster("demo"))
+    expect(followers[1].locator("#prediction .predict-mark")).to_have_text("✗ wrong")
+    expect(presenter.locator("#prediction .predict-score")).to_contain_text("1 of 3 right")
+    shot(presenter, "prediction-presenter", "#prediction")
+    shot(followers[1], "prediction-follower", "#prediction")

@@ -74,7 +74,7 @@ export class PredictionPanel {
     const form = h(
       "details",
       { class: "predict-ask" },
-      h("summary", {}, "❓ ask the class"),
+      h("summary", {}, "? ask the class"),
       h(
         "form",
         {
@@ -162,7 +162,7 @@ export class PredictionPanel {
     return h(
       "div",
       { class: "predict-head" },
-      h("strong", {}, `❓ Question ${q.number}: `),
+      h("strong", {}, `Question ${q.number}: `),
       q.text,
       h("span", { class: `predict-state predict-${q.state}` }, STATE_TEXT[q.state] || q.state),
     );
@@ -178,10 +178,11 @@ export class PredictionPanel {
       const classes = ["predict-pick"];
       if (pick === chosen) classes.push("chosen");
       if (shown && pick === q.outcome) classes.push("outcome");
+      else if (shown && pick === chosen) classes.push("missed");
       return h(
         "button",
         { type: "button", class: classes.join(" "), dataset: { pick }, disabled: !open || (!presenter && !!answered), "aria-pressed": pick === chosen ? "true" : "false" },
-        pick === PENDING ? "⏸ stays Pending" : pickLabel(pick),
+        pick === PENDING ? "◌ stays Pending" : pickLabel(pick),
       );
     });
     const lead = presenter ? "your own guess (not counted):" : answered ? `your answer: ${pickLabel(answered)} (locked in)` : "pick a node (here or on the board), then lock it in:";
