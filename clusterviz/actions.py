@@ -166,6 +166,8 @@ async def handle(
             return _refused("TooManyRequests", 429, f"too many {action.action} actions: slow down", action_id)
         if action.action in prediction.ACTIONS:
             result = await run_sync(prediction.perform)(cluster, action, viewer)
+            if action.action == "predict.answer":
+                await prediction.tally_soon(cluster.pk, run_sync)
         else:
             result = await run_sync(perform)(cluster, action, component)
         if isinstance(action, Step):

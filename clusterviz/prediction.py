@@ -14,9 +14,11 @@ the viewer id of their session (`ensure_viewer`, set when the page is opened): o
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import io
 import secrets
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from django.db import IntegrityError, transaction
@@ -220,8 +222,33 @@ def answer(cluster: Cluster, action: AnswerAction, viewer: str | None) -> dict[s
         raise store.Conflict(
             f"you already answered question {question.number} ({label(mine or '')}): one answer per question"
         ) from None
-    publish(cluster.pk, _tally_message(question), group=presenters_group(cluster.pk))
-    return {"answered": action.pick, "question": question.number}
+    return {"answered": action.pick, "question": question.number}  # the tally follows (`tally_soon`)
+
+
+TALLY_EVERY = 0.25  # seconds: the answers of a burst make one tally message
+_tally_tasks: dict[int, asyncio.Task[None]] = {}
+
+
+async def tally_soon(cluster_id: int, run_sync: Callable[[Callable[..., Any]], Callable[..., Awaitable[Any]]]) -> None:
+    """After an answer: the presenters' tally, published once per TALLY_EVERY however many answers
+    arrive (200 followers answering together make a few messages and reads, not 200)."""
+    task = _tally_tasks.get(cluster_id)
+    if task is None or task.done():
+        _tally_tasks[cluster_id] = asyncio.get_running_loop().create_task(_tally_later(cluster_id, run_sync))
+
+
+async def _tally_later(
+    cluster_id: int, run_sync: Callable[[Callable[..., Any]], Callable[..., Awaitable[Any]]]
+) -> None:
+    await asyncio.sleep(TALLY_EVERY)
+    del _tally_tasks[cluster_id]  # an answer stored after this point schedules the next tally
+    await run_sync(publish_tally)(cluster_id)
+
+
+def publish_tally(cluster_id: int) -> None:
+    question = Question.objects.filter(cluster_id=cluster_id, state__in=LIVE).order_by("-number").first()
+    if question is not None:
+        publish(cluster_id, _tally_message(question), group=presenters_group(cluster_id))
 
 
 def reveal(cluster: Cluster) -> dict[str, Any]:
