@@ -22,6 +22,7 @@ urlpatterns = [
     path("api/clusters/<slug:slug>/imports", import_views.start_import, name="clusterviz-imports"),
     path("api/clusters/<slug:slug>/imports/<int:number>", import_views.import_job, name="clusterviz-import-job"),
     path("api/clusters/<slug:slug>/imports/<int:number>/cancel", import_views.cancel_import),
+    path("api/clusters/<slug:slug>/prediction", views.api_prediction, name="clusterviz-prediction"),
     path("api/clusters/<slug:slug>/predictions.csv", views.api_predictions, name="clusterviz-predictions"),
     path("api/clusters/<slug:slug>/cycles", classroom.recent_cycles, name="clusterviz-cycles"),
     path("api/clusters/<slug:slug>/cycles/<int:number>", views.api_cycle, name="clusterviz-cycle"),

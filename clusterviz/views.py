@@ -302,5 +302,15 @@ def api_predictions(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @require_GET
+@_api
+def api_prediction(request: HttpRequest, slug: str) -> JsonResponse:
+    """The latest class question as the stream sends it to this browser (its own answer; the tally
+    for a presenter): what a board asks for when a stream message was lost."""
+    cluster = _api_cluster(slug)
+    viewer = request.session.get(prediction.VIEWER_KEY)
+    return JsonResponse({"messages": prediction.messages_for(cluster, viewer, _may_write(request, cluster))})
+
+
+@require_GET
 def api_lessons(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"lessons": [lesson.to_dict() for lesson in all_lessons().values()]})

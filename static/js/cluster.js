@@ -332,6 +332,7 @@ function handle(msg) {
     ui.change = msg;
     ui.changeHop = 0;
     if (ui.selectedPod && msg.kind === "Pod" && objectKey(msg.object) === ui.selectedPod) askWhy();
+    if (msg.kind === "Pod") prediction.podChanged(objectKey(msg.object), msg.object); // prediction
   } else if (msg.type === "scheduler.cycle") {
     player.add({ ...msg, receivedAt: Date.now(), resourceVersion: msg.resourceVersion || state.rv });
     ui.hideVerdicts = false;

@@ -191,6 +191,14 @@ async def test_a_late_follower_sees_the_open_question_and_their_own_answer(
     messages = await presenter_again.until(of_type("prediction.tally"))
     assert messages[-1]["counts"] == {"@scheduled": 1}
 
+    # The same over HTTP (what a board asks when a stream message was lost): no tally for a follower.
+    browser = Client()
+    browser.cookies["sessionid"] = cookie
+    data = (await sync_to_async(browser.get)("/api/clusters/c1/prediction")).json()
+    assert [(m["type"], m["question"]["state"], m["mine"]) for m in data["messages"]] == [
+        ("prediction.question", "open", "@scheduled")
+    ]
+
 
 async def test_stays_pending_is_right_when_the_cycle_fails_and_csv_has_every_answer(
     make_cluster: Any, ws_connect: Any, follower: Any

@@ -17,6 +17,7 @@ import {
 } from "../model/prediction.js";
 
 const NAME_KEY = "clusterviz.name";
+const HEAL_AFTER_MS = 5000; // the reveal follows the pod's binding at once; a lost one is asked for
 const MARK_TEXT = { right: "✓ right", wrong: "✗ wrong", none: "— no answer" };
 const STATE_TEXT = {
   open: "answers open · the pod is held Pending",
@@ -30,6 +31,7 @@ export class PredictionPanel {
   constructor(root, { readOnly, slug, send, toast, onRevealing }) {
     this.root = root;
     this.readOnly = readOnly;
+    this.slug = slug;
     this.send = send;
     this.toast = toast;
     this.onRevealing = onRevealing;
@@ -47,6 +49,33 @@ export class PredictionPanel {
     this.state = reducePrediction(this.state, msg);
     const q = this.state.question;
     if (q && q.state === "revealing" && before !== "revealing") this.onRevealing();
+    if (q && q.state === "revealed" && this.healing) {
+      clearTimeout(this.healing);
+      this.healing = null;
+    }
+  }
+
+  // A change of the question's pod (bound, or its cycle failed) while this board still waits for the
+  // reveal: the `prediction.question` message may have been lost (an overloaded channel layer drops
+  // messages; only changes are replayed from the watch log), so ask for the question over HTTP.
+  podChanged(key, pod) {
+    const q = this.state.question;
+    if (!q || q.pod !== key || q.state === "revealed" || q.state === "cancelled" || this.healing) return;
+    const conditions = (pod.status && pod.status.conditions) || [];
+    const scheduledOrFailed = pod.spec.nodeName || conditions.some((c) => c.type === "PodScheduled" && c.status === "False");
+    if (!scheduledOrFailed) return;
+    this.healing = setTimeout(() => {
+      fetch(`/api/clusters/${this.slug}/prediction`)
+        .then((r) => (r.ok ? r.json() : { messages: [] }))
+        .then(({ messages }) => {
+          for (const msg of messages) this.receive(msg);
+          this.render(this.lastContext);
+        })
+        .catch(() => {})
+        .finally(() => {
+          this.healing = null;
+        });
+    }, HEAL_AFTER_MS);
   }
 
   // A node clicked on the board while the question is open: it becomes this board's choice.
