@@ -102,7 +102,10 @@ class Board:
         self.waiters[key] = asyncio.get_running_loop().create_future()
         started = time.monotonic()
         await self.ws.send(json.dumps(action))
-        await asyncio.wait_for(self.waiters[key], TIMEOUT)
+        try:
+            await asyncio.wait_for(self.waiters[key], TIMEOUT)
+        except TimeoutError:
+            raise RuntimeError(f"{self.name}: no reply to {action['action']} within {TIMEOUT:g} s") from None
         at, reply = self.replies[key]
         return at - started, reply
 
@@ -166,7 +169,13 @@ async def scenario_p(
             await asyncio.sleep(rng.uniform(0, o.answer_window))
             pick = options[index % len(options)]
             sent = time.monotonic()
-            took, reply = await board.ask({"action": "predict.answer", "pick": pick, "name": board.name, "id": "a1"})
+            try:
+                took, reply = await board.ask(
+                    {"action": "predict.answer", "pick": pick, "name": board.name, "id": "a1"}
+                )
+            except RuntimeError as exc:
+                problems.append(str(exc))
+                return
             if reply["type"] != "result":
                 problems.append(f"{board.name}: answer refused: {reply.get('message')}")
                 return
