@@ -181,7 +181,11 @@ async def scenario_p(
                 return
             acks.append((sent, sent + took))
             if index % 10 == 0:  # a second answer must be refused
-                _, again = await board.ask({"action": "predict.answer", "pick": pick, "id": "a2"})
+                try:
+                    _, again = await board.ask({"action": "predict.answer", "pick": pick, "id": "a2"})
+                except RuntimeError as exc:
+                    problems.append(str(exc))
+                    return
                 if again.get("reason") != "Conflict":
                     problems.append(f"{board.name}: a second answer was not refused: {again}")
 
