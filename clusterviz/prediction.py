@@ -38,6 +38,7 @@ from .models import (
     Cluster,
     KubeObject,
     Question,
+    SchedulingCycle,
 )
 from .publish import publish
 from .scheduling_queue import activate_pod
@@ -265,8 +266,12 @@ def reveal(cluster: Cluster) -> dict[str, Any]:
         question.save(update_fields=["state"])
         if not row.node_name:
             activate_pod(cluster, row.namespace, row.name)  # a parked pod tries again now
-    if row.node_name:  # created with spec.nodeName: no cycle, the node is the answer
-        _settle(cluster, question, None, True, row.node_name, "", "bound by spec.nodeName, without the scheduler")
+    if row.node_name:  # bound already: by a cycle that was under way when the question was posed, or by spec.nodeName
+        cycle = SchedulingCycle.objects.filter(cluster=cluster, pod=question.pod).order_by("-number").first()
+        if cycle is not None and cycle.node == row.node_name:
+            _settle(cluster, question, cycle.number, True, row.node_name, "", cycle.message)
+        else:
+            _settle(cluster, question, None, True, row.node_name, "", "bound by spec.nodeName, without the scheduler")
     else:
         _announce(cluster, question)
     return {"revealing": question.number}

@@ -249,6 +249,18 @@ async def test_cancel_releases_the_pod(make_cluster: Any, ws_connect: Any) -> No
     assert messages[-1]["pod"] == "default/nginx" and messages[-1]["node"] == "n2"
 
 
+async def test_a_pod_created_with_node_name_is_revealed_without_a_cycle(make_cluster: Any, ws_connect: Any) -> None:
+    presenter = await presenter_of(make_cluster, ws_connect)
+    await pose(presenter, pod="pinned")
+    pinned = pod_yaml("pinned").replace("spec:\n", "spec:\n  nodeName: n3\n")
+    await presenter.send({"action": "create", "yaml": pinned})
+    await presenter.send({"action": "predict.reveal"})
+    revealed = (await presenter.until(question_in("revealed")))[-1]["question"]
+    assert (revealed["outcome"], revealed["cycle"]) == ("n3", None)
+    assert revealed["message"] == "bound by spec.nodeName, without the scheduler"
+    assert not await SchedulingCycle.objects.filter(cluster__slug="c1").aexists()
+
+
 async def _token(slug: str) -> str:
     from clusterviz.models import Cluster
 
