@@ -395,6 +395,10 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             task.cancel()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.channel_layer.group_discard(self.group, self.channel_name), 2)
+        if self.can_write:
+            with contextlib.suppress(Exception):
+                group = prediction.presenters_group(self.cluster.pk)
+                await asyncio.wait_for(self.channel_layer.group_discard(group, self.channel_name), 2)
         refetch = event.get("refetch", False)
         # A client that reads nothing cannot take the close frame either (uvicorn waits for room).
         with contextlib.suppress(Exception):
