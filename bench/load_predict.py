@@ -27,6 +27,7 @@ from typing import Any
 
 from load_procs import HOST, Usage
 from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
 
 SLUG = "load-p"
 POD = "quiz"
@@ -138,10 +139,18 @@ async def scenario_p(
     connect_seconds = time.monotonic() - connect_started
     presenter = Board("presenter", await stream(bases[0], f"key={token}"))
     tallies: list[tuple[float, int]] = []  # (when, answered) as the presenter got them
+    kinds: dict[str, int] = {}  # messages the presenter got, by type
 
     async def presenter_pump() -> None:
+        try:
+            await read_presenter()
+        except ConnectionClosed as exc:
+            problems.append(f"the presenter's stream was closed: {exc}")
+
+    async def read_presenter() -> None:
         async for raw in presenter.ws:
             message = json.loads(raw)
+            kinds[message.get("type")] = kinds.get(message.get("type"), 0) + 1
             if message.get("type") == "prediction.tally":
                 tallies.append((time.monotonic(), int(message["answered"])))
             elif message.get("type") in ("result", "error") and message.get("id") in presenter.waiters:
@@ -237,6 +246,7 @@ async def scenario_p(
         "score": outcome.get("score"),
         "talliesToPresenter": len(tallies),
         "talliesToFollowers": leaked,
+        "presenterMessages": kinds,
         "questionDeliveryMs": _ms([b.question_at - pose_sent for b in boards if b.question_at]),
         "answerAckMs": _ms([ack - sent for sent, ack in acks]),
         "tallyDeliveryMs": _ms(tally_delays),
