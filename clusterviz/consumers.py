@@ -380,7 +380,7 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         await self.stream_catchup(event)
 
     async def stream_catchup(self, event: dict[str, Any]) -> None:
-        missed = await database_sync_to_async(_changes_since)(self.cluster, self.last_rv)
+        missed = await _shared_changes_since(self.cluster, self.last_rv)
         if missed is None:
             self._resync("the watch log no longer reaches back to your resourceVersion")
             return
@@ -462,6 +462,27 @@ def _changes_since(cluster: Cluster, since: int, before: int | None = None) -> l
     return [
         {**change.to_dict(), "path": watch_path(change.to_dict())} for change in changes.order_by("resource_version")
     ]
+
+
+# Idle streams of one cluster check the watch log at the same resourceVersion: one read serves them all
+# for a moment. 200 idle followers (a class thinking about a question) otherwise made 100 reads a
+# second on the one database thread, and everything else (actions, the scheduler) waited behind them.
+_shared_reads: dict[tuple[int, int], tuple[float, asyncio.AbstractEventLoop, asyncio.Task[Any]]] = {}
+
+
+async def _shared_changes_since(cluster: Cluster, since: int) -> list[dict[str, Any]] | None:
+    """`_changes_since(cluster, since)`, shared with the streams asking the same within a half heartbeat."""
+    loop = asyncio.get_running_loop()
+    now = loop.time()
+    fresh = heartbeat_seconds() / 2
+    for key, (at, _, _) in list(_shared_reads.items()):
+        if now - at > fresh:
+            del _shared_reads[key]
+    entry = _shared_reads.get((cluster.pk, since))
+    if entry is None or entry[1] is not loop:
+        task = loop.create_task(database_sync_to_async(_changes_since)(cluster, since))
+        entry = _shared_reads[(cluster.pk, since)] = (now, loop, task)
+    return await asyncio.shield(entry[2])  # type: ignore[no-any-return]
 
 
 def _transport_of(send: Any) -> Any:
