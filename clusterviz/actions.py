@@ -167,7 +167,7 @@ async def handle(
         if action.action in prediction.ACTIONS:
             result = await run_sync(prediction.perform)(cluster, action, viewer)
             if action.action == "predict.answer":
-                await prediction.tally_soon(cluster.pk, run_sync)
+                await prediction.tally_soon(cluster.pk)
         else:
             result = await run_sync(perform)(cluster, action, component)
         if isinstance(action, Step):

@@ -18,10 +18,10 @@ import asyncio
 import csv
 import io
 import secrets
-from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
-from django.db import IntegrityError, transaction
+from asgiref.sync import sync_to_async
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Max
 from django.utils import timezone
 from pydantic import BaseModel, ConfigDict, Field
@@ -230,26 +230,28 @@ TALLY_EVERY = 0.25  # seconds: the answers of a burst make one tally message
 _tally_tasks: dict[int, asyncio.Task[None]] = {}
 
 
-async def tally_soon(cluster_id: int, run_sync: Callable[[Callable[..., Any]], Callable[..., Awaitable[Any]]]) -> None:
+async def tally_soon(cluster_id: int) -> None:
     """After an answer: the presenters' tally, published once per TALLY_EVERY however many answers
     arrive (200 followers answering together make a few messages and reads, not 200)."""
     task = _tally_tasks.get(cluster_id)
     if task is None or task.done():
-        _tally_tasks[cluster_id] = asyncio.get_running_loop().create_task(_tally_later(cluster_id, run_sync))
+        _tally_tasks[cluster_id] = asyncio.get_running_loop().create_task(_tally_later(cluster_id))
 
 
-async def _tally_later(
-    cluster_id: int, run_sync: Callable[[Callable[..., Any]], Callable[..., Awaitable[Any]]]
-) -> None:
+async def _tally_later(cluster_id: int) -> None:
     await asyncio.sleep(TALLY_EVERY)
     del _tally_tasks[cluster_id]  # an answer stored after this point schedules the next tally
-    await run_sync(publish_tally)(cluster_id)
+    # In a worker thread: not queued behind the answers waiting for the one database thread.
+    await sync_to_async(publish_tally, thread_sensitive=False)(cluster_id)
 
 
 def publish_tally(cluster_id: int) -> None:
-    question = Question.objects.filter(cluster_id=cluster_id, state__in=LIVE).order_by("-number").first()
-    if question is not None:
-        publish(cluster_id, _tally_message(question), group=presenters_group(cluster_id))
+    try:
+        question = Question.objects.filter(cluster_id=cluster_id, state__in=LIVE).order_by("-number").first()
+        if question is not None:
+            publish(cluster_id, _tally_message(question), group=presenters_group(cluster_id))
+    finally:
+        connection.close()  # the worker thread's own connection
 
 
 def reveal(cluster: Cluster) -> dict[str, Any]:
