@@ -27,6 +27,8 @@ from django.utils import timezone
 from pydantic import BaseModel, ConfigDict, Field
 
 from scheduler_core.api.loading import InputError
+from scheduler_core.api.text import quote
+from scheduler_core.api.validation import dns1123_label_error, dns1123_subdomain_error
 
 from . import store
 from .models import (
@@ -111,10 +113,12 @@ def ensure_viewer(session: Any) -> str:
 
 
 def _pod_key(text: str) -> str:
+    """ "namespace/name" (or "name" in default), each part a valid name."""
     namespace, _, name = text.strip().rpartition("/")
     namespace = namespace or "default"
-    if not name or "/" in namespace:
-        raise InputError(f'pod: "{text}": expected namespace/name or name')
+    error = dns1123_label_error(namespace) or dns1123_subdomain_error(name)
+    if error:
+        raise InputError(f"pod: Invalid value: {quote(text)}: expected namespace/name or name: {error}")
     return f"{namespace}/{name}"
 
 

@@ -164,6 +164,9 @@ async def test_followers_cannot_pose_reveal_cancel_or_export(make_cluster: Any, 
     second = await presenter.send({"action": "predict.pose", "pod": "other"})
     error = (await presenter.until(lambda m: m.get("id") == second))[-1]
     assert error["reason"] == "Conflict" and error["message"] == "question 1 is still open: reveal or cancel it first"
+    bad = await presenter.send({"action": "predict.pose", "pod": "default/No Such"})
+    error = (await presenter.until(lambda m: m.get("id") == bad))[-1]
+    assert error["reason"] == "Invalid" and error["message"].startswith('pod: Invalid value: "default/No Such"')
     reveal = await presenter.send({"action": "predict.reveal"})
     error = (await presenter.until(lambda m: m.get("id") == reveal))[-1]
     assert error["reason"] == "NotFound" and "does not exist yet: create it, then reveal" in error["message"]
