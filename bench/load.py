@@ -14,6 +14,8 @@ Scenarios (every follower and presenter is a WebSocket client, Origin = the serv
   presenter doing `--cluster-actions` actions at the same time.
 - C (reconnect): `--reconnectors` followers each drop their socket once mid-stream and reconnect with
   `?resourceVersion=<last seen>` (to the other server in redis mode).
+- P (prediction, not run by default): `--followers` followers answer a prediction question within
+  `--answer-window` seconds, then the presenter reveals (bench/load_predict.py has its figures).
 
 For every follower and every `watch` change after its snapshot: delivered or missed, duplicated,
 out of order, and its latency from the moment the presenter sent the action that caused it (the
@@ -45,6 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import load_predict
 from load_procs import (
     HOST,
     Process,
@@ -635,6 +638,8 @@ def cluster_slugs(options: argparse.Namespace) -> list[str]:
         slugs += [f"load-b-{k:03d}" for k in range(options.clusters)]
     if "C" in options.scenarios:
         slugs.append("load-c")
+    if "P" in options.scenarios:
+        slugs.append(load_predict.SLUG)
     return slugs
 
 
@@ -676,6 +681,9 @@ def table(report: dict[str, Any]) -> str:
     for r in report["scenarios"]:
         if "failed" in r:
             lines += ["", f"Scenario {r['scenario']}: FAILED: {r['failed']}"]
+            continue
+        if r["scenario"] == "P":
+            lines += load_predict.table_lines(r, _ms)
             continue
         lines += [
             "",
@@ -722,15 +730,21 @@ def table(report: dict[str, Any]) -> str:
 
 
 def passed(report: dict[str, Any]) -> bool:
-    return all(
-        "failed" not in r
-        and not r["missed"]
+    return all(_scenario_passed(r) for r in report["scenarios"])
+
+
+def _scenario_passed(r: dict[str, Any]) -> bool:
+    if "failed" in r:
+        return False
+    if r["scenario"] == "P":
+        return load_predict.passed(r)
+    return (
+        not r["missed"]
         and not r["duplicates"]
         and not r["problems"]
         and not r["actionErrors"]
         and all(p["alive"] for p in r["processes"])
         and r["snapshotFallbacks"] == 0
-        for r in report["scenarios"]
     )
 
 
@@ -739,9 +753,10 @@ async def run_scenarios(bench: Bench, say: Callable[[str], None]) -> list[dict[s
         "A": bench.scenario_a,
         "B": bench.scenario_b,
         "C": bench.scenario_c,
+        "P": lambda: load_predict.scenario_p(bench, TOKENS[load_predict.SLUG], percentiles, _own_cpu),
     }
     results = []
-    for name in "ABC":
+    for name in "ABCP":
         if name in bench.options.scenarios:
             say(f"scenario {name} ...")
             try:
@@ -777,7 +792,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--quiet-seconds", type=float, default=1.0, help="a cluster is done when nothing changed for this long"
     )
     parser.add_argument("--via", choices=["ws", "http"], default="ws", help="how presenters send actions")
-    parser.add_argument("--scenarios", default="ABC", help="which scenarios to run (e.g. AC)")
+    parser.add_argument("--scenarios", default="ABC", help="which scenarios to run (e.g. AC, or P)")
+    parser.add_argument("--answer-window", type=float, default=2.0, help="scenario P: seconds the answers spread over")
     parser.add_argument("--timeout", type=float, default=150.0, help="bound on each scenario (seconds)")
     parser.add_argument("-o", "--output", choices=["table", "json"], default="table")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory (database, logs)")
@@ -786,8 +802,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     for name in ("followers", "actions", "clusters", "cluster_followers", "cluster_actions", "reconnectors"):
         if getattr(options, name) < (0 if name == "reconnectors" else 1):
             parser.error(f"--{name.replace('_', '-')} must be positive")
-    if not set(options.scenarios) <= set("ABC") or not options.scenarios:
-        parser.error("--scenarios: letters among A, B, C")
+    if not set(options.scenarios) <= set("ABCP") or not options.scenarios:
+        parser.error("--scenarios: letters among A, B, C, P")
     return options
 
 

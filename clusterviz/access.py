@@ -13,8 +13,8 @@ from .models import Cluster
 __all__ = ["READ_ONLY_ACTIONS", "SESSION_KEY", "edit_url", "grant", "holds_token", "may_write", "token_from_headers"]
 
 SESSION_KEY = "clusterviz.edit"
-# Actions anyone watching may send: they change nothing.
-READ_ONLY_ACTIONS = frozenset({"explain", "fixes"})
+# Actions anyone watching may send: they change nothing (a follower's answer to a prediction only adds it).
+READ_ONLY_ACTIONS = frozenset({"explain", "fixes", "predict.answer"})
 
 
 def holds_token(cluster: Cluster, token: str | None) -> bool:

@@ -22,7 +22,7 @@ from django.db import DataError
 
 from scheduler_core.api.loading import InputError
 
-from . import access, store
+from . import access, prediction, store
 from .controllers.runner import ensure_runner
 from .messages import MAX_YAML_CHARS, Step, data_error_message, parse_action, perform
 from .models import Cluster
@@ -148,11 +148,13 @@ async def handle(
     limits: Limits,
     component: str,
     run_sync: Callable[[Callable[..., Any]], Callable[..., Awaitable[Any]]] = sync_to_async,
+    viewer: str | None = None,
 ) -> Outcome:
     """Run one action end to end. Never raises: every failure is an `Outcome` (nothing was changed).
 
     `run_sync` runs the database work (a consumer passes channels' `database_sync_to_async`, which
-    also closes stale connections; a request's are closed when it ends)."""
+    also closes stale connections; a request's are closed when it ends). `viewer` is the client's
+    session identity, which a prediction answer is recorded under."""
     action_id = None
     try:
         data = decode(raw)
@@ -162,7 +164,12 @@ async def handle(
             return _refused("Forbidden", 403, FORBIDDEN, action_id)
         if not limits.allow(action.action):
             return _refused("TooManyRequests", 429, f"too many {action.action} actions: slow down", action_id)
-        result = await run_sync(perform)(cluster, action, component)
+        if action.action in prediction.ACTIONS:
+            result = await run_sync(prediction.perform)(cluster, action, viewer)
+            if action.action == "predict.answer":
+                await prediction.tally_soon(cluster.pk)
+        else:
+            result = await run_sync(perform)(cluster, action, component)
         if isinstance(action, Step):
             await run_sync(publish)(cluster.pk, {"type": "control.step", "steps": action.steps})
         elif action.action == "pace":

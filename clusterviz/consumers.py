@@ -41,7 +41,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.layers import get_channel_layer
 from django.conf import settings
 
-from . import access, actions, store
+from . import access, actions, prediction, store
 from .controllers import taint_manager
 from .controllers.runner import ensure_runner
 from .models import Change, Cluster
@@ -86,6 +86,12 @@ def _may_write(scope: dict[str, Any], cluster: Cluster, key: str | None) -> bool
     session = scope.get("session")
     user = scope.get("user")
     return access.may_write(cluster, session=session, user=user, token=key)
+
+
+def _viewer(scope: dict[str, Any]) -> str | None:
+    """The session's follower identity (`prediction.ensure_viewer`, set by the page), if any."""
+    session = scope.get("session")
+    return None if session is None else session.get(prediction.VIEWER_KEY)
 
 
 class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
@@ -195,6 +201,8 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             )
         query = parse_qs(self.scope.get("query_string", b"").decode())
         self.can_write = await database_sync_to_async(_may_write)(self.scope, cluster, query.get("key", [None])[0])
+        self.viewer = await database_sync_to_async(_viewer)(self.scope)
+        await self._join_presenters()
         self._limits = actions.Limits()  # per connection
         since = query.get("resourceVersion", [""])[0]
         resumed = since.isdigit() and await self._resume(int(since))
@@ -212,6 +220,9 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         # Evictions announced before this client came: each still-running countdown, from now.
         for announcement in await database_sync_to_async(taint_manager.pending_evictions)(cluster):
             self._push(announcement)
+        # The class question, if one is open (or was just revealed), with this viewer's own answer.
+        for message in await database_sync_to_async(prediction.messages_for)(cluster, self.viewer, self.can_write):
+            self._push(message)
         loop = asyncio.get_running_loop()
         self._tasks += [loop.create_task(self._write()), loop.create_task(self._beat())]
         ensure_runner(cluster.pk)
@@ -240,6 +251,17 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         if hasattr(self, "group"):
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.channel_layer.group_discard(self.group, self.channel_name), 2)
+            if getattr(self, "can_write", False):
+                with contextlib.suppress(Exception):
+                    group = prediction.presenters_group(self.cluster.pk)
+                    await asyncio.wait_for(self.channel_layer.group_discard(group, self.channel_name), 2)
+
+    async def _join_presenters(self) -> None:
+        """A presenter also joins the presenters' group (the live tally of a prediction question)."""
+        if self.can_write:
+            with contextlib.suppress(Exception):
+                group = prediction.presenters_group(self.cluster.pk)
+                await asyncio.wait_for(self.channel_layer.group_add(group, self.channel_name), heartbeat_seconds())
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any) -> None:
         """An action (clusterviz/actions.py runs it, as for HTTP); any refusal is an `error` reply and
@@ -258,6 +280,7 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             limits=self._limits,
             component=COMPONENT,
             run_sync=database_sync_to_async,
+            viewer=self.viewer,
         )
         if outcome.ok:
             self._push({"type": "result", "id": outcome.action_id, **(outcome.result or {})})
@@ -390,13 +413,14 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             await asyncio.wait_for(self.channel_layer.group_add(self.group, self.channel_name), heartbeat_seconds())
         except Exception:
             self._heard = False  # the layer is away (the receive loop reports it): poll the watch log
+        await self._join_presenters()
         if self._heard:
             self._heard = False
             return
         await self.stream_catchup(event)
 
     async def stream_catchup(self, event: dict[str, Any]) -> None:
-        missed = await database_sync_to_async(_changes_since)(self.cluster, self.last_rv)
+        missed = await _shared_changes_since(self.cluster, self.last_rv)
         if missed is None:
             self._resync("the watch log no longer reaches back to your resourceVersion")
             return
@@ -411,6 +435,10 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             task.cancel()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.channel_layer.group_discard(self.group, self.channel_name), 2)
+        if self.can_write:
+            with contextlib.suppress(Exception):
+                group = prediction.presenters_group(self.cluster.pk)
+                await asyncio.wait_for(self.channel_layer.group_discard(group, self.channel_name), 2)
         refetch = event.get("refetch", False)
         # A client that reads nothing cannot take the close frame either (uvicorn waits for room).
         with contextlib.suppress(Exception):
@@ -482,6 +510,27 @@ def _changes_since(cluster: Cluster, since: int, before: int | None = None) -> l
     return [
         {**change.to_dict(), "path": watch_path(change.to_dict())} for change in changes.order_by("resource_version")
     ]
+
+
+# Idle streams of one cluster check the watch log at the same resourceVersion: one read serves them all
+# for a moment. 200 idle followers (a class thinking about a question) otherwise made 100 reads a
+# second on the one database thread, and everything else (actions, the scheduler) waited behind them.
+_shared_reads: dict[tuple[int, int], tuple[float, asyncio.AbstractEventLoop, asyncio.Task[Any]]] = {}
+
+
+async def _shared_changes_since(cluster: Cluster, since: int) -> list[dict[str, Any]] | None:
+    """`_changes_since(cluster, since)`, shared with the streams asking the same within a half heartbeat."""
+    loop = asyncio.get_running_loop()
+    now = loop.time()
+    fresh = heartbeat_seconds() / 2
+    for key, (at, _, _) in list(_shared_reads.items()):
+        if now - at > fresh:
+            del _shared_reads[key]
+    entry = _shared_reads.get((cluster.pk, since))
+    if entry is None or entry[1] is not loop:
+        task = loop.create_task(database_sync_to_async(_changes_since)(cluster, since))
+        entry = _shared_reads[(cluster.pk, since)] = (now, loop, task)
+    return await asyncio.shield(entry[2])  # type: ignore[no-any-return]
 
 
 def _transport_of(send: Any) -> Any:

@@ -12,6 +12,7 @@ from scheduler_core.api.text import quote
 
 from . import services
 from .models import Cluster
+from .prediction import PredictAction
 from .publish import publish
 
 __all__ = ["MAX_YAML_CHARS", "Action", "data_error_message", "parse_action", "perform"]
@@ -122,7 +123,19 @@ class View(_Action):
 
 
 Action = Annotated[
-    Create | Delete | Label | TaintAction | Cordon | Scale | Explain | Fixes | Pace | Step | LessonNext | View,
+    Create
+    | Delete
+    | Label
+    | TaintAction
+    | Cordon
+    | Scale
+    | Explain
+    | Fixes
+    | Pace
+    | Step
+    | LessonNext
+    | View
+    | PredictAction,
     Field(discriminator="action"),
 ]
 _ADAPTER: TypeAdapter[Any] = TypeAdapter(Action)

@@ -179,3 +179,44 @@ class ImportJob(models.Model):
             "skipped": self.skipped,
             "error": self.error,
         }
+
+
+QUESTION_OPEN = "open"  # followers answer; the pod is held back from the scheduler
+QUESTION_REVEALING = "revealing"  # released: the scheduler's next cycle of the pod settles it
+QUESTION_REVEALED = "revealed"
+QUESTION_CANCELLED = "cancelled"
+
+
+class Question(models.Model):
+    """A prediction question the presenter poses about a pending pod (`clusterviz/prediction.py`)."""
+
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="questions")
+    number = models.PositiveIntegerField()  # 1, 2, … per cluster
+    text = models.CharField(max_length=300)
+    pod = models.CharField(max_length=600)  # namespace/name
+    ask = models.CharField(max_length=16)  # "node" (which node wins) or "schedules" (will it schedule)
+    options = models.JSONField(default=list)  # the picks offered: node names and/or @scheduled, @pending
+    state = models.CharField(max_length=16, default=QUESTION_OPEN)
+    outcome = models.CharField(max_length=253, blank=True)  # the right pick, from the scheduler's cycle
+    cycle = models.BigIntegerField(null=True, blank=True)
+    nominated = models.CharField(max_length=253, blank=True)
+    message = models.TextField(blank=True)
+    posed_at = models.DateTimeField(auto_now_add=True)
+    revealed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["cluster", "number"], name="unique_question_number")]
+        indexes = [models.Index(fields=["cluster", "state"])]
+
+
+class Answer(models.Model):
+    """One follower's pick; at most one per follower (their session's viewer id) and question."""
+
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="answers")
+    viewer = models.CharField(max_length=64)
+    name = models.CharField(max_length=64)
+    pick = models.CharField(max_length=253)
+    answered_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["question", "viewer"], name="one_answer_per_viewer")]

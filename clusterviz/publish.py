@@ -44,8 +44,9 @@ def remove_listener(listener: Callable[[int, dict[str, Any]], None]) -> None:
         _listeners.remove(listener)
 
 
-def publish(cluster_id: int, message: dict[str, Any]) -> None:
-    """Send one message to every client of the cluster (all processes) and local listeners.
+def publish(cluster_id: int, message: dict[str, Any], group: str | None = None) -> None:
+    """Send one message to every client of the cluster (all processes) and local listeners; with
+    `group`, to that group's clients only (e.g. the presenters'), and to no listener.
 
     The message is encoded to JSON here, once: every stream forwards that text as it is (a
     5,000-node cycle is not encoded again per client, nor copied per client by the channel layer).
@@ -56,7 +57,7 @@ def publish(cluster_id: int, message: dict[str, Any]) -> None:
     watch log, where the streams find it (a gap, or their heartbeat).
     """
     global _failures, _down_until
-    for listener in list(_listeners):
+    for listener in list(_listeners) if group is None else ():
         try:
             listener(cluster_id, message)
         except Exception:  # a listener must never break a write
@@ -69,7 +70,7 @@ def publish(cluster_id: int, message: dict[str, Any]) -> None:
         return
     envelope = {"type": "cluster.message", "message": _header(message), "text": json.dumps(message)}
     try:
-        async_to_sync(_group_send)(layer, group_name(cluster_id), envelope)
+        async_to_sync(_group_send)(layer, group or group_name(cluster_id), envelope)
     except Exception:
         _failures += 1
         _down_until = time.monotonic() + RETRY_AFTER

@@ -26,6 +26,8 @@ urlpatterns = [
     path("api/clusters/<slug:slug>/profile/check", profile_views.api_profile_check),
     path("api/clusters/<slug:slug>/profile.yaml", profile_views.api_profile_yaml, name="clusterviz-profile-yaml"),
     path("api/clusters/<slug:slug>/compare", profile_views.api_compare, name="clusterviz-compare"),
+    path("api/clusters/<slug:slug>/prediction", views.api_prediction, name="clusterviz-prediction"),
+    path("api/clusters/<slug:slug>/predictions.csv", views.api_predictions, name="clusterviz-predictions"),
     path("api/clusters/<slug:slug>/cycles", classroom.recent_cycles, name="clusterviz-cycles"),
     path("api/clusters/<slug:slug>/cycles/<int:number>", views.api_cycle, name="clusterviz-cycle"),
 ]

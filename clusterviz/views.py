@@ -23,7 +23,7 @@ from django.views.decorators.http import condition, require_GET, require_POST
 from scheduler_core.api.limits import MAX_YAML_BYTES
 from scheduler_core.api.loading import InputError
 
-from . import access, actions, services, store
+from . import access, actions, prediction, services, store
 from .controllers.scheduler import CYCLES_KEPT
 from .lessons import all_lessons, load_lesson
 from .models import STAGING_PREFIX, Cluster, SchedulingCycle
@@ -128,6 +128,7 @@ def cluster_page(request: HttpRequest, slug: str) -> HttpResponse:
         suffix = f"?{query.urlencode()}" if query else ""
         return HttpResponseRedirect(reverse("clusterviz-cluster", args=[cluster.slug]) + suffix)
     can_write = _may_write(request, cluster)
+    prediction.ensure_viewer(request.session)  # who answers a class question, once
     context = {
         "cluster": cluster,
         "state": {"resourceVersion": cluster.resource_version},  # the page loads the state itself (api_state)
@@ -220,7 +221,10 @@ async def api_action(request: HttpRequest, slug: str) -> JsonResponse:
         return bool(await sync_to_async(_may_write)(request, cluster))
 
     limits = actions.limits_for(request.META.get("REMOTE_ADDR") or "", cluster.slug)
-    outcome = await actions.handle(cluster, body, may_write=may_write, limits=limits, component=COMPONENT)
+    viewer = await sync_to_async(request.session.get)(prediction.VIEWER_KEY)
+    outcome = await actions.handle(
+        cluster, body, may_write=may_write, limits=limits, component=COMPONENT, viewer=viewer
+    )
     if not outcome.ok:
         response = _status(store.StoreError(outcome.message), outcome.code, outcome.reason)
         if outcome.code == 429:
@@ -283,6 +287,28 @@ def api_cycle(request: HttpRequest, slug: str, number: int) -> JsonResponse:
     response = JsonResponse(cycle.to_dict())
     response["Cache-Control"] = "no-cache"
     return response
+
+
+@require_GET
+@_api
+def api_predictions(request: HttpRequest, slug: str) -> HttpResponse:
+    """Every answer to the cluster's prediction questions as CSV (presenter only)."""
+    cluster = _api_cluster(slug)
+    if not _may_write(request, cluster):
+        return _forbidden(cluster)
+    response = HttpResponse(prediction.csv_export(cluster), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{cluster.slug}-predictions.csv"'
+    return response
+
+
+@require_GET
+@_api
+def api_prediction(request: HttpRequest, slug: str) -> JsonResponse:
+    """The latest class question as the stream sends it to this browser (its own answer; the tally
+    for a presenter): what a board asks for when a stream message was lost."""
+    cluster = _api_cluster(slug)
+    viewer = request.session.get(prediction.VIEWER_KEY)
+    return JsonResponse({"messages": prediction.messages_for(cluster, viewer, _may_write(request, cluster))})
 
 
 @require_GET

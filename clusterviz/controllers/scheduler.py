@@ -14,7 +14,7 @@ from scheduler_core.framework.pod_info import PodInfo
 from scheduler_core.plugins.registry import new_framework
 from scheduler_core.schedule_one import Scheduler, ScheduleResult
 
-from .. import profiles, scheduler_cache, store
+from .. import prediction, profiles, scheduler_cache, store
 from ..kube_events import record_event
 from ..models import Cluster, KubeObject, SchedulingCycle
 from ..publish import cycle_message, publish
@@ -27,8 +27,10 @@ CYCLES_KEPT = 500
 
 def next_pod(cluster: Cluster, scheduler_names: Collection[str] = (COMPONENT,)) -> KubeObject | None:
     """PrioritySort: higher priority first, then the earlier queue timestamp; only pods whose
-    `schedulerName` names a profile of the cluster's configuration."""
+    `schedulerName` names a profile of the cluster's configuration. A pod the class is asked about
+    (an open prediction question) is held back, Pending, until the reveal."""
     flush_leftovers(cluster)
+    held = prediction.held_pods(cluster)
     rows = KubeObject.objects.filter(cluster=cluster, kind="Pod", node_name="", queue_state="").order_by(
         "-priority", "queue_ts", "id"
     )
@@ -37,7 +39,7 @@ def next_pod(cluster: Cluster, scheduler_names: Collection[str] = (COMPONENT,)) 
         phase = row.body.get("status", {}).get("phase")
         if spec.get("schedulerName", "default-scheduler") not in scheduler_names or meta.get("deletionTimestamp"):
             continue
-        if phase in ("Succeeded", "Failed"):
+        if phase in ("Succeeded", "Failed") or f"{row.namespace}/{row.name}" in held:
             continue
         if spec.get("schedulingGates"):
             park(row.pk, GATED)
@@ -102,6 +104,8 @@ def schedule_next(cluster: Cluster) -> bool:
             _bind(cluster, row, info, result, profile.scheduler_name)
         else:
             _fail(cluster, row, info, result, profile.scheduler_name)
+    nominated = result.nominated_node or ""
+    prediction.settle(cluster, key, result.cycle, result.scheduled, result.selected_node, nominated, result.message)
     return True
 
 

@@ -17,6 +17,8 @@ import { renderPipeline } from "./views/pipeline.js";
 import { MAP_ABOVE, renderPinnedNode } from "./views/node_map.js"; // node map
 import { renderScoreboard, wantsScoreboard } from "./views/scoreboard.js"; // node map
 import { mountProfiles } from "./views/profiles.js"; // profiles
+import { lessonQuestion } from "./model/prediction.js"; // prediction
+import { PredictionPanel } from "./views/prediction.js"; // prediction
 
 const page = $("#cluster-page");
 const slug = page.dataset.slug;
@@ -84,6 +86,17 @@ const socket = new ClusterSocket(slug, {
 });
 
 const history = new History();
+
+// prediction: the class question; on the reveal every board follows the cycle that answers it.
+const prediction = new PredictionPanel($("#prediction"), {
+  readOnly,
+  slug,
+  send: (action) => socket.send(action),
+  toast,
+  onRevealing: () => {
+    player.follow = true;
+  },
+});
 
 // Send one action; remember it with its inverse for undo (unless it is an undo/redo itself).
 function apply(action, card, record = true) {
@@ -323,6 +336,7 @@ function handle(msg) {
     applyWatch(state, msg);
     if (msg.kind === "Pod" || msg.kind === "Node") refreshRequested();
     if (ui.selectedPod && msg.kind === "Pod" && objectKey(msg.object) === ui.selectedPod) askWhy();
+    if (msg.kind === "Pod") prediction.podChanged(objectKey(msg.object), msg.object); // prediction
   } else if (msg.type === "scheduler.cycle") {
     player.add({ ...msg, receivedAt: Date.now(), resourceVersion: msg.resourceVersion || state.rv });
     ui.hideVerdicts = false;
@@ -335,6 +349,8 @@ function handle(msg) {
     if (profilesPanel) profilesPanel.refreshStored(); // profiles
   } else if (msg.type === "presenter.view" && readOnly) {
     followPresenter(msg);
+  } else if (String(msg.type).startsWith("prediction.")) {
+    prediction.receive(msg); // prediction
   } else if (msg.type === "error" && !msg.id) {
     toast(msg.message, "error");
   } else {
@@ -604,6 +620,7 @@ const render = () => {
     const step = state.cluster.lessonStep || 0;
     drawIf("lesson", [lesson, step], () => renderLesson($("[data-panel=lesson]"), lesson, step, { next: nextLessonStep, readOnly }));
   }
+  prediction.render({ pendingPods: pendingPodKeys, viewing: player.current ? { cycle: player.current.cycle, atEnd: player.atEnd() } : null }); // prediction
   $("#rv").textContent = state.rv;
   const pace = $("#pace");
   if (pace && state.cluster.pace && document.activeElement !== pace) pace.value = state.cluster.pace;
@@ -616,8 +633,20 @@ function selectHop(tripId, hopIndex) {
   rerender();
 }
 
+function pendingPodKeys() {
+  return [...state.objects.Pod.values()].filter((p) => !p.spec.nodeName).map(objectKey);
+}
+
 function nextLessonStep() {
-  apply({ action: "lesson.next" })
+  // prediction: a step with `predict:` asks the class first; its pod is then held Pending until the reveal.
+  const ask = lesson ? lessonQuestion(lesson.steps[state.cluster.lessonStep || 0]) : null;
+  const asked = ask ? prediction.pose(ask) : Promise.resolve();
+  asked
+    .catch((err) => {
+      toast(err.message, "error");
+      throw err;
+    })
+    .then(() => apply({ action: "lesson.next" }))
     .then((msg) => msg.say && toast(msg.say))
     .catch(() => {});
 }
@@ -661,6 +690,7 @@ $("#board").addEventListener("click", (event) => {
   }
   const card = event.target.closest("[data-node]");
   if (card) {
+    if (readOnly && prediction.chooseNode(card.dataset.node)) return rerender(); // prediction: a follower's pick
     if (palette.chooseNode(card.dataset.node)) return;
     ui.selectedNode = ui.selectedNode === card.dataset.node ? null : card.dataset.node;
     broadcastView();
@@ -693,6 +723,7 @@ document.addEventListener("keydown", (event) => {
 // node map: a click or Enter on a cell pins that node (or applies the armed chip); ✕ unpins (node null).
 $("#board").addEventListener("nodemap:pin", (event) => {
   const name = event.detail.node;
+  if (name && readOnly && prediction.chooseNode(name)) return rerender(); // prediction: a follower's pick
   if (name && palette.chooseNode(name)) return;
   ui.selectedNode = name;
   broadcastView();

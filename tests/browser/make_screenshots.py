@@ -166,3 +166,14 @@ def test_screenshot_of_the_list_watch_flow(page: Page, new_cluster: Any, tmp_pat
     page.evaluate("document.querySelectorAll('#toasts .toast').forEach((t) => t.remove())")
     page.locator("#detail").scroll_into_view_if_needed()
     page.screenshot(path=str(OUT / "list-watch.png"))
+
+
+def test_screenshots_of_prediction_mode(browser: Any, new_cluster: Any) -> None:
+    """A prediction round revealed: the presenter's tally and score, a follower's marked pick."""
+    from .test_prediction import play_round
+
+    presenter, followers = play_round(browser, new_cluster("demo"))
+    expect(followers[1].locator("#prediction .predict-mark")).to_have_text("✗ wrong")
+    expect(presenter.locator("#prediction .predict-score")).to_contain_text("1 of 3 right")
+    shot(presenter, "prediction-presenter", "#prediction")
+    shot(followers[1], "prediction-follower", "#prediction")
