@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import bisect
 import logging
-import threading
 from collections import OrderedDict
 from typing import Any
 
@@ -247,16 +246,10 @@ class SchedulerCache:
 
 MAX_CACHES = 16  # clusters whose view one process keeps (the least recently used goes first)
 _caches: OrderedDict[int, SchedulerCache] = OrderedDict()
-_warming: dict[int, threading.Event] = {}  # clusters whose cache `warm` is building, set when done
-WARM_WAIT_SECONDS = 300.0  # the longest a cycle waits for that build before reading the cluster itself
 
 
 def synced(cluster: Cluster, rebuild: bool = False) -> SchedulerCache:
-    """This process's cache of `cluster`, brought up to the store's current resourceVersion (waiting
-    for a `warm` under way rather than reading the cluster a second time beside it)."""
-    warming = _warming.get(cluster.pk)
-    if warming is not None and not rebuild and cluster.pk not in _caches:
-        warming.wait(WARM_WAIT_SECONDS)
+    """This process's cache of `cluster`, brought up to the store's current resourceVersion."""
     cache = _caches.get(cluster.pk)
     if cache is not None and not rebuild and cache.created_at == cluster.created_at and cache.follow():
         _caches.move_to_end(cluster.pk)
@@ -277,13 +270,10 @@ def warm(cluster: Cluster) -> None:
     """Build the cache of `cluster` if this process has none — meant for a worker thread, so that
     reading a big cluster does not hold up the thread every other request of the process shares.
     Only a new cache is built and then published: one in use is never touched from here."""
-    done = threading.Event()
     try:
         cached = _caches.get(cluster.pk)
         if cached is not None and cached.created_at == cluster.created_at:
             return
-        if _warming.setdefault(cluster.pk, done) is not done:
-            return  # another thread is building it
         cache = SchedulerCache(cluster)
         cache.load()
         if cluster.pk not in _caches:
@@ -291,9 +281,6 @@ def warm(cluster: Cluster) -> None:
     except Exception:  # whoever needs it next builds it
         log.exception("cluster %s: building the scheduler cache failed", cluster.pk)
     finally:
-        if _warming.get(cluster.pk) is done:
-            del _warming[cluster.pk]
-        done.set()
         connection.close()  # this worker thread's own connection
 
 
