@@ -424,7 +424,10 @@ function draw(self, state, board, frame, ui) {
   const relayout = key !== self.layoutKey;
   if (relayout) {
     const sized = `${width}|${cell}`;
-    if (!self.layouts.has(sized)) self.layouts.set(sized, layoutGrid(self.groups, { width, cell, gap: cell >= 14 ? 3 : 2, header: 22 }));
+    if (!self.layouts.has(sized)) {
+      if (self.layouts.size >= 16) self.layouts.clear(); // widths seen while a window is resized
+      self.layouts.set(sized, layoutGrid(self.groups, { width, cell, gap: cell >= 14 ? 3 : 2, header: 22 }));
+    }
     self.layout = self.layouts.get(sized);
     self.layoutKey = key;
     if (self.focus >= self.layout.names.length) self.focus = -1;
