@@ -66,9 +66,12 @@ class Scale(_Action):
 
 
 class Explain(_Action):
+    """`form: "cycle"` answers what the board plays (`services.explain_cycle`), not the full explanation."""
+
     action: Literal["explain"]
     yaml: str = Field(max_length=MAX_YAML_CHARS)
     seed: int = 0
+    form: Literal["full", "cycle"] = "full"
 
 
 class Fixes(_Action):
@@ -192,7 +195,8 @@ def perform(cluster: Cluster, action: Any, component: str) -> dict[str, Any]:
         services.scale(cluster, action.kind, action.namespace, action.name, action.replicas, component)
         return {"scaled": f"{action.kind}/{action.name}", "replicas": action.replicas}
     if isinstance(action, Explain):
-        return {"explanation": services.explain_pod(cluster, action.yaml, action.seed)}
+        explain = services.explain_cycle if action.form == "cycle" else services.explain_pod
+        return {"explanation": explain(cluster, action.yaml, action.seed)}
     if isinstance(action, Fixes):
         return {"fixes": services.fix_pod(cluster, action.yaml, action.seed)}
     if isinstance(action, Pace):

@@ -23,8 +23,9 @@ from scheduler_core.api.validation import (
     label_value_error,
 )
 from scheduler_core.api.workloads import WorkloadIndex
-from scheduler_core.explain import explain_on, result_to_json, wire_events
+from scheduler_core.explain import Explanation, explain_on, result_to_json, wire_events
 from scheduler_core.fixes import suggest_fixes
+from scheduler_core.framework.events import encode_cycle
 from scheduler_core.framework.profile import Profile
 
 from . import profiles, scheduler_cache, store
@@ -40,6 +41,7 @@ __all__ = [
     "create_from_yaml",
     "delete_object",
     "ensure_namespace",
+    "explain_cycle",
     "explain_pod",
     "export_yaml",
     "fix_pod",
@@ -330,8 +332,8 @@ def set_presenter_view(cluster: Cluster, view: dict[str, Any]) -> bool:
     return True
 
 
-def explain_pod(cluster: Cluster, text: str | bytes, seed: int = 0, profile: Profile | None = None) -> dict[str, Any]:
-    """What-if: the full explanation for a pod against the current cluster; nothing changes.
+def _what_if(cluster: Cluster, text: str | bytes, seed: int, profile: Profile | None) -> Explanation:
+    """The explanation of a pod against the current cluster; nothing changes.
 
     `profile`: the cluster's stored one for the pod's schedulerName unless given."""
     cache = scheduler_cache.synced(cluster)  # the scheduler's own view: no re-read of the cluster
@@ -341,13 +343,41 @@ def explain_pod(cluster: Cluster, text: str | bytes, seed: int = 0, profile: Pro
     table = cache.table()
     try:
         workload = WorkloadIndex(cache.workloads.values()).workload_of(pod.metadata)
-        explanation = explain_on(table, pod, profile, seed=seed, workload=workload)
+        return explain_on(table, pod, profile, seed=seed, workload=workload)
     except Exception:
         cache.drop_table()  # a cycle that failed midway may not have restored what it tried
         raise
+
+
+def explain_pod(cluster: Cluster, text: str | bytes, seed: int = 0, profile: Profile | None = None) -> dict[str, Any]:
+    """What-if: the full explanation for a pod against the current cluster; nothing changes."""
+    explanation = _what_if(cluster, text, seed, profile)
     data = result_to_json(explanation)
     data["events"] = wire_events(explanation)
     return data
+
+
+def explain_cycle(cluster: Cluster, text: str | bytes, seed: int = 0, profile: Profile | None = None) -> dict[str, Any]:
+    """What-if as the board plays it: the outcome and the cycle's events in the stream's compact form
+    (`encode_cycle`), without the per-node table of `explain_pod` (at 5,000 nodes 0.7 MB, not 9.8 MB,
+    and 0.6 s less to build)."""
+    explanation = _what_if(cluster, text, seed, profile)
+    result, pod = explanation.result, explanation.pod
+    assert pod is not None
+    if result is None:  # gated: no cycle ran
+        summary = result_to_json(explanation)
+        return {**summary, "events": wire_events(explanation)}
+    return {
+        "pod": pod.key,
+        "cycle": result.cycle,
+        "scheduled": result.scheduled,
+        "selectedNode": result.selected_node,
+        "message": result.message,
+        "code": result.status.code.label,
+        "nominatedNode": result.nominated_node or None,
+        "tiedTop": [result.table.names[i] for i in result.tied_top],
+        "events": encode_cycle(explanation.events, result.table.names),
+    }
 
 
 def fix_pod(cluster: Cluster, text: str | bytes, seed: int = 0) -> dict[str, Any]:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import functools
+import gzip
 import hashlib
 import json
 import logging
+import re
 import secrets
 from collections.abc import Callable
 from typing import Any
@@ -16,6 +18,7 @@ from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.cache import patch_vary_headers
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.gzip import gzip_page
 from django.views.decorators.http import condition, require_GET, require_POST
@@ -27,9 +30,10 @@ from . import access, actions, prediction, services, store
 from .controllers.scheduler import CYCLES_KEPT
 from .lessons import all_lessons, load_lesson
 from .models import STAGING_PREFIX, Cluster, SchedulingCycle
-from .state_text import state_json, state_texts
+from .state_text import gzipped_state
 
 COMPONENT = "browser"
+ACCEPTS_GZIP = re.compile(r"\bgzip\b")  # as GZipMiddleware reads Accept-Encoding
 log = logging.getLogger(__name__)
 
 
@@ -168,16 +172,21 @@ def _current_state_etag(request: HttpRequest, slug: str) -> str | None:
 
 
 @require_GET
-@gzip_page
 @condition(etag_func=_current_state_etag)
 @_api
 def api_state(request: HttpRequest, slug: str) -> HttpResponse:
     """The whole state with its resourceVersion (the stream resumes from it: `?resourceVersion=N`).
-    gzip-compressed; revalidated by ETag (304 while nothing changed)."""
+    gzip-compressed (encoded once per state: `state_text.gzipped_state`); revalidated by ETag (304
+    while nothing changed)."""
     cluster = _api_cluster(slug)
-    head, objects = state_texts(cluster)
-    response = HttpResponse(state_json(head, objects), content_type="application/json")
-    response["ETag"] = _state_etag(cluster, head["resourceVersion"])
+    etag, body = gzipped_state(cluster, _state_etag)
+    if ACCEPTS_GZIP.search(request.headers.get("Accept-Encoding", "")):
+        response = HttpResponse(body, content_type="application/json")
+        response["Content-Encoding"] = "gzip"
+    else:
+        response = HttpResponse(gzip.decompress(body), content_type="application/json")
+    patch_vary_headers(response, ("Accept-Encoding",))
+    response["ETag"] = etag
     response["Cache-Control"] = "no-cache"
     return response
 

@@ -123,14 +123,34 @@ def pod_body(index: int, node: str | None) -> dict[str, Any]:
             }
         ]
     }
-    if node:
-        spec["nodeName"] = node
-    return {
+    body: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": f"app-{index:06d}", "namespace": "default", "labels": {"app": f"app-{index % 20}"}},
         "spec": spec,
     }
+    if node:  # as a live cluster's dump prints it: bound and running (its kubelet has nothing to do)
+        spec["nodeName"] = node
+        started = "2026-11-30T10:00:00Z"
+        body["status"] = {
+            "phase": "Running",
+            "conditions": [
+                {"type": kind, "status": "True", "lastTransitionTime": started}
+                for kind in ("PodScheduled", "Initialized", "ContainersReady", "Ready")
+            ],
+            "containerStatuses": [
+                {
+                    "name": "app",
+                    "image": spec["containers"][0]["image"],
+                    "imageID": "",
+                    "ready": True,
+                    "restartCount": 0,
+                    "started": True,
+                    "state": {"running": {"startedAt": started}},
+                }
+            ],
+        }
+    return body
 
 
 def cluster_documents(nodes: int, pods_per_node: int = 0) -> list[dict[str, Any]]:

@@ -34,13 +34,18 @@ def state_of(response: Any) -> dict[str, Any]:
 @pytest.mark.django_db
 def test_state_over_http_is_gzipped_and_revalidated_by_etag(client: Client, make_cluster: Any) -> None:
     cluster = make_cluster("big")
-    import_big_cluster(cluster, 150)
+    import_big_cluster(cluster, 400)
     response = get_state(client, "big")
     assert response.status_code == 200
     assert response["Content-Encoding"] == "gzip"
     state = state_of(response)
-    assert len(state["objects"]["Node"]) == 150
+    assert len(state["objects"]["Node"]) == 400
     assert len(json.dumps(state)) > MiB, "a state over 1 MiB"
+    node = state["objects"]["Node"][0]
+    assert "images" not in node["status"] and node["status"]["allocatable"]["pods"] == "58", "no view reads images"
+    assert get_state(client, "big").content == response.content
+    plain = client.get("/api/clusters/big/state")
+    assert "Content-Encoding" not in plain and json.loads(plain.content) == state
     assert len(response.content) < len(json.dumps(state)) / 5
     etag = response["ETag"]
     unchanged = get_state(client, "big", if_none_match=etag)

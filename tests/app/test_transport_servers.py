@@ -16,7 +16,7 @@ from .conftest import pod_yaml
 from .servers import Process, Processes, Stream, http_json, prepare_cluster, server_env, start_server
 
 MiB = 1024 * 1024
-NODES = 300
+NODES = 800  # a state over 2 MiB (2.8 KB a node as the browser gets it)
 
 
 def big_cluster_env(tmp_path: Path, slug: str) -> dict[str, str]:

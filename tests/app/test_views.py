@@ -187,6 +187,22 @@ def test_explain_action_changes_nothing(client: Client, make_cluster: Any) -> No
     assert not KubeObject.objects.filter(kind="Pod").exists()
 
 
+@pytest.mark.django_db
+def test_explain_as_the_board_plays_it(client: Client, make_cluster: Any) -> None:
+    make_cluster("c1", node_yaml("n1") + "---\n" + node_yaml("n2", cpu="100m"))
+    full = post_action(client, "c1", {"action": "explain", "yaml": pod_yaml("q", cpu="500m")}).json()["explanation"]
+    cycle = post_action(client, "c1", {"action": "explain", "yaml": pod_yaml("q", cpu="500m"), "form": "cycle"})
+    played = cycle.json()["explanation"]
+    assert "nodes" not in played
+    same = ("pod", "scheduled", "selectedNode", "message", "code", "tiedTop")
+    assert {k: played[k] for k in same} == {k: full[k] for k in same} and played["selectedNode"] == "n1"
+    assert [e["type"] for e in played["events"]] == [e["type"] for e in full["events"]]
+    started = played["events"][0]
+    assert started["type"] == "cycle.started" and started["nodeNames"] == ["n1", "n2"], "the stream's compact form"
+    wrong = post_action(client, "c1", {"action": "explain", "yaml": pod_yaml("q"), "form": "table"})
+    assert wrong.status_code == 400 and "form" in wrong.json()["message"]
+
+
 ACTION_ERRORS = [
     pytest.param(
         b'{"action": "create",\n "yaml": }',

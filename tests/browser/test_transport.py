@@ -17,14 +17,14 @@ from tests.big_cluster import one_cycle, web_pod_yaml
 
 from .conftest import LiveServer, load_lesson, make_big_cluster, open_cluster, running_server, set_editor_text
 
-NODES = 300
+NODES = 400  # a state over 1 MiB (2.8 KB a node as the browser gets it)
 POD = web_pod_yaml("100m")
 
 
 def test_a_cluster_over_1_mib_opens_on_runserver(page: Page, cv_server: LiveServer) -> None:
     api = make_big_cluster(cv_server, f"big-{os.getpid()}", NODES)
     state = api.state()
-    assert len(json.dumps(state)) > 2 * 1024 * 1024
+    assert len(json.dumps(state)) > 1024 * 1024
     sockets: list[str] = []
     page.on("websocket", lambda ws: sockets.append(ws.url))
     open_cluster(page, api.url)

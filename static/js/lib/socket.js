@@ -5,6 +5,8 @@
 // Problems are reported through `onProblem`, never swallowed. Actions too large for a WebSocket
 // frame go over HTTP POST; a YAML over the documented limit is refused before it is sent.
 
+import { decodeEvents } from "../model/cycle_wire.js";
+
 const CLOSE_REFETCH = 4410; // the server could not deliver a message: fetch the state again
 const CLOSE_RESYNC = 4429; // this client fell behind: resume from the last resourceVersion
 const FINAL_CLOSES = new Set([4403, 4404]);
@@ -168,7 +170,17 @@ export class ClusterSocket {
   }
 
   // Send an action; resolves with the server's result or rejects with its error.
+  // A what-if comes as the board plays it (`form: "cycle"`: its events compact, no per-node table),
+  // decoded here into the full-form events the player reads.
   send(action) {
+    if (action.action !== "explain" || action.form) return this.sendAction(action);
+    return this.sendAction({ ...action, form: "cycle" }).then((msg) => {
+      if (msg.explanation) msg.explanation.events = decodeEvents(msg.explanation.events);
+      return msg;
+    });
+  }
+
+  sendAction(action) {
     if (typeof action.yaml === "string" && action.yaml.length * 3 > MAX_YAML_BYTES) {
       const size = new TextEncoder().encode(action.yaml).length;
       if (size > MAX_YAML_BYTES) {

@@ -117,14 +117,22 @@ export class CyclePlayer {
     this.playing = false;
     this.follow = true; // jump to new cycles as they arrive
     this.speed = 1;
+    this.memo = null; // the last frame() and what it was folded from
   }
 
   get current() {
     return this.cycles[this.index] || null;
   }
 
+  // The shown frame, folded once per cycle and cursor (every view asks for it on each render; at
+  // 5,000 nodes a fold of a whole cycle costs a few hundred ms). Frames are read-only.
   frame() {
-    return this.current && this.current.events ? frameAt(this.current, this.cursor) : null;
+    const cycle = this.current;
+    if (!cycle || !cycle.events) return null;
+    const memo = this.memo;
+    if (memo && memo.cycle === cycle && memo.events === cycle.events && memo.cursor === this.cursor) return memo.frame;
+    this.memo = { cycle, events: cycle.events, cursor: this.cursor, frame: frameAt(cycle, this.cursor) };
+    return this.memo.frame;
   }
 
   add(cycle) {

@@ -418,11 +418,17 @@ function draw(self, state, board, frame, ui) {
     self.groups = groupNodes(self.nodeList, frame, { groupKey, sortByScore: self.sortByScore, rank: self.rank });
     self.groupsKey = groupsKey;
     self.layoutKey = null;
+    self.layouts = new Map(); // by width and cell size, for these groups: zooming back and forth lays out once
   }
   const key = `${groupsKey}|${width}|${cell}`;
   const relayout = key !== self.layoutKey;
   if (relayout) {
-    self.layout = layoutGrid(self.groups, { width, cell, gap: cell >= 14 ? 3 : 2, header: 22 });
+    const sized = `${width}|${cell}`;
+    if (!self.layouts.has(sized)) {
+      if (self.layouts.size >= 16) self.layouts.clear(); // widths seen while a window is resized
+      self.layouts.set(sized, layoutGrid(self.groups, { width, cell, gap: cell >= 14 ? 3 : 2, header: 22 }));
+    }
+    self.layout = self.layouts.get(sized);
     self.layoutKey = key;
     if (self.focus >= self.layout.names.length) self.focus = -1;
   }
