@@ -30,6 +30,7 @@ from . import scheduler_cache, store
 from .adapters import snapshot
 from .admission import admission_context
 from .models import PACE_CHOICES, Cluster, KubeObject
+from .taints import stamp_no_execute
 from .validation import admit
 
 __all__ = [
@@ -254,10 +255,9 @@ def set_taint(
             new = {"key": key, "effect": taint.effect}
             if value:
                 new["value"] = value
-            if taint.effect == "NoExecute":
-                new["timeAdded"] = store.now_rfc3339()
             replaced = [t for t in taints if not (t["key"] == key and t["effect"] == taint.effect)]
             body["spec"]["taints"] = [*replaced, new]
+            stamp_no_execute(taints, body["spec"]["taints"])
         if not body["spec"]["taints"]:
             body["spec"].pop("taints")
 

@@ -19,6 +19,7 @@ from .. import services, store
 from ..admission import admission_context
 from ..defaults import default_pod_spec
 from ..models import Cluster
+from ..taints import stamp_no_execute
 from ..validation import admit
 from .fields import FieldValidation, check_apply
 from .managed import applied, check_manager
@@ -193,16 +194,6 @@ def _check_pod_update(res: Resource, name: str, old: Obj, new: Obj) -> None:
         )
 
 
-def _stamp_taints(old: Obj, new: Obj) -> None:
-    """NoExecute taints carry the time they were added (the taint manager counts tolerationSeconds from it)."""
-    before = {(t.get("key"), t.get("effect"), t.get("value")): t for t in old.get("spec", {}).get("taints", [])}
-    for taint in new.get("spec", {}).get("taints", []):
-        if taint.get("effect") != "NoExecute" or taint.get("timeAdded"):
-            continue
-        previous = before.get((taint.get("key"), taint.get("effect"), taint.get("value")), {})
-        taint["timeAdded"] = previous.get("timeAdded") or store.now_rfc3339()
-
-
 def _updated(cluster: Cluster, res: Resource, current: Obj, wanted: Any, subresource: str | None) -> Obj:
     """The object to store when `current` is updated to `wanted` (main resource or /status)."""
     name = current["metadata"]["name"]
@@ -229,7 +220,7 @@ def _updated(cluster: Cluster, res: Resource, current: Obj, wanted: Any, subreso
             obj["metadata"][key] = current["metadata"][key]
     admitted = _admit(cluster, res, obj, name)
     if res.kind == "Node":
-        _stamp_taints(current, admitted)
+        stamp_no_execute(current.get("spec", {}).get("taints", []), admitted.get("spec", {}).get("taints", []))
     if subresource != "status" and "status" in current:
         admitted["status"] = copy.deepcopy(current["status"])  # admission must not touch it either
     if res.kind == "Pod":

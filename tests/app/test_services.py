@@ -282,6 +282,31 @@ def test_no_execute_taints_get_time_added(node01: Cluster) -> None:
     assert "timeAdded" not in taints[1]
 
 
+def test_no_execute_time_added_is_one_rule_for_both_writers(node01: Cluster) -> None:
+    """The browser's taint action and a kubectl write keep an existing NoExecute taint's timeAdded
+    (same key and effect, whatever the value) and stamp a new one: the browser used to restart it."""
+    from clusterviz.kube_api import writes
+    from clusterviz.kube_api.patch import MERGE
+    from clusterviz.kube_api.resources import by_kind
+
+    services.set_taint(node01, "node01", "maintenance", "a", "NoExecute", "kubectl")
+    store.patch(
+        node01, "Node", "", "node01", lambda b: b["spec"]["taints"][0].update(timeAdded="2020-01-01T00:00:00Z"), "test"
+    )
+    # the browser's action: `kubectl taint node node01 maintenance=b:NoExecute --overwrite`
+    services.set_taint(node01, "node01", "maintenance", "b", "NoExecute", "kubectl")
+    (taint,) = _node(node01)["spec"]["taints"]
+    assert (taint["value"], taint["timeAdded"]) == ("b", "2020-01-01T00:00:00Z")
+    # the same through the API (kubectl sends the taints without timeAdded), plus a new taint
+    res = by_kind("Node")
+    assert res is not None
+    taints = [{"key": "maintenance", "value": "c", "effect": "NoExecute"}, {"key": "new", "effect": "NoExecute"}]
+    writes.patch(node01, res, "", "node01", MERGE, {"spec": {"taints": taints}})
+    old, new = _node(node01)["spec"]["taints"]
+    assert (old["value"], old["timeAdded"]) == ("c", "2020-01-01T00:00:00Z")
+    assert _seconds_ago(new["timeAdded"]) < 5
+
+
 def test_taint_errors(node01: Cluster) -> None:
     with pytest.raises(InputError, match='taint "nope:NoSchedule" not found'):
         services.set_taint(node01, "node01", "nope", "", "NoSchedule", "kubectl", remove=True)
