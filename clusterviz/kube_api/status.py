@@ -10,7 +10,16 @@ from scheduler_core.api.loading import InputError
 from .. import store
 from .resources import Resource
 
-__all__ = ["ApiError", "already_exists", "conflict", "from_exception", "invalid", "not_found", "status_body"]
+__all__ = [
+    "ApiError",
+    "already_exists",
+    "conflict",
+    "from_exception",
+    "invalid",
+    "not_found",
+    "status_body",
+    "success_body",
+]
 
 # how admit() prefixes its messages: "object: path: msg" or "object:12: path: msg"
 ADMIT_SOURCE = "object"
@@ -41,6 +50,8 @@ class ApiError(Exception):
 
 
 def status_body(code: int, reason: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A failure `metav1.Status`: the one body every refusal of the app answers with (the kube API
+    and the browser's JSON API alike)."""
     body: dict[str, Any] = {
         "kind": "Status",
         "apiVersion": "v1",
@@ -53,6 +64,11 @@ def status_body(code: int, reason: str, message: str, details: dict[str, Any] | 
     if details:
         body["details"] = details
     return body
+
+
+def success_body(code: int) -> dict[str, Any]:
+    """A success `metav1.Status` (what an eviction answers)."""
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": code}
 
 
 def _details(res: Resource | None, name: str) -> dict[str, Any]:

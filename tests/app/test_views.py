@@ -31,9 +31,11 @@ spec:
 
 
 def status(code: int, reason: str, message: str) -> dict[str, Any]:
+    """The Status a real API server answers (the kube API's too: `metadata: {}` included)."""
     return {
         "kind": "Status",
         "apiVersion": "v1",
+        "metadata": {},
         "status": "Failure",
         "message": message,
         "reason": reason,
@@ -274,6 +276,7 @@ def test_action_errors_are_statuses(
     assert {k: v for k, v in data.items() if k != "message"} == {
         "kind": "Status",
         "apiVersion": "v1",
+        "metadata": {},
         "status": "Failure",
         "reason": reason,
         "code": code,
