@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from typing import Any
 
 import yaml
@@ -15,7 +16,14 @@ from django.db import transaction
 from django.db.models import Q
 
 from scheduler_core.api.limits import MAX_OBJECTS_PER_REQUEST, MAX_REPLICAS
-from scheduler_core.api.loading import Document, InputError, load_cluster, load_pod, load_yaml_documents
+from scheduler_core.api.loading import (
+    Document,
+    InputError,
+    list_items,
+    load_cluster,
+    load_pod,
+    load_yaml_documents,
+)
 from scheduler_core.api.objects import Taint
 from scheduler_core.api.validation import (
     dns1123_label_error,
@@ -23,6 +31,7 @@ from scheduler_core.api.validation import (
     label_value_error,
 )
 from scheduler_core.api.workloads import WorkloadIndex
+from scheduler_core.api.yaml_reading import line_of
 from scheduler_core.explain import explain_on, result_to_json, wire_events
 from scheduler_core.fixes import suggest_fixes
 
@@ -68,13 +77,16 @@ def create_cluster(slug: str, title: str = "") -> Cluster:
     return cluster
 
 
+def _lines_of(document: Document) -> Callable[[tuple[int | str, ...]], int | None]:
+    return lambda loc: line_of(document.node, loc)
+
+
 def _count_objects(documents: list[Document], source: str) -> None:
     """Refuse a request of more than MAX_OBJECTS_PER_REQUEST objects before validating any."""
     count = 0
     for document in documents:
-        data = document.data
-        items = data.get("items") if isinstance(data, dict) and str(data.get("kind", "")).endswith("List") else None
-        count += len(items) if isinstance(items, list) else 1
+        items = list_items(document.data, source, _lines_of(document))
+        count += 1 if items is None else len(items)
     if count > MAX_OBJECTS_PER_REQUEST:
         raise InputError(f"{source}: {count} objects: more than {MAX_OBJECTS_PER_REQUEST} objects in one request")
 
@@ -89,20 +101,10 @@ def parse_objects(
     classes, runtimes = admission_context(cluster)
     out: list[dict[str, Any]] = []
     for document in documents:
-        data = document.data
-        items: list[tuple[Any, tuple[int | str, ...]]]
-        if isinstance(data, dict) and str(data.get("kind", "")).endswith("List") and "items" in data:
-            raw_items = data.get("items") or []
-            if not isinstance(raw_items, list):
-                raise InputError(f"{source}: items: must be a list")
-            item_kind = str(data["kind"])[: -len("List")]
-            items = []
-            for k, item in enumerate(raw_items):
-                if item_kind and isinstance(item, dict) and "kind" not in item:
-                    item = {**item, "kind": item_kind}  # typed lists (PodList) leave out their items' kind
-                items.append((item, ("items", k)))
-        else:
-            items = [(data, ())]
+        listed = list_items(document.data, source, _lines_of(document))
+        items: list[tuple[Any, tuple[int | str, ...]]] = (
+            [(document.data, ())] if listed is None else [(item, ("items", k)) for k, item in enumerate(listed)]
+        )
         for item, prefix in items:
             if isinstance(item, dict) and item.get("kind") == "PriorityClass":
                 admitted = admit(item, source, document.node, prefix=prefix)

@@ -13,7 +13,7 @@ import yaml
 from clusterviz import services, store
 from clusterviz.controllers.runner import reconcile
 from clusterviz.models import Cluster, KubeObject
-from scheduler_core.api.loading import InputError
+from scheduler_core.api.loading import InputError, load_yaml_documents
 from tests.app import changes, create, deployment_yaml, events, node_yaml, pod, pod_yaml, priority_class_yaml, rv
 
 
@@ -305,6 +305,28 @@ def test_no_execute_time_added_is_one_rule_for_both_writers(node01: Cluster) -> 
     old, new = _node(node01)["spec"]["taints"]
     assert (old["value"], old["timeAdded"]) == ("c", "2020-01-01T00:00:00Z")
     assert _seconds_ago(new["timeAdded"]) < 5
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ("apiVersion: v1\nkind: List\nitems: 5\n", "manifest:3: items: must be a list"),
+        ("apiVersion: v1\nkind: PodList\n", "manifest: no objects found"),
+    ],
+)
+def test_lists_unwrap_as_the_core_loader_does(cluster: Cluster, text: str, error: str) -> None:
+    """The app's create and the core's loader unwrap a List by one rule (the app used to read a List
+    without items as an object of kind PodList, and named no line for items that are not a list)."""
+    from scheduler_core.api.loading import load_cluster
+
+    with pytest.raises(InputError) as app_error:
+        services.parse_objects(text, "manifest", cluster)
+    assert str(app_error.value) == error
+    if "items" in text:
+        with pytest.raises(InputError, match=f"^{re.escape(error)}$"):
+            load_cluster(load_yaml_documents(text, "manifest"), "manifest")
+    else:
+        assert load_cluster(load_yaml_documents(text, "manifest"), "manifest").pods == []
 
 
 def test_taint_errors(node01: Cluster) -> None:
@@ -634,7 +656,7 @@ def test_a_typed_list_gives_its_items_their_kind(cluster: Cluster) -> None:
 
 
 def test_a_list_whose_items_are_not_a_list_is_refused(cluster: Cluster) -> None:
-    with pytest.raises(InputError, match=exactly("list.yaml: items: must be a list")):
+    with pytest.raises(InputError, match=exactly("list.yaml:3: items: must be a list")):
         services.create_from_yaml(cluster, "apiVersion: v1\nkind: List\nitems: 5\n", "kubectl", source="list.yaml")
     with pytest.raises(InputError, match="^" + re.escape("list.yaml:4: items[0]: expected a Kubernetes object")):
         services.create_from_yaml(cluster, "apiVersion: v1\nkind: List\nitems:\n- 5\n", "kubectl", source="list.yaml")
