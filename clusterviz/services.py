@@ -15,7 +15,7 @@ import yaml
 from django.db import transaction
 from django.db.models import Q
 
-from scheduler_core.api.limits import MAX_OBJECTS_PER_REQUEST, MAX_REPLICAS
+from scheduler_core.api.limits import MAX_OBJECTS_PER_REQUEST
 from scheduler_core.api.loading import (
     Document,
     InputError,
@@ -29,6 +29,7 @@ from scheduler_core.api.validation import (
     dns1123_label_error,
     label_key_error,
     label_value_error,
+    replicas_error,
 )
 from scheduler_core.api.workloads import WorkloadIndex
 from scheduler_core.api.yaml_reading import line_of
@@ -295,8 +296,9 @@ def check_scale(kind: str, replicas: int) -> None:
     """InputError unless `kind` scales and `replicas` is in range (a dry run checks this too)."""
     if kind not in ("Deployment", "ReplicaSet", "StatefulSet"):
         raise InputError(f"{kind}: cannot be scaled (Deployment, ReplicaSet or StatefulSet)")
-    if not 0 <= replicas <= MAX_REPLICAS:
-        raise InputError(f"spec.replicas: Invalid value: {replicas}: must be between 0 and {MAX_REPLICAS}")
+    error = replicas_error(replicas)
+    if error:
+        raise InputError(f"spec.replicas: {error}")
 
 
 def scale(cluster: Cluster, kind: str, namespace: str, name: str, replicas: int, component: str) -> dict[str, Any]:

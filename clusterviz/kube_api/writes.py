@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from scheduler_core.api.loading import InputError
+from scheduler_core.api.validation import replicas_error
 
 from .. import services, store
 from ..admission import admission_context
@@ -415,12 +416,12 @@ def update_scale(
     if not isinstance(wanted, dict):
         raise ApiError(400, "BadRequest", "the body of the request must be a Scale object")
     replicas = (wanted.get("spec") or {}).get("replicas", 0)
-    if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
+    error = replicas_error(replicas)
+    if error:
         raise ApiError(
             422,
             "Invalid",
-            f'The Scale "{name}" is invalid: spec.replicas: Invalid value: {replicas}: '
-            "must be greater than or equal to 0",
+            f'The Scale "{name}" is invalid: spec.replicas: {error}',
             {"name": name, "kind": "Scale", "group": "autoscaling"},
         )
     expected = (wanted.get("metadata") or {}).get("resourceVersion")

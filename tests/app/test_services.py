@@ -369,11 +369,42 @@ def test_cordon_and_uncordon(node01: Cluster) -> None:
 # --- scale ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    ("replicas", "message"),
+    [
+        (-1, "spec.replicas: Invalid value: -1: must be greater than or equal to 0"),
+        (10_001, "spec.replicas: Invalid value: 10001: must be less than or equal to 10000"),
+    ],
+)
+def test_replicas_are_refused_alike_by_create_scale_and_the_scale_subresource(
+    cluster: Cluster, replicas: int, message: str
+) -> None:
+    """One rule (and upstream's wording) for spec.replicas: the scale action said "must be between
+    0 and 10000" where create said "must be greater than or equal to 0" and quoted the number."""
+    from clusterviz.kube_api import writes
+    from clusterviz.kube_api.resources import by_kind
+    from clusterviz.kube_api.status import ApiError
+
+    with pytest.raises(InputError) as created:
+        services.create_from_yaml(cluster, deployment_yaml("web", replicas), "kubectl")
+    assert str(created.value).endswith(message)
+    create(cluster, deployment_yaml("web", 1))
+    with pytest.raises(InputError, match=f"^{re.escape(message)}$"):
+        services.scale(cluster, "Deployment", "default", "web", replicas, "kubectl")
+    res = by_kind("Deployment")
+    assert res is not None
+    with pytest.raises(ApiError) as scaled:
+        writes.update_scale(cluster, res, "default", "web", None, {"spec": {"replicas": replicas}})
+    assert scaled.value.message == f'The Scale "web" is invalid: {message}'
+
+
 def test_scale_sets_replicas_and_refuses_bad_values(cluster: Cluster) -> None:
     create(cluster, deployment_yaml("myapp", 3))
     assert services.scale(cluster, "Deployment", "default", "myapp", 5, "kubectl")["spec"]["replicas"] == 5
     assert store.get(cluster, "Deployment", "default", "myapp")["spec"]["replicas"] == 5
-    with pytest.raises(InputError, match=re.escape("spec.replicas: Invalid value: -1: must be between 0 and 10000")):
+    with pytest.raises(
+        InputError, match=re.escape("spec.replicas: Invalid value: -1: must be greater than or equal to 0")
+    ):
         services.scale(cluster, "Deployment", "default", "myapp", -1, "kubectl")
     with pytest.raises(InputError, match="Pod: cannot be scaled"):
         services.scale(cluster, "Pod", "default", "myapp", 1, "kubectl")

@@ -251,7 +251,7 @@ ACTION_ERRORS = [
         b'{"action": "scale", "name": "web", "replicas": -1}',
         400,
         "Invalid",
-        "spec.replicas: Invalid value: -1: must be between 0 and 10000",
+        "spec.replicas: Invalid value: -1: must be greater than or equal to 0",
         id="negative-replicas",
     ),
     pytest.param(
