@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable
 from typing import Any
 
 import yaml
 from django.db import transaction
 from django.db.models import Q
 
+from scheduler_core.api.errors import LineOf
 from scheduler_core.api.limits import MAX_OBJECTS_PER_REQUEST
 from scheduler_core.api.loading import (
     Document,
@@ -78,7 +78,8 @@ def create_cluster(slug: str, title: str = "") -> Cluster:
     return cluster
 
 
-def _lines_of(document: Document) -> Callable[[tuple[int | str, ...]], int | None]:
+def _lines_of(document: Document) -> LineOf:
+    """The line of a field (path from the document's root) of a parsed document."""
     return lambda loc: line_of(document.node, loc)
 
 
