@@ -98,17 +98,20 @@ def conflict(res: Resource, name: str) -> ApiError:
     )
 
 
-def invalid(res: Resource, name: str, error: str) -> ApiError:
-    """422 Invalid from an admit() message: `The Pod "x" is invalid: spec.containers[0].image: Required value`."""
+def invalid(res: Resource | None, name: str, error: str, kind: str = "", group: str = "") -> ApiError:
+    """422 Invalid from an admit() message: `The Pod "x" is invalid: spec.containers[0].image: Required value`
+    (`kind` and `group` for an object other than the resource's own, such as its Scale)."""
+    if not kind and res is not None:
+        kind, group = res.kind, res.group or ""
     text = _SOURCE.sub("", error)
     cause: dict[str, Any] = {"reason": "FieldValueInvalid", "message": text}
     head, sep, rest = text.partition(": ")
     if sep and _FIELD.match(head):
         cause = {"reason": _cause_reason(rest), "message": rest, "field": head}
-    details = {"name": name, "kind": res.kind, "causes": [cause]}
-    if res.group:
-        details["group"] = res.group
-    return ApiError(422, "Invalid", f'The {res.kind} "{name}" is invalid: {text}', details)
+    details = {"name": name, "kind": kind, "causes": [cause]}
+    if group:
+        details["group"] = group
+    return ApiError(422, "Invalid", f'The {kind} "{name}" is invalid: {text}', details)
 
 
 def _cause_reason(message: str) -> str:

@@ -418,12 +418,7 @@ def update_scale(
     replicas = (wanted.get("spec") or {}).get("replicas", 0)
     error = replicas_error(replicas)
     if error:
-        raise ApiError(
-            422,
-            "Invalid",
-            f'The Scale "{name}" is invalid: spec.replicas: {error}',
-            {"name": name, "kind": "Scale", "group": "autoscaling"},
-        )
+        raise invalid(res, name, f"spec.replicas: {error}", kind="Scale", group="autoscaling")
     expected = (wanted.get("metadata") or {}).get("resourceVersion")
     if expected and str(expected) != current["metadata"].get("resourceVersion"):
         raise store.Conflict("stale scale")
@@ -433,5 +428,5 @@ def update_scale(
             return {**scale, "spec": {"replicas": replicas}}
         updated = services.scale(cluster, res.kind, namespace, name, replicas, COMPONENT)
     except InputError as exc:
-        raise ApiError(422, "Invalid", f'The Scale "{name}" is invalid: {exc}') from None
+        raise invalid(res, name, str(exc), kind="Scale", group="autoscaling") from None
     return scale_of(res, updated)

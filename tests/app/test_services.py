@@ -396,6 +396,9 @@ def test_replicas_are_refused_alike_by_create_scale_and_the_scale_subresource(
     with pytest.raises(ApiError) as scaled:
         writes.update_scale(cluster, res, "default", "web", None, {"spec": {"replicas": replicas}})
     assert scaled.value.message == f'The Scale "web" is invalid: {message}'
+    field, _, text = message.partition(": ")  # kubectl prints the causes, not the message
+    assert scaled.value.details is not None
+    assert scaled.value.details["causes"] == [{"reason": "FieldValueInvalid", "message": text, "field": field}]
 
 
 def test_scale_sets_replicas_and_refuses_bad_values(cluster: Cluster) -> None:
