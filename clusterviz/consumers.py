@@ -44,7 +44,7 @@ from django.conf import settings
 from . import access, actions, prediction, store
 from .controllers import taint_manager
 from .controllers.runner import ensure_runner
-from .models import Change, Cluster
+from .models import Cluster
 from .publish import group_name, watch_path
 from .state_text import state_json, state_texts
 
@@ -498,18 +498,12 @@ def _reason(exc: Exception) -> str:
 
 
 def _changes_since(cluster: Cluster, since: int, before: int | None = None) -> list[dict[str, Any]] | None:
-    """The changes after `since` (and before `before`), or None when the log no longer reaches back that far."""
-    current = Cluster.objects.filter(pk=cluster.pk).values_list("resource_version", flat=True).get()
-    if since > current:
+    """The changes after `since` (and before `before`), or None when the log cannot serve them."""
+    try:
+        changes = store.changes_since(cluster, since, before=before)
+    except store.LogGap:
         return None
-    if not store.log_reaches_back_to(cluster, since, current):
-        return None
-    changes = Change.objects.filter(cluster=cluster, resource_version__gt=since)
-    if before is not None:
-        changes = changes.filter(resource_version__lt=before)
-    return [
-        {**change.to_dict(), "path": watch_path(change.to_dict())} for change in changes.order_by("resource_version")
-    ]
+    return [{**change.to_dict(), "path": watch_path(change.to_dict())} for change in changes]
 
 
 # Idle streams of one cluster check the watch log at the same resourceVersion: one read serves them all

@@ -15,9 +15,9 @@ from typing import Any, Literal
 import yaml
 from pydantic import Field, ValidationError
 
-from scheduler_core.api.limits import MAX_REPLICAS
 from scheduler_core.api.loading import InputError, format_validation_error, locate
 from scheduler_core.api.objects import LabelSelector, ObjectMeta
+from scheduler_core.api.validation import Replicas
 from scheduler_core.framework.selectors import compile_label_selector
 
 from .validation import PodTemplate, _check_containers, _check_meta, _Model, prune
@@ -46,7 +46,7 @@ class _Templated(_Model):
 
 
 class _StatefulSetSpec(_TemplatedSpec):
-    replicas: int = Field(default=1, ge=0, le=MAX_REPLICAS)
+    replicas: Replicas = 1
     pod_management_policy: Literal["OrderedReady", "Parallel"] = "OrderedReady"
 
 

@@ -14,15 +14,25 @@ import yaml
 from django.db import transaction
 from django.db.models import Q
 
-from scheduler_core.api.limits import MAX_OBJECTS_PER_REQUEST, MAX_REPLICAS
-from scheduler_core.api.loading import Document, InputError, load_cluster, load_pod, load_yaml_documents
+from scheduler_core.api.errors import LineOf
+from scheduler_core.api.limits import MAX_OBJECTS_PER_REQUEST
+from scheduler_core.api.loading import (
+    Document,
+    InputError,
+    list_items,
+    load_cluster,
+    load_pod,
+    load_yaml_documents,
+)
 from scheduler_core.api.objects import Taint
 from scheduler_core.api.validation import (
     dns1123_label_error,
     label_key_error,
     label_value_error,
+    replicas_error,
 )
 from scheduler_core.api.workloads import WorkloadIndex
+from scheduler_core.api.yaml_reading import line_of
 from scheduler_core.explain import Explanation, explain_on, result_to_json, wire_events
 from scheduler_core.fixes import suggest_fixes
 from scheduler_core.framework.events import encode_cycle
@@ -32,6 +42,7 @@ from . import profiles, scheduler_cache, store
 from .adapters import snapshot
 from .admission import admission_context
 from .models import PACE_CHOICES, Cluster, KubeObject
+from .taints import stamp_no_execute
 from .validation import admit
 
 __all__ = [
@@ -70,13 +81,17 @@ def create_cluster(slug: str, title: str = "") -> Cluster:
     return cluster
 
 
+def _lines_of(document: Document) -> LineOf:
+    """The line of a field (path from the document's root) of a parsed document."""
+    return lambda loc: line_of(document.node, loc)
+
+
 def _count_objects(documents: list[Document], source: str) -> None:
     """Refuse a request of more than MAX_OBJECTS_PER_REQUEST objects before validating any."""
     count = 0
     for document in documents:
-        data = document.data
-        items = data.get("items") if isinstance(data, dict) and str(data.get("kind", "")).endswith("List") else None
-        count += len(items) if isinstance(items, list) else 1
+        items = list_items(document.data, source, _lines_of(document))
+        count += 1 if items is None else len(items)
     if count > MAX_OBJECTS_PER_REQUEST:
         raise InputError(f"{source}: {count} objects: more than {MAX_OBJECTS_PER_REQUEST} objects in one request")
 
@@ -91,20 +106,10 @@ def parse_objects(
     classes, runtimes = admission_context(cluster)
     out: list[dict[str, Any]] = []
     for document in documents:
-        data = document.data
-        items: list[tuple[Any, tuple[int | str, ...]]]
-        if isinstance(data, dict) and str(data.get("kind", "")).endswith("List") and "items" in data:
-            raw_items = data.get("items") or []
-            if not isinstance(raw_items, list):
-                raise InputError(f"{source}: items: must be a list")
-            item_kind = str(data["kind"])[: -len("List")]
-            items = []
-            for k, item in enumerate(raw_items):
-                if item_kind and isinstance(item, dict) and "kind" not in item:
-                    item = {**item, "kind": item_kind}  # typed lists (PodList) leave out their items' kind
-                items.append((item, ("items", k)))
-        else:
-            items = [(data, ())]
+        listed = list_items(document.data, source, _lines_of(document))
+        items: list[tuple[Any, tuple[int | str, ...]]] = (
+            [(document.data, ())] if listed is None else [(item, ("items", k)) for k, item in enumerate(listed)]
+        )
         for item, prefix in items:
             if isinstance(item, dict) and item.get("kind") == "PriorityClass":
                 admitted = admit(item, source, document.node, prefix=prefix)
@@ -257,10 +262,9 @@ def set_taint(
             new = {"key": key, "effect": taint.effect}
             if value:
                 new["value"] = value
-            if taint.effect == "NoExecute":
-                new["timeAdded"] = store.now_rfc3339()
             replaced = [t for t in taints if not (t["key"] == key and t["effect"] == taint.effect)]
             body["spec"]["taints"] = [*replaced, new]
+            stamp_no_execute(taints, body["spec"]["taints"])
         if not body["spec"]["taints"]:
             body["spec"].pop("taints")
 
@@ -296,8 +300,9 @@ def check_scale(kind: str, replicas: int) -> None:
     """InputError unless `kind` scales and `replicas` is in range (a dry run checks this too)."""
     if kind not in ("Deployment", "ReplicaSet", "StatefulSet"):
         raise InputError(f"{kind}: cannot be scaled (Deployment, ReplicaSet or StatefulSet)")
-    if not 0 <= replicas <= MAX_REPLICAS:
-        raise InputError(f"spec.replicas: Invalid value: {replicas}: must be between 0 and {MAX_REPLICAS}")
+    error = replicas_error(replicas)
+    if error:
+        raise InputError(f"spec.replicas: {error}")
 
 
 def scale(cluster: Cluster, kind: str, namespace: str, name: str, replicas: int, component: str) -> dict[str, Any]:

@@ -28,8 +28,10 @@ __all__ = [
     "AlreadyExists",
     "Conflict",
     "Forbidden",
+    "LogGap",
     "NotFound",
     "StoreError",
+    "changes_since",
     "create",
     "delete",
     "get",
@@ -269,6 +271,34 @@ def delete(
         row.delete()
         _log(cluster, rv, "DELETED", row, body, component)
     return body
+
+
+class LogGap(Exception):
+    """The watch log cannot serve the changes after `since`: they were pruned (`since` < `current`)
+    or `since` is newer than the cluster (`since` > `current`)."""
+
+    def __init__(self, since: int, current: int) -> None:
+        super().__init__(f"no watch log from {since} (the cluster is at {current})")
+        self.since = since
+        self.current = current
+
+    @property
+    def too_large(self) -> bool:
+        return self.since > self.current
+
+
+def changes_since(cluster: Cluster, since: int, kind: str | None = None, before: int | None = None) -> list[Change]:
+    """The changes after resourceVersion `since` (of `kind`, before `before`), in order: the one reader
+    of the watch log, for the browser's stream and the Kubernetes watch alike. Raises `LogGap`."""
+    current = int(Cluster.objects.filter(pk=cluster.pk).values_list("resource_version", flat=True).get())
+    if since > current or not log_reaches_back_to(cluster, since, current):
+        raise LogGap(since, current)
+    changes = Change.objects.filter(cluster=cluster, resource_version__gt=since)
+    if kind is not None:
+        changes = changes.filter(kind=kind)
+    if before is not None:
+        changes = changes.filter(resource_version__lt=before)
+    return list(changes.order_by("resource_version"))
 
 
 def log_reaches_back_to(cluster: Cluster, since: int, current: int) -> bool:

@@ -14,7 +14,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
 
-from scheduler_core.api.limits import MAX_LABELS, MAX_REPLICAS
+from scheduler_core.api.limits import MAX_LABELS
 from scheduler_core.api.loading import InputError, admit_pod, format_validation_error, locate
 from scheduler_core.api.objects import (
     LabelSelector,
@@ -28,6 +28,7 @@ from scheduler_core.api.objects import (
 )
 from scheduler_core.api.text import quote
 from scheduler_core.api.validation import (
+    Replicas,
     dns1123_label_error,
     dns1123_subdomain_error,
     label_key_error,
@@ -91,7 +92,7 @@ class PodTemplate(_Model):
 
 
 class WorkloadSpec(_Model):
-    replicas: int = Field(default=1, ge=0, le=MAX_REPLICAS)
+    replicas: Replicas = 1
     selector: LabelSelector
     template: PodTemplate
 

@@ -28,6 +28,7 @@ from scheduler_core.api.loading import InputError
 
 from . import access, actions, prediction, services, store
 from .controllers.scheduler import CYCLES_KEPT
+from .kube_api.status import status_body
 from .lessons import all_lessons, load_lesson
 from .models import STAGING_PREFIX, Cluster, SchedulingCycle
 from .state_text import gzipped_state
@@ -40,17 +41,7 @@ log = logging.getLogger(__name__)
 def _status(exc: Exception, code: int | None = None, reason: str | None = None) -> JsonResponse:
     reason = reason or (exc.reason if isinstance(exc, store.StoreError) else "Invalid")
     status = code or (exc.code if isinstance(exc, store.StoreError) else 400)
-    return JsonResponse(
-        {
-            "kind": "Status",
-            "apiVersion": "v1",
-            "status": "Failure",
-            "message": str(exc),
-            "reason": reason,
-            "code": status,
-        },
-        status=status,
-    )
+    return JsonResponse(status_body(status, reason, str(exc)), status=status)
 
 
 def _cluster(slug: str) -> Cluster:

@@ -4,9 +4,10 @@ string form of a LabelSelector (`app=web,tier in (a,b)`) that tables and Scale s
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from scheduler_core.framework.selectors import LabelRequirement, Selector, parse_int64
 
 from .status import ApiError
 
@@ -98,8 +99,8 @@ class FieldSelector:
         return None
 
 
-Requirement = Callable[[dict[str, str]], bool]
 _SET = re.compile(r"^\s*(!?)\s*([^\s!=<>(),]+)\s*(?:(notin|in)\s*\(([^)]*)\)|(==|!=|=|>|<)\s*([^\s,]*))?\s*$")
+_OPERATORS = {"in": "In", "notin": "NotIn", "=": "In", "==": "In", "!=": "NotIn", ">": "Gt", "<": "Lt"}
 
 
 def _split_terms(text: str) -> list[str]:
@@ -119,7 +120,8 @@ def _split_terms(text: str) -> list[str]:
     return [t for t in (term.strip() for term in terms) if t]
 
 
-def _requirement(term: str, text: str) -> Requirement:
+def _requirement(term: str, text: str) -> LabelRequirement:
+    """One term of `labels.Parse`, as the scheduler's own requirement (so both match by one rule)."""
     match = _SET.match(term)
     if not match:
         raise ApiError(400, "BadRequest", f"unable to parse requirement: found '{term}' in \"{text}\"")
@@ -127,49 +129,29 @@ def _requirement(term: str, text: str) -> Requirement:
     if negated:
         if set_op or op:
             raise ApiError(400, "BadRequest", f"unable to parse requirement: found '{term}' in \"{text}\"")
-        return lambda labels: key not in labels
+        return LabelRequirement(key, "DoesNotExist", frozenset())
     if set_op:
-        values = {v.strip() for v in set_values.split(",")}
-        if set_op == "in":
-            return lambda labels: labels.get(key) in values
-        return lambda labels: labels.get(key) not in values
-    if op in ("=", "=="):
-        return lambda labels: key in labels and labels[key] == value
-    if op == "!=":
-        return lambda labels: labels.get(key) != value
-    if op in (">", "<"):
-        try:
-            bound = int(value)
-        except ValueError:
-            raise ApiError(
-                400, "BadRequest", f"unable to parse requirement: for '{op}', '{value}' must be an integer"
-            ) from None
-
-        def compare(labels: dict[str, str]) -> bool:
-            try:
-                number = int(labels[key])
-            except (KeyError, ValueError):
-                return False
-            return number > bound if op == ">" else number < bound
-
-        return compare
-    return lambda labels: key in labels
+        return LabelRequirement(key, _OPERATORS[set_op], frozenset(v.strip() for v in set_values.split(",")))
+    if op is None:
+        return LabelRequirement(key, "Exists", frozenset())
+    if op in (">", "<") and parse_int64(value) is None:  # strconv.ParseInt(value, 10, 64), as upstream
+        raise ApiError(400, "BadRequest", f"unable to parse requirement: for '{op}', '{value}' must be an integer")
+    return LabelRequirement(key, _OPERATORS[op], frozenset([value]))
 
 
 @dataclass(frozen=True)
 class LabelSelector:
-    """A parsed `?labelSelector=` (equality- and set-based)."""
+    """A parsed `?labelSelector=` (equality- and set-based), matched by the scheduler's matcher."""
 
-    requirements: tuple[Requirement, ...]
+    selector: Selector
 
     @classmethod
     def parse(cls, text: str | None) -> LabelSelector:
         source = text or ""
-        return cls(tuple(_requirement(term, source) for term in _split_terms(source)))
+        return cls(Selector(tuple(_requirement(term, source) for term in _split_terms(source))))
 
     def matches(self, obj: Obj) -> bool:
-        labels = obj.get("metadata", {}).get("labels") or {}
-        return all(requirement(labels) for requirement in self.requirements)
+        return self.selector.matches(obj.get("metadata", {}).get("labels") or {})
 
 
 def format_label_selector(selector: Obj | None) -> str:

@@ -10,7 +10,16 @@ from scheduler_core.api.loading import InputError
 from .. import store
 from .resources import Resource
 
-__all__ = ["ApiError", "already_exists", "conflict", "from_exception", "invalid", "not_found", "status_body"]
+__all__ = [
+    "ApiError",
+    "already_exists",
+    "conflict",
+    "from_exception",
+    "invalid",
+    "not_found",
+    "status_body",
+    "success_body",
+]
 
 # how admit() prefixes its messages: "object: path: msg" or "object:12: path: msg"
 ADMIT_SOURCE = "object"
@@ -41,6 +50,8 @@ class ApiError(Exception):
 
 
 def status_body(code: int, reason: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A failure `metav1.Status`: the one body every refusal of the app answers with (the kube API
+    and the browser's JSON API alike)."""
     body: dict[str, Any] = {
         "kind": "Status",
         "apiVersion": "v1",
@@ -53,6 +64,11 @@ def status_body(code: int, reason: str, message: str, details: dict[str, Any] | 
     if details:
         body["details"] = details
     return body
+
+
+def success_body(code: int) -> dict[str, Any]:
+    """A success `metav1.Status` (what an eviction answers)."""
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": code}
 
 
 def _details(res: Resource | None, name: str) -> dict[str, Any]:
@@ -82,17 +98,20 @@ def conflict(res: Resource, name: str) -> ApiError:
     )
 
 
-def invalid(res: Resource, name: str, error: str) -> ApiError:
-    """422 Invalid from an admit() message: `The Pod "x" is invalid: spec.containers[0].image: Required value`."""
+def invalid(res: Resource | None, name: str, error: str, kind: str = "", group: str = "") -> ApiError:
+    """422 Invalid from an admit() message: `The Pod "x" is invalid: spec.containers[0].image: Required value`
+    (`kind` and `group` for an object other than the resource's own, such as its Scale)."""
+    if not kind and res is not None:
+        kind, group = res.kind, res.group or ""
     text = _SOURCE.sub("", error)
     cause: dict[str, Any] = {"reason": "FieldValueInvalid", "message": text}
     head, sep, rest = text.partition(": ")
     if sep and _FIELD.match(head):
         cause = {"reason": _cause_reason(rest), "message": rest, "field": head}
-    details = {"name": name, "kind": res.kind, "causes": [cause]}
-    if res.group:
-        details["group"] = res.group
-    return ApiError(422, "Invalid", f'The {res.kind} "{name}" is invalid: {text}', details)
+    details = {"name": name, "kind": kind, "causes": [cause]}
+    if group:
+        details["group"] = group
+    return ApiError(422, "Invalid", f'The {kind} "{name}" is invalid: {text}', details)
 
 
 def _cause_reason(message: str) -> str:

@@ -31,7 +31,7 @@ from .reads import get_object, list_objects, presenter
 from .resources import GROUPS, REVIEW_KINDS
 from .routing import Target, method_not_allowed, not_served, route
 from .selectors import FieldSelector, LabelSelector
-from .status import ApiError, from_exception
+from .status import ApiError, from_exception, success_body
 from .tables import table, table_version
 from .watch import stream
 
@@ -216,8 +216,7 @@ def _evict(call: Call) -> Reply:
         raise ApiError(400, "BadRequest", "DeleteOptions.dryRun: must be a list of strings")
     dry_run = dry_run_of(requested, "DeleteOptions")
     writes.delete(call.cluster, res, target.namespace or "", target.name, options, dry_run)
-    success = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
-    return Reply(201, success, wrote=not dry_run)
+    return Reply(201, success_body(201), wrote=not dry_run)
 
 
 def handle(call: Call) -> Reply:

@@ -20,7 +20,7 @@ from channels.layers import get_channel_layer
 from django.db import transaction
 
 from .. import store
-from ..models import Change, Cluster, KubeObject
+from ..models import Cluster, KubeObject
 from ..publish import group_name
 from .status import status_body
 
@@ -46,19 +46,22 @@ def _current(cluster: Cluster, kind: str, namespace: str | None) -> tuple[list[O
         return [row.body for row in rows.order_by("namespace", "id")], int(rv)
 
 
-def _changes_since(cluster: Cluster, kind: str, since: int) -> list[tuple[str, int, Obj]] | None:
-    """The changes of a kind after `since`, or None when the watch log no longer reaches back that far."""
-    current = Cluster.objects.filter(pk=cluster.pk).values_list("resource_version", flat=True).get()
-    if not store.log_reaches_back_to(cluster, since, current):
-        return None
-    changes = Change.objects.filter(cluster=cluster, kind=kind, resource_version__gt=since).order_by("resource_version")
+def _changes_since(cluster: Cluster, kind: str, since: int) -> list[tuple[str, int, Obj]] | Obj:
+    """The changes of a kind after `since`, or the Status of the ERROR event when the watch log cannot
+    serve them: pruned (410 Expired) or `since` ahead of the cluster (504 Timeout, as the watch cache
+    answers: staging/src/k8s.io/apiserver/pkg/storage/errors.go NewTooLargeResourceVersionError)."""
+    try:
+        changes = store.changes_since(cluster, since, kind=kind)
+    except store.LogGap as gap:
+        if gap.too_large:
+            cause = {"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}
+            message = f"Too large resource version: {since}, current: {gap.current}"
+            body = status_body(504, "Timeout", message, {"causes": [cause], "retryAfterSeconds": 1})
+        else:
+            body = status_body(410, "Expired", f"too old resource version: {since}")
+        body.pop("metadata")
+        return body
     return [(change.type, int(change.resource_version), change.body) for change in changes]
-
-
-def _expired(since: int) -> Obj:
-    body = status_body(410, "Expired", f"too old resource version: {since}")
-    body.pop("metadata")
-    return body
 
 
 async def stream(
@@ -93,8 +96,8 @@ async def stream(
                 yield line
         else:
             backlog = await sync_to_async(_changes_since)(cluster, kind, since)
-            if backlog is None:
-                yield _line("ERROR", _expired(since))
+            if isinstance(backlog, dict):
+                yield _line("ERROR", backlog)
                 return
             last = since
             for event_type, rv, body in backlog:
@@ -129,8 +132,8 @@ async def stream(
                     failures += 1
                     await asyncio.sleep(min(wait, 0.5))
             backlog = await sync_to_async(_changes_since)(cluster, kind, last)
-            if backlog is None:
-                yield _line("ERROR", _expired(last))
+            if isinstance(backlog, dict):
+                yield _line("ERROR", backlog)
                 return
             for event_type, rv, body in backlog:
                 last = rv

@@ -14,11 +14,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from scheduler_core.api.loading import InputError
+from scheduler_core.api.validation import replicas_error
 
 from .. import services, store
 from ..admission import admission_context
 from ..defaults import default_pod_spec
 from ..models import Cluster
+from ..taints import stamp_no_execute
 from ..validation import admit
 from .fields import FieldValidation, check_apply
 from .managed import applied, check_manager
@@ -193,16 +195,6 @@ def _check_pod_update(res: Resource, name: str, old: Obj, new: Obj) -> None:
         )
 
 
-def _stamp_taints(old: Obj, new: Obj) -> None:
-    """NoExecute taints carry the time they were added (the taint manager counts tolerationSeconds from it)."""
-    before = {(t.get("key"), t.get("effect"), t.get("value")): t for t in old.get("spec", {}).get("taints", [])}
-    for taint in new.get("spec", {}).get("taints", []):
-        if taint.get("effect") != "NoExecute" or taint.get("timeAdded"):
-            continue
-        previous = before.get((taint.get("key"), taint.get("effect"), taint.get("value")), {})
-        taint["timeAdded"] = previous.get("timeAdded") or store.now_rfc3339()
-
-
 def _updated(cluster: Cluster, res: Resource, current: Obj, wanted: Any, subresource: str | None) -> Obj:
     """The object to store when `current` is updated to `wanted` (main resource or /status)."""
     name = current["metadata"]["name"]
@@ -229,7 +221,7 @@ def _updated(cluster: Cluster, res: Resource, current: Obj, wanted: Any, subreso
             obj["metadata"][key] = current["metadata"][key]
     admitted = _admit(cluster, res, obj, name)
     if res.kind == "Node":
-        _stamp_taints(current, admitted)
+        stamp_no_execute(current.get("spec", {}).get("taints", []), admitted.get("spec", {}).get("taints", []))
     if subresource != "status" and "status" in current:
         admitted["status"] = copy.deepcopy(current["status"])  # admission must not touch it either
     if res.kind == "Pod":
@@ -424,14 +416,9 @@ def update_scale(
     if not isinstance(wanted, dict):
         raise ApiError(400, "BadRequest", "the body of the request must be a Scale object")
     replicas = (wanted.get("spec") or {}).get("replicas", 0)
-    if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
-        raise ApiError(
-            422,
-            "Invalid",
-            f'The Scale "{name}" is invalid: spec.replicas: Invalid value: {replicas}: '
-            "must be greater than or equal to 0",
-            {"name": name, "kind": "Scale", "group": "autoscaling"},
-        )
+    error = replicas_error(replicas)
+    if error:
+        raise invalid(res, name, f"spec.replicas: {error}", kind="Scale", group="autoscaling")
     expected = (wanted.get("metadata") or {}).get("resourceVersion")
     if expected and str(expected) != current["metadata"].get("resourceVersion"):
         raise store.Conflict("stale scale")
@@ -441,5 +428,5 @@ def update_scale(
             return {**scale, "spec": {"replicas": replicas}}
         updated = services.scale(cluster, res.kind, namespace, name, replicas, COMPONENT)
     except InputError as exc:
-        raise ApiError(422, "Invalid", f'The Scale "{name}" is invalid: {exc}') from None
+        raise invalid(res, name, str(exc), kind="Scale", group="autoscaling") from None
     return scale_of(res, updated)

@@ -69,6 +69,7 @@ __all__ = [
     "Kind",
     "admit_pod",
     "format_validation_error",
+    "list_items",
     "load_cluster",
     "load_cluster_file",
     "load_pod",
@@ -223,21 +224,38 @@ def _plan_of(kind: str) -> Plan | None:
 Input = str | bytes | BinaryIO
 
 
+def list_items(data: Any, source: str, lines: LineOf | None = None) -> list[Any] | None:
+    """The items of a List (`kind: List`, or a typed list such as PodList, whose items leave out
+    their kind: they get it from the list's), or None when `data` is not a List. The one place a
+    List is unwrapped, for the loader, the app's create and its import alike."""
+    kind = data.get("kind") if isinstance(data, dict) else None
+    if not (isinstance(kind, str) and kind.endswith("List")):
+        return None
+    items = data.get("items") or []
+    if not isinstance(items, list):
+        line = lines(("items",)) if lines is not None else None
+        raise InputError(f"{source}:{line}: items: must be a list" if line else f"{source}: items: must be a list")
+    item_kind = kind[: -len("List")]
+    return [
+        {**item, "kind": item_kind} if item_kind and isinstance(item, dict) and "kind" not in item else item
+        for item in items
+    ]
+
+
+def _unwrapped(data: Any, lines: LineOf, source: str) -> Iterator[RawObject]:
+    """`data` as it is, or each item of a List with its lines and path."""
+    items = list_items(data, source, lines)
+    if items is None:
+        yield data, lines, ()
+        return
+    for index, item in enumerate(items):
+        yield item, _item_lines(lines, index), ("items", index)
+
+
 def _documents_objects(documents: list[Document], source: str) -> Iterator[RawObject]:
     """The objects of already parsed documents (a List's items one by one)."""
     for document in documents:
-        data, node = document.data, document.node
-        if isinstance(data, dict) and str(data.get("kind", "")).endswith("List"):
-            items = data.get("items") or []
-            if not isinstance(items, list):
-                raise InputError(f"{source}: items: must be a list")
-            item_kind = str(data["kind"])[: -len("List")]
-            for index, item in enumerate(items):
-                if item_kind and isinstance(item, dict) and "kind" not in item:
-                    item = {**item, "kind": item_kind}  # typed lists from the API omit the items' kind
-                yield item, _item_lines(lambda loc, node=node: line_of(node, loc), index), ("items", index)
-        else:
-            yield data, lambda loc, node=node: line_of(node, loc), ()
+        yield from _unwrapped(document.data, lambda loc, node=document.node: line_of(node, loc), source)
 
 
 def _item_lines(lines: LineOf, index: int) -> LineOf:
@@ -326,18 +344,10 @@ def load_cluster_file(path: str, max_bytes: int = MAX_FILE_BYTES) -> ClusterObje
 def _lists_expanded(objects: Iterator[RawObject], source: str) -> Iterator[RawObject]:
     """The items of a List the readers could not stream (its items an alias, null, or not a list)."""
     for data, lines, prefix in objects:
-        kind = data.get("kind") if isinstance(data, dict) else None
-        if not (isinstance(kind, str) and kind.endswith("List") and kind not in KINDS and not prefix):
+        if prefix:  # already an item of a List
             yield data, lines, prefix
-            continue
-        items = data.get("items") or []
-        if not isinstance(items, list):
-            line = lines(("items",))
-            raise InputError(f"{source}:{line}: items: must be a list" if line else f"{source}: items: must be a list")
-        for index, item in enumerate(items):
-            if isinstance(item, dict) and "kind" not in item and kind != "List":
-                item = {**item, "kind": kind[: -len("List")]}
-            yield item, _item_lines(lines, index), ("items", index)
+        else:
+            yield from _unwrapped(data, lines, source)
 
 
 def _load(objects: Callable[[], Iterator[RawObject]], source: str) -> ClusterObjects:

@@ -3,10 +3,21 @@
 from __future__ import annotations
 
 import re
+from typing import Annotated
 
+from pydantic import AfterValidator
+
+from .limits import MAX_REPLICAS
 from .text import quote
 
-__all__ = ["dns1123_label_error", "dns1123_subdomain_error", "label_key_error", "label_value_error"]
+__all__ = [
+    "Replicas",
+    "dns1123_label_error",
+    "dns1123_subdomain_error",
+    "label_key_error",
+    "label_value_error",
+    "replicas_error",
+]
 
 _DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 # Whole-string patterns, always applied with fullmatch: `$` would also match before a trailing "\n"
@@ -72,3 +83,28 @@ def label_value_error(value: str) -> str | None:
             "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
         )
     return None
+
+
+def replicas_error(value: object) -> str | None:
+    """What is wrong with a workload's `spec.replicas` (None when nothing is), in upstream's words
+    (ValidateNonnegativeField); the upper bound is ours (`MAX_REPLICAS`). The one rule for create,
+    the scale action and the Scale subresource."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        return f"Invalid value: {quote(value)}: must be an integer"
+    shown = repr(value) if value.bit_length() <= 3000 else "(an integer of more than 900 digits)"
+    if value < 0:
+        return f"Invalid value: {shown}: must be greater than or equal to 0"
+    if value > MAX_REPLICAS:
+        return f"Invalid value: {shown}: must be less than or equal to {MAX_REPLICAS}"
+    return None
+
+
+def _check_replicas(value: int) -> int:
+    error = replicas_error(value)
+    if error:
+        raise ValueError(error)
+    return value
+
+
+#: A workload's `spec.replicas` in a pydantic model (checked by `replicas_error`).
+Replicas = Annotated[int, AfterValidator(_check_replicas)]

@@ -505,12 +505,12 @@ BAD_ACTIONS = [
     ),
     pytest.param(
         {"action": "scale", "name": "web", "replicas": -1},
-        r"^spec\.replicas: Invalid value: -1: must be between 0 and 10000$",
+        r"^spec\.replicas: Invalid value: -1: must be greater than or equal to 0$",
         id="replicas-negative",
     ),
     pytest.param(
         {"action": "scale", "name": "web", "replicas": 10**30},
-        r"^spec\.replicas: Invalid value: 10{30}: must be between 0 and 10000$",
+        r"^spec\.replicas: Invalid value: 10{30}: must be less than or equal to 10000$",
         id="replicas-huge",
     ),
     pytest.param(

@@ -51,3 +51,27 @@ async def test_watch_reads_the_log_when_the_channel_layer_loses_messages(make_cl
         int(second["object"]["metadata"]["resourceVersion"]) == int(first["object"]["metadata"]["resourceVersion"]) + 1
     )
     await events.aclose()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_both_watch_log_readers_refuse_a_resource_version_ahead_of_the_cluster(
+    make_cluster: Any, monkeypatch: Any
+) -> None:
+    """One reader of the watch log: the Kubernetes watch used to wait silently from a future
+    resourceVersion (missing every change up to it) where the browser's stream refused it."""
+    from clusterviz.consumers import _changes_since
+
+    cluster = await sync_to_async(make_cluster)("c1", node_yaml("n1"))
+    await sync_to_async(cluster.refresh_from_db)()
+    current = cluster.resource_version
+    monkeypatch.setattr(watch, "get_channel_layer", DeafLayer)
+    ahead = current + 5
+    events = watch.stream(cluster, "Node", None, ahead, lambda bodies: bodies, lambda obj: True, lambda obj: obj, 5)
+    assert await events.__anext__() == b""
+    error = json.loads(await asyncio.wait_for(events.__anext__(), 2))
+    assert error["type"] == "ERROR"
+    assert (error["object"]["code"], error["object"]["reason"]) == (504, "Timeout")
+    assert error["object"]["message"] == f"Too large resource version: {ahead}, current: {current}"
+    await events.aclose()
+    assert await sync_to_async(_changes_since)(cluster, ahead) is None
+    assert await sync_to_async(_changes_since)(cluster, current) == []

@@ -13,7 +13,7 @@ import yaml
 from clusterviz import services, store
 from clusterviz.controllers.runner import reconcile
 from clusterviz.models import Cluster, KubeObject
-from scheduler_core.api.loading import InputError
+from scheduler_core.api.loading import InputError, load_yaml_documents
 from tests.app import changes, create, deployment_yaml, events, node_yaml, pod, pod_yaml, priority_class_yaml, rv
 
 
@@ -282,6 +282,53 @@ def test_no_execute_taints_get_time_added(node01: Cluster) -> None:
     assert "timeAdded" not in taints[1]
 
 
+def test_no_execute_time_added_is_one_rule_for_both_writers(node01: Cluster) -> None:
+    """The browser's taint action and a kubectl write keep an existing NoExecute taint's timeAdded
+    (same key and effect, whatever the value) and stamp a new one: the browser used to restart it."""
+    from clusterviz.kube_api import writes
+    from clusterviz.kube_api.patch import MERGE
+    from clusterviz.kube_api.resources import by_kind
+
+    services.set_taint(node01, "node01", "maintenance", "a", "NoExecute", "kubectl")
+    store.patch(
+        node01, "Node", "", "node01", lambda b: b["spec"]["taints"][0].update(timeAdded="2020-01-01T00:00:00Z"), "test"
+    )
+    # the browser's action: `kubectl taint node node01 maintenance=b:NoExecute --overwrite`
+    services.set_taint(node01, "node01", "maintenance", "b", "NoExecute", "kubectl")
+    (taint,) = _node(node01)["spec"]["taints"]
+    assert (taint["value"], taint["timeAdded"]) == ("b", "2020-01-01T00:00:00Z")
+    # the same through the API (kubectl sends the taints without timeAdded), plus a new taint
+    res = by_kind("Node")
+    assert res is not None
+    taints = [{"key": "maintenance", "value": "c", "effect": "NoExecute"}, {"key": "new", "effect": "NoExecute"}]
+    writes.patch(node01, res, "", "node01", MERGE, {"spec": {"taints": taints}})
+    old, new = _node(node01)["spec"]["taints"]
+    assert (old["value"], old["timeAdded"]) == ("c", "2020-01-01T00:00:00Z")
+    assert _seconds_ago(new["timeAdded"]) < 5
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ("apiVersion: v1\nkind: List\nitems: 5\n", "manifest:3: items: must be a list"),
+        ("apiVersion: v1\nkind: PodList\n", "manifest: no objects found"),
+    ],
+)
+def test_lists_unwrap_as_the_core_loader_does(cluster: Cluster, text: str, error: str) -> None:
+    """The app's create and the core's loader unwrap a List by one rule (the app used to read a List
+    without items as an object of kind PodList, and named no line for items that are not a list)."""
+    from scheduler_core.api.loading import load_cluster
+
+    with pytest.raises(InputError) as app_error:
+        services.parse_objects(text, "manifest", cluster)
+    assert str(app_error.value) == error
+    if "items" in text:
+        with pytest.raises(InputError, match=f"^{re.escape(error)}$"):
+            load_cluster(load_yaml_documents(text, "manifest"), "manifest")
+    else:
+        assert load_cluster(load_yaml_documents(text, "manifest"), "manifest").pods == []
+
+
 def test_taint_errors(node01: Cluster) -> None:
     with pytest.raises(InputError, match='taint "nope:NoSchedule" not found'):
         services.set_taint(node01, "node01", "nope", "", "NoSchedule", "kubectl", remove=True)
@@ -322,11 +369,45 @@ def test_cordon_and_uncordon(node01: Cluster) -> None:
 # --- scale ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    ("replicas", "message"),
+    [
+        (-1, "spec.replicas: Invalid value: -1: must be greater than or equal to 0"),
+        (10_001, "spec.replicas: Invalid value: 10001: must be less than or equal to 10000"),
+    ],
+)
+def test_replicas_are_refused_alike_by_create_scale_and_the_scale_subresource(
+    cluster: Cluster, replicas: int, message: str
+) -> None:
+    """One rule (and upstream's wording) for spec.replicas: the scale action said "must be between
+    0 and 10000" where create said "must be greater than or equal to 0" and quoted the number."""
+    from clusterviz.kube_api import writes
+    from clusterviz.kube_api.resources import by_kind
+    from clusterviz.kube_api.status import ApiError
+
+    with pytest.raises(InputError) as created:
+        services.create_from_yaml(cluster, deployment_yaml("web", replicas), "kubectl")
+    assert str(created.value).endswith(message)
+    create(cluster, deployment_yaml("web", 1))
+    with pytest.raises(InputError, match=f"^{re.escape(message)}$"):
+        services.scale(cluster, "Deployment", "default", "web", replicas, "kubectl")
+    res = by_kind("Deployment")
+    assert res is not None
+    with pytest.raises(ApiError) as scaled:
+        writes.update_scale(cluster, res, "default", "web", None, {"spec": {"replicas": replicas}})
+    assert scaled.value.message == f'The Scale "web" is invalid: {message}'
+    field, _, text = message.partition(": ")  # kubectl prints the causes, not the message
+    assert scaled.value.details is not None
+    assert scaled.value.details["causes"] == [{"reason": "FieldValueInvalid", "message": text, "field": field}]
+
+
 def test_scale_sets_replicas_and_refuses_bad_values(cluster: Cluster) -> None:
     create(cluster, deployment_yaml("myapp", 3))
     assert services.scale(cluster, "Deployment", "default", "myapp", 5, "kubectl")["spec"]["replicas"] == 5
     assert store.get(cluster, "Deployment", "default", "myapp")["spec"]["replicas"] == 5
-    with pytest.raises(InputError, match=re.escape("spec.replicas: Invalid value: -1: must be between 0 and 10000")):
+    with pytest.raises(
+        InputError, match=re.escape("spec.replicas: Invalid value: -1: must be greater than or equal to 0")
+    ):
         services.scale(cluster, "Deployment", "default", "myapp", -1, "kubectl")
     with pytest.raises(InputError, match="Pod: cannot be scaled"):
         services.scale(cluster, "Pod", "default", "myapp", 1, "kubectl")
@@ -609,7 +690,7 @@ def test_a_typed_list_gives_its_items_their_kind(cluster: Cluster) -> None:
 
 
 def test_a_list_whose_items_are_not_a_list_is_refused(cluster: Cluster) -> None:
-    with pytest.raises(InputError, match=exactly("list.yaml: items: must be a list")):
+    with pytest.raises(InputError, match=exactly("list.yaml:3: items: must be a list")):
         services.create_from_yaml(cluster, "apiVersion: v1\nkind: List\nitems: 5\n", "kubectl", source="list.yaml")
     with pytest.raises(InputError, match="^" + re.escape("list.yaml:4: items[0]: expected a Kubernetes object")):
         services.create_from_yaml(cluster, "apiVersion: v1\nkind: List\nitems:\n- 5\n", "kubectl", source="list.yaml")

@@ -31,9 +31,11 @@ spec:
 
 
 def status(code: int, reason: str, message: str) -> dict[str, Any]:
+    """The Status a real API server answers (the kube API's too: `metadata: {}` included)."""
     return {
         "kind": "Status",
         "apiVersion": "v1",
+        "metadata": {},
         "status": "Failure",
         "message": message,
         "reason": reason,
@@ -265,7 +267,7 @@ ACTION_ERRORS = [
         b'{"action": "scale", "name": "web", "replicas": -1}',
         400,
         "Invalid",
-        "spec.replicas: Invalid value: -1: must be between 0 and 10000",
+        "spec.replicas: Invalid value: -1: must be greater than or equal to 0",
         id="negative-replicas",
     ),
     pytest.param(
@@ -290,6 +292,7 @@ def test_action_errors_are_statuses(
     assert {k: v for k, v in data.items() if k != "message"} == {
         "kind": "Status",
         "apiVersion": "v1",
+        "metadata": {},
         "status": "Failure",
         "reason": reason,
         "code": code,
