@@ -55,6 +55,8 @@ SUPPORTED_KINDS = (
     "Secret",
     "ServiceAccount",
     "PersistentVolumeClaim",
+    "PodDisruptionBudget",
+    "ControllerRevision",
 )
 API_VERSIONS = {
     "Pod": "v1",
@@ -72,6 +74,8 @@ API_VERSIONS = {
     "Secret": "v1",
     "ServiceAccount": "v1",
     "PersistentVolumeClaim": "v1",
+    "PodDisruptionBudget": "policy/v1",
+    "ControllerRevision": "apps/v1",
 }
 
 
