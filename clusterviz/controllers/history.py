@@ -48,7 +48,7 @@ def _sorted(value: Any) -> Any:
 def template_patch(owner: Obj) -> Obj:
     """getPatch: the strategic merge patch that replaces the owner's pod template with its current one."""
     template = _go_marshalled(owner["spec"]["template"])
-    return {"spec": {"template": {**template, "$patch": "replace"}}}
+    return {"spec": {"template": _sorted({**template, "$patch": "replace"})}}
 
 
 def owned_revisions(cluster: Cluster, owner: Obj) -> list[Obj]:

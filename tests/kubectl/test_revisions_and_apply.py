@@ -30,12 +30,15 @@ spec:
 """
 
 
-def _settled_status(cluster: Cluster) -> dict:
-    """The StatefulSet's status once its rolling update is complete (currentRevision caught up)."""
+def _settled_status(cluster: Cluster, previous: str = "") -> dict:
+    """The StatefulSet's status once its rolling update (from `previous`) is complete (currentRevision caught up)."""
 
     def done() -> dict | None:
-        status = cluster.objects("StatefulSet")["default/web"].get("status", {})
+        sts = cluster.objects("StatefulSet")["default/web"]
+        status = sts.get("status", {})
         complete = status.get("updatedReplicas") == status.get("readyReplicas") == 2
+        complete = complete and status.get("observedGeneration") == sts["metadata"]["generation"]
+        complete = complete and status.get("updateRevision") != previous
         return status if complete and status.get("currentRevision") == status.get("updateRevision") else None
 
     return cluster.wait(done, 30, "the rolling update to complete")
@@ -77,11 +80,11 @@ def test_statefulset_rollout_history_undo_and_revisions_in_status(cluster: Clust
     cluster.kubectl("apply", "-f", cluster.write("sts.yaml", STATEFULSET.replace("replicas: 3", "replicas: 2")))
     first = _settled_status(cluster)
     cluster.kubectl("set", "image", "sts/web", "nginx=nginx:1.28")
-    second = _settled_status(cluster)
+    second = _settled_status(cluster, first["updateRevision"])
     assert second["updateRevision"] != first["updateRevision"]
     assert _revisions(cluster, "sts/web") == ["1", "2"]
     assert cluster.kubectl("rollout", "undo", "sts/web").stdout == "statefulset.apps/web rolled back\n"
-    third = _settled_status(cluster)
+    third = _settled_status(cluster, second["updateRevision"])
     assert third["updateRevision"] == first["updateRevision"]
     assert _revisions(cluster, "sts/web") == ["2", "3"]
     assert _live_images(cluster) == {"nginx:1.27"}
