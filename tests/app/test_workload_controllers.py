@@ -149,6 +149,9 @@ def _pod_log(cluster: Cluster, prefix: str) -> list[tuple[str, str, str]]:
 def test_statefulset_creates_in_order_each_after_the_previous_is_ready(cluster: Cluster) -> None:
     create(cluster, node_yaml("node01"), node_yaml("node02"))
     create(cluster, statefulset_yaml("web", 3))
+    assert statefulset.sync_stateful_sets(cluster) is True  # its ControllerRevision first
+    (revision,) = store.list_objects(cluster, "ControllerRevision", "default")
+    assert (revision["revision"], revision["metadata"]["ownerReferences"][0]["name"]) == (1, "web")
     assert statefulset.sync_stateful_sets(cluster) is True
     assert [p["metadata"]["name"] for p in _pods(cluster, "web-")] == ["web-0"]
     statefulset.sync_stateful_sets(cluster)  # its status
@@ -180,7 +183,7 @@ def test_statefulset_creates_in_order_each_after_the_previous_is_ready(cluster: 
 def test_statefulset_volume_claim_templates_make_one_claim_per_pod(cluster: Cluster) -> None:
     create(cluster, node_yaml("node01"))
     create(cluster, statefulset_yaml("db", 2, claims=True, podManagementPolicy="Parallel"))
-    for _ in range(4):
+    for _ in range(5):  # its ControllerRevision, then two claims and two pods
         statefulset.sync_stateful_sets(cluster)
     claims = store.list_objects(cluster, "PersistentVolumeClaim")
     assert [c["metadata"]["name"] for c in claims] == ["www-db-0", "www-db-1"]
