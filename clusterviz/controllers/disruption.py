@@ -105,13 +105,15 @@ def _controller_scale(cluster: Cluster, ref: Obj, namespace: str) -> tuple[str, 
 def _expected_scale(cluster: Cluster, pods: list[Obj], namespace: str) -> int:
     """getExpectedScale: the sum of the scales of the pods' controllers (unmanaged pods ignored)."""
     scales: dict[str, int] = {}
+    seen: set[str] = set()  # the pods' controller uids already found
     for pod in pods:
         ref = _controller_of(pod)
-        if ref is None:
+        if ref is None or ref.get("uid") in seen:
             continue
         found = _controller_scale(cluster, ref, namespace)
         if found is None:
             raise SyncFailed(f'found no controllers for pod "{pod["metadata"]["name"]}"')
+        seen.add(str(ref.get("uid")))
         scales[found[0]] = found[1]
     return sum(scales.values())
 
@@ -188,16 +190,13 @@ def _write(cluster: Cluster, body: Obj, status: Obj) -> bool:
     return True
 
 
-def _sync_one(cluster: Cluster, body: Obj, now: datetime) -> bool:
+def _sync_one(cluster: Cluster, body: Obj, now: datetime, namespace_pods: list[Obj]) -> bool:
     namespace = body["metadata"].get("namespace", "default")
     generation = int(body["metadata"].get("generation") or 1)
     current = body.get("status") or {}
     stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
     pdb, selector = _budget(body)
-    rows = KubeObject.objects.filter(cluster=cluster, kind="Pod", namespace=namespace).order_by("name")
-    pods = [
-        row.body for row in rows if selector is not None and selector.matches(row.body["metadata"].get("labels") or {})
-    ]
+    pods = [p for p in namespace_pods if selector is not None and selector.matches(p["metadata"].get("labels") or {})]
     try:
         if selector is None:
             raise SyncFailed("invalid label selector")
@@ -236,8 +235,19 @@ def _sync_one(cluster: Cluster, body: Obj, now: datetime) -> bool:
 
 def sync_disruption_budgets(cluster: Cluster) -> bool:
     """One status write for the first budget whose status is out of date; False when all are current."""
+    budgets = [
+        row.body for row in KubeObject.objects.filter(cluster=cluster, kind="PodDisruptionBudget").order_by("id")
+    ]
+    if not budgets:
+        return False
     now = datetime.now(UTC)
-    for row in KubeObject.objects.filter(cluster=cluster, kind="PodDisruptionBudget").order_by("id"):
-        if not row.body["metadata"].get("deletionTimestamp") and _sync_one(cluster, row.body, now):
+    pods: dict[str, list[Obj]] = {}  # by namespace, read once per step
+    namespaces = {b["metadata"].get("namespace", "default") for b in budgets}
+    rows = KubeObject.objects.filter(cluster=cluster, kind="Pod", namespace__in=namespaces).order_by("name")
+    for row in rows:
+        pods.setdefault(row.namespace, []).append(row.body)
+    for body in budgets:
+        namespace = body["metadata"].get("namespace", "default")
+        if not body["metadata"].get("deletionTimestamp") and _sync_one(cluster, body, now, pods.get(namespace, [])):
             return True
     return False

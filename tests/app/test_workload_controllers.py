@@ -499,3 +499,48 @@ def test_daemonset_on_the_demo_cluster_skips_the_tainted_node01(cluster: Cluster
         assert [e["message"] for e in scheduled] == [
             f"Successfully assigned default/{pod['metadata']['name']} to {pod['spec']['nodeName']}"
         ]
+
+
+# --- PodDisruptionBudget (the disruption controller) -------------------------------------------
+
+
+def _budget_yaml(name: str, budget: dict[str, Any]) -> str:
+    spec = {"selector": {"matchLabels": {"app": name}}, **budget}
+    return json.dumps(
+        {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": name}, "spec": spec}
+    )
+
+
+def test_a_budget_over_daemon_pods_by_max_unavailable_fails_safe(cluster: Cluster) -> None:
+    """DaemonSets have no scale subresource: the controller cannot count the expected pods, so
+    nothing may be disrupted (failSafe) and the condition says why (disruption.go)."""
+    create(cluster, node_yaml("node01"), node_yaml("node02"), daemonset_yaml("agent"))
+    create(cluster, _budget_yaml("agent", {"maxUnavailable": 1}), _budget_yaml("other", {"minAvailable": "50%"}))
+    reconcile(cluster)
+    status = store.get(cluster, "PodDisruptionBudget", "default", "agent")["status"]
+    assert status["disruptionsAllowed"] == 0
+    (condition,) = status["conditions"]
+    assert (condition["status"], condition["reason"], condition["message"]) == (
+        "False",
+        "SyncFailed",
+        "daemonsets.apps does not implement the scale subresource",
+    )
+    reasons = [(e["reason"], e["message"]) for e in events(cluster) if e["involvedObject"]["name"] == "agent"]
+    assert (
+        "CalculateExpectedPodCountFailed",
+        "Failed to calculate the number of expected pods: daemonsets.apps does not implement the scale subresource",
+    ) in reasons
+    # a budget that selects no pod: nothing expected, nothing allowed, and its NoPods event
+    other = store.get(cluster, "PodDisruptionBudget", "default", "other")["status"]
+    assert (other["expectedPods"], other["disruptionsAllowed"], other["observedGeneration"]) == (0, 0, 1)
+    assert other["conditions"][0]["reason"] == "InsufficientPods"
+    assert any(e["reason"] == "NoPods" for e in events(cluster) if e["involvedObject"]["name"] == "other")
+
+
+def test_a_budget_by_percentage_counts_the_deployment_scale(cluster: Cluster) -> None:
+    create(cluster, node_yaml("node01"), deployment_yaml("web", 4), _budget_yaml("web", {"minAvailable": "50%"}))
+    reconcile(cluster)
+    status = store.get(cluster, "PodDisruptionBudget", "default", "web")["status"]
+    assert (status["expectedPods"], status["desiredHealthy"], status["currentHealthy"]) == (4, 2, 4)
+    assert status["disruptionsAllowed"] == 2
+    assert (status["conditions"][0]["status"], status["conditions"][0]["reason"]) == ("True", "SufficientPods")
