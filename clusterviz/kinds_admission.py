@@ -193,6 +193,9 @@ def _disruption_budget(body: Obj, source: str, node: yaml.Node | None, prefix: P
     selector = (body.get("spec") or {}).get("selector")
     if isinstance(selector, dict):
         out.setdefault("spec", {})["selector"] = prune(selector)
+    status = out.setdefault("status", {})  # its counts are written even when 0 (no omitempty)
+    for key in ("disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods"):
+        status.setdefault(key, 0)
     return out
 
 

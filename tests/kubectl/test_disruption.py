@@ -206,3 +206,25 @@ def test_drain_blocked_by_the_budget_times_out(cluster: Cluster) -> None:
     )
     assert "global timeout reached: 2s" in drain.stderr
     assert not cluster.pods()[f"default/{name}"]["metadata"].get("deletionTimestamp")
+
+
+def test_a_budget_is_validated_as_the_api_server_does(api_cluster: Cluster) -> None:
+    body = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "b"}}
+    typo = call(api_cluster, "POST", PDBS + "?fieldValidation=Strict", {**body, "spec": {"minAvailabel": 1}})
+    assert typo.status == 400
+    assert typo.json()["message"] == (
+        'PodDisruptionBudget in version "v1" cannot be handled as a PodDisruptionBudget: '
+        'strict decoding error: unknown field "spec.minAvailabel"'
+    )
+    both = call(api_cluster, "POST", PDBS, {**body, "spec": {"minAvailable": 1, "maxUnavailable": 1}})
+    assert both.status == 422
+    assert "spec: minAvailable and maxUnavailable cannot be both set" in both.json()["message"]
+    created = call(api_cluster, "POST", PDBS, {**body, "spec": {"selector": {}, "maxUnavailable": "10%"}})
+    assert created.status == 201
+    assert created.json()["spec"] == {"selector": {}, "maxUnavailable": "10%"}  # {} selects every pod in policy/v1
+    assert created.json()["status"] == {
+        "disruptionsAllowed": 0,
+        "currentHealthy": 0,
+        "desiredHealthy": 0,
+        "expectedPods": 0,
+    }
