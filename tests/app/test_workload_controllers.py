@@ -544,3 +544,25 @@ def test_a_budget_by_percentage_counts_the_deployment_scale(cluster: Cluster) ->
     assert (status["expectedPods"], status["desiredHealthy"], status["currentHealthy"]) == (4, 2, 4)
     assert status["disruptionsAllowed"] == 2
     assert (status["conditions"][0]["status"], status["conditions"][0]["reason"]) == ("True", "SufficientPods")
+
+
+def test_an_eviction_takes_one_allowed_disruption_and_records_the_pod(cluster: Cluster) -> None:
+    """checkAndDecrement: disruptionsAllowed - 1, the pod in disruptedPods, the condition turned
+    InsufficientPods at 0 — until the controller sees the pod go (eviction.go, disruption.go)."""
+    from clusterviz.kube_api.eviction import evict
+    from clusterviz.kube_api.resources import by_kind
+
+    create(cluster, node_yaml("node01"), deployment_yaml("web", 2), _budget_yaml("web", {"maxUnavailable": 1}))
+    reconcile(cluster)
+    assert store.get(cluster, "PodDisruptionBudget", "default", "web")["status"]["disruptionsAllowed"] == 1
+    name = _pods(cluster, "web-")[0]["metadata"]["name"]
+    pods = by_kind("Pod")
+    assert pods is not None
+    evict(cluster, pods, "default", name, {"apiVersion": "policy/v1beta1", "metadata": {"name": name}}, [])
+    status = store.get(cluster, "PodDisruptionBudget", "default", "web")["status"]
+    assert status["disruptionsAllowed"] == 0 and list(status["disruptedPods"]) == [name]
+    assert (status["conditions"][0]["status"], status["conditions"][0]["reason"]) == ("False", "InsufficientPods")
+    assert store.get(cluster, "Pod", "default", name)["metadata"]["deletionTimestamp"]  # graceful
+    reconcile(cluster)  # the pod goes, its replacement runs: one may be disrupted again
+    status = store.get(cluster, "PodDisruptionBudget", "default", "web")["status"]
+    assert (status["disruptionsAllowed"], status.get("disruptedPods")) == (1, None)
