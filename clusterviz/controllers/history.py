@@ -19,7 +19,7 @@ from ..models import Cluster, KubeObject
 from ..validation import admit
 from .owners import owned_by, owner_ref
 
-__all__ = ["HASH_LABEL", "owned_revisions", "sync_history", "template_patch"]
+__all__ = ["HASH_LABEL", "owned_revisions", "sorted_keys", "sync_history", "template_patch"]
 
 HASH_LABEL = "controller-revision-hash"
 Obj = dict[str, Any]
@@ -34,21 +34,22 @@ def _go_marshalled(template: Obj) -> Obj:
     for field in ("initContainers", "containers"):
         for container in spec.get(field) or []:
             container.setdefault("resources", {})
-    return _sorted(template)
+    return sorted_keys(template)
 
 
-def _sorted(value: Any) -> Any:
+def sorted_keys(value: Any) -> Any:
+    """`value` with every map's keys in Go's json.Marshal order (sorted)."""
     if isinstance(value, dict):
-        return {key: _sorted(value[key]) for key in sorted(value)}
+        return {key: sorted_keys(value[key]) for key in sorted(value)}
     if isinstance(value, list):
-        return [_sorted(item) for item in value]
+        return [sorted_keys(item) for item in value]
     return value
 
 
 def template_patch(owner: Obj) -> Obj:
     """getPatch: the strategic merge patch that replaces the owner's pod template with its current one."""
     template = _go_marshalled(owner["spec"]["template"])
-    return {"spec": {"template": _sorted({**template, "$patch": "replace"})}}
+    return {"spec": {"template": sorted_keys({**template, "$patch": "replace"})}}
 
 
 def owned_revisions(cluster: Cluster, owner: Obj) -> list[Obj]:
