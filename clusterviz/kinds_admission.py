@@ -1,5 +1,6 @@
 """Validation and API defaults of the kinds beyond pods, nodes and Deployments: DaemonSet,
-StatefulSet, Job, Service, ConfigMap, Secret, ServiceAccount and PersistentVolumeClaim.
+StatefulSet, Job, Service, ConfigMap, Secret, ServiceAccount, PersistentVolumeClaim,
+PodDisruptionBudget and ControllerRevision.
 
 Defaults follow pkg/apis/apps/v1/defaults.go, pkg/apis/batch/v1/defaults.go and
 pkg/apis/core/v1/defaults.go (v1.34); errors name the field as kube-apiserver's validation does.
@@ -17,6 +18,7 @@ from pydantic import Field, ValidationError
 
 from scheduler_core.api.loading import InputError, format_validation_error, locate
 from scheduler_core.api.objects import LabelSelector, ObjectMeta
+from scheduler_core.api.policy import PodDisruptionBudget
 from scheduler_core.api.validation import Replicas
 from scheduler_core.framework.selectors import compile_label_selector
 
@@ -180,6 +182,36 @@ def _claim(body: Obj) -> Obj:
     return out
 
 
+def _disruption_budget(body: Obj, source: str, node: yaml.Node | None, prefix: Path) -> Obj:
+    """policy/v1 PodDisruptionBudget, validated by the model the scheduler's preemption reads (one set
+    of rules); an empty selector `{}` is kept, for it selects every pod of the namespace in policy/v1."""
+    try:
+        PodDisruptionBudget.model_validate(body)
+    except ValidationError as exc:
+        raise InputError(format_validation_error(exc, source, node, prefix)) from None
+    out = prune(body)
+    selector = (body.get("spec") or {}).get("selector")
+    if isinstance(selector, dict):
+        out.setdefault("spec", {})["selector"] = prune(selector)
+    status = out.setdefault("status", {})  # its counts are written even when 0 (no omitempty)
+    for key in ("disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods"):
+        status.setdefault(key, 0)
+    return out
+
+
+def _controller_revision(body: Obj, source: str, node: yaml.Node | None, prefix: Path) -> Obj:
+    """apps/v1 ControllerRevision: `revision` is required (ValidateControllerRevision), `data` is kept as written."""
+    revision = body.get("revision")
+    if not isinstance(revision, int) or isinstance(revision, bool) or revision < 0:
+        where = locate(source, node, (*prefix, "revision"))
+        raise InputError(f"{where}: Invalid value: {revision!r}: must be greater than or equal to 0")
+    data = body.get("data")
+    out = prune(body)
+    if data is not None:
+        out["data"] = data
+    return out
+
+
 def admit_extra(kind: str, body: Obj, source: str, node: yaml.Node | None, prefix: Path) -> Obj:
     """Validate and default one object of a kind this module names (`validation.admit` checked its apiVersion)."""
     try:
@@ -193,4 +225,8 @@ def admit_extra(kind: str, body: Obj, source: str, node: yaml.Node | None, prefi
         return _secret(body, source, node, prefix)
     if kind == "PersistentVolumeClaim":
         return _claim(body)
+    if kind == "PodDisruptionBudget":
+        return _disruption_budget(body, source, node, prefix)
+    if kind == "ControllerRevision":
+        return _controller_revision(body, source, node, prefix)
     return prune(body)  # ConfigMap, ServiceAccount

@@ -44,7 +44,7 @@ __all__ = [
 CLUSTER_SCOPED = {"Node", "Namespace", "PriorityClass", "RuntimeClass", "PersistentVolume", "StorageClass", "CSINode"}
 CHANGE_LOG_LIMIT = 20_000
 # kinds whose metadata.generation counts spec changes (the registries' PrepareForUpdate)
-GENERATION_KINDS = frozenset({"Deployment", "ReplicaSet", "DaemonSet", "StatefulSet", "Job"})
+GENERATION_KINDS = frozenset({"Deployment", "ReplicaSet", "DaemonSet", "StatefulSet", "Job", "PodDisruptionBudget"})
 
 
 class StoreError(Exception):

@@ -56,6 +56,8 @@ SUPPORTED_KINDS = (
     "Secret",
     "ServiceAccount",
     "PersistentVolumeClaim",
+    "PodDisruptionBudget",
+    "ControllerRevision",
 )
 API_VERSIONS = {
     "Pod": "v1",
@@ -73,6 +75,8 @@ API_VERSIONS = {
     "Secret": "v1",
     "ServiceAccount": "v1",
     "PersistentVolumeClaim": "v1",
+    "PodDisruptionBudget": "policy/v1",
+    "ControllerRevision": "apps/v1",
 }
 
 

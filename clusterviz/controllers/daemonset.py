@@ -25,6 +25,7 @@ from scheduler_core.plugins.taint_toleration import untolerated_taint_reason
 from ..kube_events import event_name, record_event
 from ..models import Cluster, KubeObject
 from ..services import delete_object
+from .history import sync_history
 from .owners import create_pod, is_finished, is_ready, is_terminating, owned_pods, owner_ref, set_status
 from .replicaset import template_hash
 
@@ -195,6 +196,9 @@ def _sync_one(cluster: Cluster, ds: Obj, nodes: list[Node]) -> bool:
         # a terminating pod still holds its node until it is gone (getNodesToDaemonPods)
         if not is_finished(pod):
             by_node.setdefault(target_node(pod), []).append(pod)
+    in_use = {p["metadata"].get("labels", {}).get(REVISION_LABEL, "") for pods in by_node.values() for p in pods}
+    if sync_history(cluster, ds, revision, in_use, COMPONENT):
+        return True
     node_names = {node.metadata.name for node in nodes}
     for name, pods in by_node.items():
         stale = [p for p in pods if not p["spec"].get("nodeName") and not is_terminating(p)]

@@ -31,6 +31,7 @@ from ..publish import group_name, publish
 from . import (
     daemonset,
     deployment,
+    disruption,
     endpoints,
     job,
     kubelet,
@@ -74,6 +75,8 @@ def step_once(cluster: Cluster) -> tuple[str | None, float | None]:
         return "job-controller", None
     if endpoints.sync_endpoints(cluster):
         return "endpoint-controller", None
+    if disruption.sync_disruption_budgets(cluster):
+        return "disruption-controller", None
     if scheduler.schedule_next(cluster):
         return "scheduler", None
     acted, waiting = kubelet.scan(cluster)

@@ -20,6 +20,7 @@ from ..kube_events import record_event
 from ..models import Cluster, KubeObject
 from ..services import delete_object
 from ..validation import admit
+from .history import sync_history
 from .owners import (
     create_pod,
     is_finished,
@@ -141,19 +142,31 @@ def _sync_one(cluster: Cluster, sts: Obj) -> bool:
             return True
         if index is not None:
             pods[index] = pod
+    prefix = f"{set_name}-"
+    in_use = {p["metadata"].get("labels", {}).get(REVISION_LABEL, "").removeprefix(prefix) for p in pods.values()}
+    if sync_history(cluster, sts, template_hash(sts["spec"]["template"]), in_use, COMPONENT):
+        return True
     if _manage(cluster, sts, pods, replicas, ordered, update_revision):
         return True
     live = [p for p in pods.values() if not is_terminating(p)]
     ready = sum(1 for p in live if is_ready(p))
-    updated = sum(1 for p in live if p["metadata"].get("labels", {}).get(REVISION_LABEL) == update_revision)
+
+    def at(revision: str) -> int:
+        return sum(1 for p in live if p["metadata"].get("labels", {}).get(REVISION_LABEL) == revision)
+
+    updated = at(update_revision)
+    # the revision the set is rolling from, until every replica is updated and ready (completeRollingUpdate)
+    current_revision = sts.get("status", {}).get("currentRevision") or update_revision
+    if updated == replicas and ready == replicas == len(live):
+        current_revision = update_revision
     status = {
         "observedGeneration": sts["metadata"].get("generation", 1),
         "replicas": len(live),
         "readyReplicas": ready,
-        "currentReplicas": updated,
+        "currentReplicas": at(current_revision),
         "updatedReplicas": updated,
         "availableReplicas": ready,
-        "currentRevision": update_revision,
+        "currentRevision": current_revision,
         "updateRevision": update_revision,
         "collisionCount": 0,
     }

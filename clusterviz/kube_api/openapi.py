@@ -15,28 +15,12 @@ from typing import Any
 
 from .patch import MERGE_KEYS, MERGE_PRIMITIVES
 from .resources import GROUPS, RESOURCES, Resource
-from .schema import LIST, MAP, PRIMITIVES, fields_of, kind_type
+from .schema import LIST, MAP, PRIMITIVES, fields_of, kind_type, type_description
 
 __all__ = ["V2_PROTOBUF", "group_document", "index", "v2_document"]
 
 
 SCHEMA_PREFIX = "io.k8s.api.core.v1"
-# The kinds' own descriptions (the client's models carry only their fields'): upstream's type docs.
-KIND_DESCRIPTIONS = {
-    "Pod": "Pod is a collection of containers that can run on a host. This resource is created by clients "
-    "and scheduled onto hosts.",
-    "Node": "Node is a worker node in Kubernetes. Each node will have a unique identifier in the cache (i.e. in etcd).",
-    "Namespace": "Namespace provides a scope for Names. Use of multiple namespaces is optional.",
-    "Event": "Event is a report of an event somewhere in the cluster.  Events have a limited retention time "
-    "and triggers and messages may evolve with time.  Event consumers should not rely on the timing of an "
-    "event with a given Reason reflecting a consistent underlying trigger, or the continued existence of "
-    "events with that Reason.  Events should be treated as informative, best-effort, supplemental data.",
-    "Deployment": "Deployment enables declarative updates for Pods and ReplicaSets.",
-    "ReplicaSet": "ReplicaSet ensures that a specified number of pod replicas are running at any given time.",
-    "PriorityClass": "PriorityClass defines mapping from a priority class name to the priority integer value. "
-    "The value can be any valid integer.",
-    "Lease": "Lease defines a lease concept.",
-}
 
 
 def _gv_path(group: str, version: str) -> str:
@@ -86,8 +70,8 @@ def _referenced(type_name: str, seen: set[str]) -> None:
 
 def _components(kinds: list[Resource]) -> dict[str, Any]:
     """`components.schemas` of a group-version document: its kinds and every type they reach, each
-    with its fields' descriptions (what `kubectl explain` prints), required fields and the strategic
-    merge patch keys kubectl's `apply` reads."""
+    with its own description and its fields' (what `kubectl explain` prints), required fields and
+    the strategic merge patch keys kubectl's `apply` reads."""
     roots = {kind_type(res.kind): res for res in kinds}
     reached: set[str] = set()
     for root in roots:
@@ -109,9 +93,11 @@ def _components(kinds: list[Resource]) -> dict[str, Any]:
                 prop["x-kubernetes-patch-strategy"] = "merge"
             properties[json_name] = prop
         schema: dict[str, Any] = {"type": "object", "properties": properties}
+        description = type_description(type_name)
+        if description:
+            schema["description"] = description
         res = roots.get(type_name)
         if res is not None:
-            schema["description"] = KIND_DESCRIPTIONS.get(res.kind, "")
             schema["x-kubernetes-group-version-kind"] = [{"group": res.group, "kind": res.kind, "version": res.version}]
         required = [name for name, field in fields.items() if field.required]
         if required:

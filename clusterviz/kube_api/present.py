@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from ..controllers.history import sorted_keys
 from ..models import Cluster, KubeObject
 from ..store import now_rfc3339
 from .resources import Resource
@@ -39,6 +40,9 @@ def present(res: Resource, body: Obj, addresses: dict[str, str] | None = None) -
     elif res.kind == "Namespace":
         obj.setdefault("spec", {"finalizers": ["kubernetes"]})
         obj.setdefault("status", {}).setdefault("phase", "Active")
+    elif res.kind == "ControllerRevision" and isinstance(obj.get("data"), dict):
+        # served in the order it was written (kubectl compares a revision's bytes), whatever the database keeps
+        obj["data"] = sorted_keys(obj["data"])
     return obj
 
 

@@ -110,6 +110,17 @@ RESOURCES: tuple[Resource, ...] = (
         True,
         verbs=(*READ_VERBS, "delete"),
     ),
+    Resource(
+        "poddisruptionbudgets",
+        "poddisruptionbudget",
+        "PodDisruptionBudget",
+        "policy",
+        "v1",
+        True,
+        ("pdb",),
+        subresources=("status",),
+    ),
+    Resource("controllerrevisions", "controllerrevision", "ControllerRevision", "apps", "v1", True),
     Resource("leases", "lease", "Lease", "coordination.k8s.io", "v1", True, verbs=READ_VERBS, synthetic=True),
     # no Service is simulated: the list is empty (`kubectl cluster-info` reads kube-system's)
     Resource("services", "service", "Service", "", "v1", True, ("svc",), verbs=READ_VERBS, synthetic=True),

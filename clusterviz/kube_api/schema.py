@@ -9,7 +9,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
-__all__ = ["PRIMITIVES", "Field", "fields_of", "kind_type", "unknown_fields"]
+__all__ = ["PRIMITIVES", "Field", "fields_of", "kind_type", "type_description", "unknown_fields"]
 
 SCHEMA_FILE = Path(__file__).with_name("kube_schema.json")
 PRIMITIVES = ("string", "integer", "boolean", "number", "Time", "Object")
@@ -31,6 +31,11 @@ def _schema() -> Obj:
 def kind_type(kind: str) -> str | None:
     """The schema type of a served kind (`Event` → `Event`), or None."""
     return _schema()["kinds"].get(kind)
+
+
+def type_description(type_name: str) -> str:
+    """A type's own description (what `kubectl explain` prints under a field's), or ""."""
+    return str(_schema().get("descriptions", {}).get(type_name, ""))
 
 
 @cache

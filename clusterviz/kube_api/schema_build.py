@@ -3,10 +3,16 @@ of every type reachable from the served kinds, read from the model sources of th
 `kubernetes` Python client (the wheel pinned in requirements-dev.txt; its models are generated from
 kube-apiserver's OpenAPI document of release-1.32). Nothing here runs at request time.
 
-    pip download kubernetes==32.0.1 --no-deps -d /tmp/k8s
-    python -m clusterviz.kube_api.schema_build /tmp/k8s/kubernetes-32.0.1-py2.py3-none-any.whl
+The client's models leave out two kinds of description that `kubectl explain` prints: each type's
+own ("Affinity is a group of affinity scheduling rules.") and those of the fields whose type is
+another struct ("Describes node affinity scheduling rules for the pod."). Both are read from the
+docstrings of `lightkube-models` 1.32 (also generated from the release-1.32 OpenAPI document).
 
-The sources are parsed (ast), never imported: the client and its dependencies are not needed.
+    pip download kubernetes==32.0.1 lightkube-models==1.32.0.8 --no-deps -d /tmp/k8s
+    python -m clusterviz.kube_api.schema_build /tmp/k8s/kubernetes-32.0.1-py2.py3-none-any.whl \
+        /tmp/k8s/lightkube_models-1.32.0.8-py3-none-any.whl
+
+The sources are parsed (ast), never imported: neither package nor its dependencies is needed.
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ ROOTS = {
     "Lease": "V1Lease",
     "Scale": "V1Scale",
     "Eviction": "V1Eviction",
+    "PodDisruptionBudget": "V1PodDisruptionBudget",
+    "ControllerRevision": "V1ControllerRevision",
     "DeleteOptions": "V1DeleteOptions",
 }
 PRIMITIVES = {"str": "string", "int": "integer", "bool": "boolean", "float": "number", "datetime": "Time"}
@@ -89,7 +97,58 @@ def _parse_model(source: str) -> tuple[dict[str, str], dict[str, str], dict[str,
     return types, names, docs, set(_REQUIRED.findall(source))
 
 
-def build(wheel: Path) -> dict[str, Any]:
+# lightkube's modules, searched in this order for a type's bare name
+LIGHTKUBE_MODULES = ("core_v1", "meta_v1", "apps_v1", "policy_v1", "scheduling_v1", "coordination_v1", "autoscaling_v1")
+LIGHTKUBE_MODELS = "lightkube/models/"
+_PARAMETER = re.compile(r"^\* \*\*(\w+)\*\* ``[^`]*`` - (.*)$")
+
+
+def _paragraphs(lines: list[str]) -> str:
+    """Wrapped docstring lines → the description: lines joined by spaces, paragraphs by a blank line."""
+    paragraphs: list[list[str]] = [[]]
+    for line in lines:
+        if line:
+            paragraphs[-1].append(line)
+        elif paragraphs[-1]:
+            paragraphs.append([])
+    return "\n\n".join(" ".join(p) for p in paragraphs if p)
+
+
+def _lightkube_docs(docstring: str) -> tuple[str, dict[str, str]]:
+    """(the type's description, field name → description) of a lightkube model's docstring."""
+    lines = [line.strip() for line in docstring.splitlines()]
+    head: list[str] = []
+    fields: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    in_parameters = False
+    for line in lines:
+        if line == "**parameters**":
+            in_parameters = True
+            continue
+        if not in_parameters:
+            head.append(line)
+            continue
+        match = _PARAMETER.match(line)
+        if match:
+            current = fields.setdefault(match.group(1), [match.group(2)])
+        elif current is not None and line:
+            current.append(line)
+    return _paragraphs(head), {name: " ".join(parts) for name, parts in fields.items()}
+
+
+def lightkube_descriptions(wheel: Path) -> dict[str, tuple[str, dict[str, str]]]:
+    """Bare type name → (description, field descriptions), from lightkube-models' docstrings."""
+    out: dict[str, tuple[str, dict[str, str]]] = {}
+    with zipfile.ZipFile(wheel) as archive:
+        for module in LIGHTKUBE_MODULES:
+            tree = ast.parse(archive.read(f"{LIGHTKUBE_MODELS}{module}.py").decode())
+            for node in tree.body:
+                if isinstance(node, ast.ClassDef) and node.name not in out:
+                    out[node.name] = _lightkube_docs(ast.get_docstring(node, clean=False) or "")
+    return out
+
+
+def build(wheel: Path, lightkube: Path | None = None) -> dict[str, Any]:
     with zipfile.ZipFile(wheel) as archive:
         sources = {
             name[len(MODELS) : -3]: archive.read(name).decode()
@@ -118,18 +177,30 @@ def build(wheel: Path) -> dict[str, Any]:
             fields[json_names[attribute]] = entry
             pending.extend(refs)
         types[name] = fields
+    descriptions: dict[str, str] = {}
+    if lightkube is not None:
+        docs = lightkube_descriptions(lightkube)
+        for name, fields in types.items():
+            description, field_docs = docs.get(name, ("", {}))
+            if description:
+                descriptions[name] = description
+            for json_name, entry in fields.items():
+                if not entry[1] and field_docs.get(json_name):
+                    entry[1] = field_docs[json_name]
     return {
-        "source": f"kubernetes Python client {wheel.name} (kube-apiserver release-1.32 OpenAPI)",
+        "source": f"kubernetes Python client {wheel.name} (kube-apiserver release-1.32 OpenAPI)"
+        + (f", descriptions of types and struct fields from {lightkube.name}" if lightkube else ""),
         "kinds": {kind: type_name(model) for kind, model in ROOTS.items()},
         "types": dict(sorted(types.items())),
+        "descriptions": dict(sorted(descriptions.items())),
     }
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 1:
+    if len(argv) not in (1, 2):
         print(__doc__, file=sys.stderr)
         return 2
-    schema = build(Path(argv[0]))
+    schema = build(Path(argv[0]), Path(argv[1]) if len(argv) == 2 else None)
     OUTPUT.write_text(json.dumps(schema, separators=(",", ":"), sort_keys=False) + "\n")
     print(f"{OUTPUT}: {len(schema['types'])} types, {OUTPUT.stat().st_size // 1024} KiB")
     return 0

@@ -61,6 +61,8 @@ def status_body(code: int, reason: str, message: str, details: dict[str, Any] | 
         "reason": reason,
         "code": code,
     }
+    if not reason:  # a Status a registry answers itself (the eviction's 500) carries none
+        del body["reason"]
     if details:
         body["details"] = details
     return body

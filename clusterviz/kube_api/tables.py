@@ -450,6 +450,31 @@ def _claim_cells(obj: Obj, now: datetime) -> list[Any]:
     ]
 
 
+def _budget_cells(obj: Obj, now: datetime) -> list[Any]:
+    """printPodDisruptionBudget: the IntOrString budgets as written, `N/A` when unset."""
+    spec = obj.get("spec", {})
+    budgets = [str(spec[key]) if spec.get(key) is not None else "N/A" for key in ("minAvailable", "maxUnavailable")]
+    allowed = int((obj.get("status") or {}).get("disruptionsAllowed", 0))
+    return [obj["metadata"].get("name", ""), *budgets, allowed, _since(obj["metadata"].get("creationTimestamp"), now)]
+
+
+def _revision_cells(obj: Obj, now: datetime) -> list[Any]:
+    """printControllerRevision: the controller as `daemonset.apps/name`."""
+    ref = next((r for r in obj["metadata"].get("ownerReferences", []) if r.get("controller")), None)
+    controller = "<none>"
+    if ref is not None:
+        group = str(ref.get("apiVersion", "")).rpartition("/")[0]
+        kind = str(ref.get("kind", ""))
+        controller = f"{kind}.{group}".lower() if group else kind.lower()
+        controller = f"{controller}/{ref.get('name', '')}"
+    return [
+        obj["metadata"].get("name", ""),
+        controller,
+        obj.get("revision", 0),
+        _since(obj["metadata"].get("creationTimestamp"), now),
+    ]
+
+
 _NAME = ("Name", "string", "name", 0, "Name must be unique within a namespace.")
 _AGE = ("Age", "string", "", 0, "CreationTimestamp is the time this object was created.")
 _WORKLOAD_TAIL: list[Column] = [
@@ -626,6 +651,25 @@ PRINTERS: dict[str, tuple[list[Column], Callable[[Obj, datetime], list[Any]]]] =
     "ServiceAccount": (
         [_NAME, ("Secrets", "string", "", 0, "The number of secrets of the service account."), _AGE],
         _serviceaccount_cells,
+    ),
+    "PodDisruptionBudget": (
+        [
+            _NAME,
+            ("Min Available", "string", "", 0, "The minimum number of pods that must be available."),
+            ("Max Unavailable", "string", "", 0, "The maximum number of pods that may be unavailable."),
+            ("Allowed Disruptions", "integer", "", 0, "Calculated number of pods that may be disrupted at this time."),
+            _AGE,
+        ],
+        _budget_cells,
+    ),
+    "ControllerRevision": (
+        [
+            _NAME,
+            ("Controller", "string", "", 0, "Controller of the object"),
+            ("Revision", "string", "", 0, "Revision indicates the revision of the state represented by Data."),
+            _AGE,
+        ],
+        _revision_cells,
     ),
     "PersistentVolumeClaim": (
         [

@@ -22,8 +22,9 @@ from ..controllers.runner import ensure_runner
 from ..messages import MAX_YAML_CHARS
 from ..models import Cluster
 from . import discovery, openapi, writes
+from .eviction import evict
 from .fields import FieldValidation
-from .options import WriteOptions, dry_run_of, write_options
+from .options import WriteOptions, write_options
 from .patch import APPLY, PATCH_TYPES, parse_body_fields
 from .present import scale_of
 from .protobuf import access_review_spec
@@ -65,6 +66,12 @@ class Call:
     body: bytes
     duplicates: list[str] = field(default_factory=list)  # duplicate fields of the JSON body
     owner: bool = False  # the request carries the cluster's owner token
+    user_agent: str = ""
+
+    @property
+    def manager(self) -> str | None:
+        """The write's field manager: `fieldManager`, else the User-Agent's product (`kubectl`), as upstream."""
+        return self.params.get("fieldManager") or self.user_agent.split("/")[0] or None
 
     @cached_property
     def options(self) -> WriteOptions:
@@ -140,7 +147,9 @@ def _collection(call: Call) -> Reply:
         if res.namespaced and target.namespace is None:
             raise method_not_allowed("create", f"{res.qualified} across all namespaces")
         body = _body(call)
-        created = writes.create(cluster, res, target.namespace or "", body, call.dry_run, call.fields, call.duplicates)
+        created = writes.create(
+            cluster, res, target.namespace or "", body, call.dry_run, call.fields, call.duplicates, manager=call.manager
+        )
         return Reply(201, presenter(cluster, res)([created])[0], wrote=not call.dry_run)
     raise method_not_allowed(call.method.lower(), res.qualified)
 
@@ -160,7 +169,16 @@ def _object(call: Call) -> Reply:
     body = _body(call)
     if call.method == "PUT":
         updated = writes.replace(
-            cluster, res, namespace, name, body, target.subresource, call.dry_run, call.fields, call.duplicates
+            cluster,
+            res,
+            namespace,
+            name,
+            body,
+            target.subresource,
+            call.dry_run,
+            call.fields,
+            call.duplicates,
+            call.manager,
         )
         return Reply(200, presenter(cluster, res)([updated])[0], wrote=not call.dry_run)
     if call.content_type not in PATCH_TYPES:
@@ -180,7 +198,8 @@ def _object(call: Call) -> Reply:
         target.subresource,
         call.dry_run,
         call.fields,
-        call.params.get("fieldManager"),
+        call.params.get("fieldManager") if call.content_type == APPLY else call.manager,
+        call.params.get("force") in ("true", "1"),
     )
     return Reply(201 if created else 200, presenter(cluster, res)([patched])[0], wrote=not call.dry_run)
 
@@ -199,23 +218,12 @@ def _scale(call: Call) -> Reply:
 
 
 def _evict(call: Call) -> Reply:
-    """POST pods/<name>/eviction (policy/v1 Eviction): the pod is deleted as its DeleteOptions say.
-    No PodDisruptionBudget is served, so no budget can refuse it (kube-apiserver answers 201 Success)."""
+    """POST pods/<name>/eviction (policy/v1 Eviction, v1beta1 accepted), honouring PodDisruptionBudgets."""
     target, res = call.target, call.target.res
     assert target.name is not None
     if call.method != "POST":
         raise method_not_allowed(call.method.lower(), f"{res.qualified}/eviction")
-    eviction = _body(call)
-    if not isinstance(eviction, dict) or eviction.get("kind", "Eviction") != "Eviction":
-        raise ApiError(400, "BadRequest", "the body of the request must be an Eviction object")
-    options = eviction.get("deleteOptions") or {}
-    if not isinstance(options, dict):
-        raise ApiError(400, "BadRequest", "Eviction.deleteOptions: must be a DeleteOptions object")
-    requested = options.get("dryRun") or call.params.getlist("dryRun")
-    if not isinstance(requested, list):
-        raise ApiError(400, "BadRequest", "DeleteOptions.dryRun: must be a list of strings")
-    dry_run = dry_run_of(requested, "DeleteOptions")
-    writes.delete(call.cluster, res, target.namespace or "", target.name, options, dry_run)
+    dry_run = evict(call.cluster, res, target.namespace or "", target.name, _body(call), call.params.getlist("dryRun"))
     return Reply(201, success_body(201), wrote=not dry_run)
 
 
@@ -316,6 +324,9 @@ def _error(error: ApiError) -> HttpResponse:
     response = _respond(Reply(error.code, error.body()))
     if error.warning:
         response["Warning"] = f'299 - "{error.warning}"'
+    retry_after = (error.details or {}).get("retryAfterSeconds")
+    if retry_after:  # as the apiserver's response writer sets it
+        response["Retry-After"] = str(retry_after)
     return response
 
 
@@ -474,6 +485,7 @@ async def endpoint(request: HttpRequest, slug: str, path: str = "", key: str | N
             (request.content_type or "").split(";")[0].strip().lower(),
             _request_body(request),
             owner=owner,
+            user_agent=request.headers.get("User-Agent", ""),
         )
         watching = call.method == "GET" and (target.watch_path or call.params.get("watch") in ("true", "1"))
         if watching:

@@ -23,7 +23,7 @@ from ..models import Cluster
 from ..taints import stamp_no_execute
 from ..validation import admit
 from .fields import FieldValidation, check_apply
-from .managed import applied, check_manager
+from .managed import applied, apply_owned, check_manager, updated
 from .patch import APPLY, MERGE, STRATEGIC, apply_patch
 from .present import scale_of
 from .reads import namespace_exists
@@ -45,7 +45,17 @@ SERVER_METADATA = (
     "managedFields",
     "selfLink",
 )
-STATUS_RESET_ON_CREATE = ("Pod", "Deployment", "ReplicaSet", "Namespace", "DaemonSet", "StatefulSet", "Job", "Service")
+STATUS_RESET_ON_CREATE = (
+    "Pod",
+    "Deployment",
+    "ReplicaSet",
+    "Namespace",
+    "DaemonSet",
+    "StatefulSet",
+    "Job",
+    "Service",
+    "PodDisruptionBudget",
+)
 POD_UPDATE_FORBIDDEN = (
     "spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`,"
     "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to "
@@ -107,9 +117,10 @@ def create(
     fields: FieldValidation | None = None,
     duplicates: Sequence[str] = (),
     apply_manager: str | None = None,
+    manager: str | None = None,
 ) -> Obj:
     """POST: a new object, admitted like the browser's; 201 with what was stored (`apply_manager`:
-    created by that field manager's server-side apply)."""
+    created by that field manager's server-side apply; `manager`: the field manager of a plain create)."""
     body = copy.deepcopy(body)
     if fields is not None:
         fields.decoded(res, body, list(duplicates))
@@ -128,6 +139,10 @@ def create(
     admitted = _admit(cluster, res, obj, name)
     if apply_manager is not None:
         admitted["metadata"]["managedFields"] = applied([], apply_manager, res.api_version, body, store.now_rfc3339())
+    elif manager:
+        owned = updated([], manager, res.api_version, None, admitted, store.now_rfc3339())
+        if owned:
+            admitted["metadata"]["managedFields"] = owned
     try:
         return store.create(cluster, admitted, COMPONENT, dry_run)
     except store.AlreadyExists:
@@ -200,6 +215,7 @@ def _updated(cluster: Cluster, res: Resource, current: Obj, wanted: Any, subreso
     name = current["metadata"]["name"]
     obj = _object_of(res, wanted)
     meta = obj["metadata"]
+    requested = meta.get("managedFields")
     if meta.get("name", name) != name:
         raise ApiError(
             400,
@@ -226,9 +242,25 @@ def _updated(cluster: Cluster, res: Resource, current: Obj, wanted: Any, subreso
         admitted["status"] = copy.deepcopy(current["status"])  # admission must not touch it either
     if res.kind == "Pod":
         _check_pod_update(res, name, current, admitted)
-    if current["metadata"].get("managedFields"):  # kept as they are (set after admission, which prunes)
-        admitted["metadata"]["managedFields"] = copy.deepcopy(current["metadata"]["managedFields"])
+    kept = current["metadata"].get("managedFields") or []
+    if isinstance(requested, list) and requested != kept and all(isinstance(e, dict) for e in requested):
+        kept = requested  # a write that sets managedFields replaces them (kubectl's migration to apply)
+    if kept:  # set after admission, which prunes
+        admitted["metadata"]["managedFields"] = copy.deepcopy(kept)
     return admitted
+
+
+def _track(res: Resource, manager: str | None, current: Obj, new: Obj, subresource: str | None) -> Obj:
+    """`new` with the Update entry of `manager` for what it set or changed in `current`."""
+    if not manager or subresource is not None:
+        return new
+    entries = new["metadata"].get("managedFields") or []
+    owned = updated(entries, manager, res.api_version, current, new, store.now_rfc3339())
+    if owned:
+        new["metadata"]["managedFields"] = owned
+    else:
+        new["metadata"].pop("managedFields", None)
+    return new
 
 
 def _write(
@@ -293,8 +325,10 @@ def patch(
     dry_run: bool = False,
     fields: FieldValidation | None = None,
     manager: str | None = None,
+    force: bool = False,
 ) -> tuple[Obj, bool]:
-    """PATCH: returns (the stored object, whether it was created — server-side apply of a new object)."""
+    """PATCH: returns (the stored object, whether it was created — server-side apply of a new object).
+    `manager` owns what the patch sets; a server-side apply's conflicts are refused unless `force`."""
     if content_type == APPLY:
         manager = check_manager(manager, doc)
         check_apply(res, namespace, name, doc)
@@ -316,12 +350,15 @@ def patch(
         patched = apply_patch(content_type, {**current, "kind": res.kind, "apiVersion": res.api_version}, doc)
         if fields is not None and content_type != APPLY and isinstance(patched, dict):
             fields.patched(res, content_type, doc, current, patched)
-        updated = _updated(cluster, res, current, patched, subresource)
+        result = _updated(cluster, res, current, patched, subresource)
         if content_type == APPLY and manager is not None and isinstance(doc, dict):
             entries = current["metadata"].get("managedFields") or []
             now = store.now_rfc3339()
-            updated["metadata"]["managedFields"] = applied(entries, manager, res.api_version, doc, now)
-        return updated
+            result["metadata"]["managedFields"] = apply_owned(
+                entries, manager, res.api_version, doc, current, force, now
+            )
+            return result
+        return _track(res, manager, current, result, subresource)
 
     expected = _expected_version(doc) if content_type != APPLY else None
     return _write(cluster, res, namespace, name, change, expected, dry_run), False
@@ -337,6 +374,7 @@ def replace(
     dry_run: bool = False,
     fields: FieldValidation | None = None,
     duplicates: Sequence[str] = (),
+    manager: str | None = None,
 ) -> Obj:
     """PUT: the whole object; its metadata.resourceVersion, when given, must be current."""
     body = copy.deepcopy(body)
@@ -348,7 +386,7 @@ def replace(
     expected = obj["metadata"].get("resourceVersion") or None
 
     def change(current: Obj) -> Obj:
-        return _updated(cluster, res, current, obj, subresource)
+        return _track(res, manager, current, _updated(cluster, res, current, obj, subresource), subresource)
 
     return _write(cluster, res, namespace, name, change, str(expected) if expected else None, dry_run)
 

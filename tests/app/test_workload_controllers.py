@@ -149,6 +149,9 @@ def _pod_log(cluster: Cluster, prefix: str) -> list[tuple[str, str, str]]:
 def test_statefulset_creates_in_order_each_after_the_previous_is_ready(cluster: Cluster) -> None:
     create(cluster, node_yaml("node01"), node_yaml("node02"))
     create(cluster, statefulset_yaml("web", 3))
+    assert statefulset.sync_stateful_sets(cluster) is True  # its ControllerRevision first
+    (revision,) = store.list_objects(cluster, "ControllerRevision", "default")
+    assert (revision["revision"], revision["metadata"]["ownerReferences"][0]["name"]) == (1, "web")
     assert statefulset.sync_stateful_sets(cluster) is True
     assert [p["metadata"]["name"] for p in _pods(cluster, "web-")] == ["web-0"]
     statefulset.sync_stateful_sets(cluster)  # its status
@@ -180,7 +183,7 @@ def test_statefulset_creates_in_order_each_after_the_previous_is_ready(cluster: 
 def test_statefulset_volume_claim_templates_make_one_claim_per_pod(cluster: Cluster) -> None:
     create(cluster, node_yaml("node01"))
     create(cluster, statefulset_yaml("db", 2, claims=True, podManagementPolicy="Parallel"))
-    for _ in range(4):
+    for _ in range(5):  # its ControllerRevision, then two claims and two pods
         statefulset.sync_stateful_sets(cluster)
     claims = store.list_objects(cluster, "PersistentVolumeClaim")
     assert [c["metadata"]["name"] for c in claims] == ["www-db-0", "www-db-1"]
@@ -496,3 +499,70 @@ def test_daemonset_on_the_demo_cluster_skips_the_tainted_node01(cluster: Cluster
         assert [e["message"] for e in scheduled] == [
             f"Successfully assigned default/{pod['metadata']['name']} to {pod['spec']['nodeName']}"
         ]
+
+
+# --- PodDisruptionBudget (the disruption controller) -------------------------------------------
+
+
+def _budget_yaml(name: str, budget: dict[str, Any]) -> str:
+    spec = {"selector": {"matchLabels": {"app": name}}, **budget}
+    return json.dumps(
+        {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": name}, "spec": spec}
+    )
+
+
+def test_a_budget_over_daemon_pods_by_max_unavailable_fails_safe(cluster: Cluster) -> None:
+    """DaemonSets have no scale subresource: the controller cannot count the expected pods, so
+    nothing may be disrupted (failSafe) and the condition says why (disruption.go)."""
+    create(cluster, node_yaml("node01"), node_yaml("node02"), daemonset_yaml("agent"))
+    create(cluster, _budget_yaml("agent", {"maxUnavailable": 1}), _budget_yaml("other", {"minAvailable": "50%"}))
+    reconcile(cluster)
+    status = store.get(cluster, "PodDisruptionBudget", "default", "agent")["status"]
+    assert status["disruptionsAllowed"] == 0
+    (condition,) = status["conditions"]
+    assert (condition["status"], condition["reason"], condition["message"]) == (
+        "False",
+        "SyncFailed",
+        "daemonsets.apps does not implement the scale subresource",
+    )
+    reasons = [(e["reason"], e["message"]) for e in events(cluster) if e["involvedObject"]["name"] == "agent"]
+    assert (
+        "CalculateExpectedPodCountFailed",
+        "Failed to calculate the number of expected pods: daemonsets.apps does not implement the scale subresource",
+    ) in reasons
+    # a budget that selects no pod: nothing expected, nothing allowed, and its NoPods event
+    other = store.get(cluster, "PodDisruptionBudget", "default", "other")["status"]
+    assert (other["expectedPods"], other["disruptionsAllowed"], other["observedGeneration"]) == (0, 0, 1)
+    assert other["conditions"][0]["reason"] == "InsufficientPods"
+    assert any(e["reason"] == "NoPods" for e in events(cluster) if e["involvedObject"]["name"] == "other")
+
+
+def test_a_budget_by_percentage_counts_the_deployment_scale(cluster: Cluster) -> None:
+    create(cluster, node_yaml("node01"), deployment_yaml("web", 4), _budget_yaml("web", {"minAvailable": "50%"}))
+    reconcile(cluster)
+    status = store.get(cluster, "PodDisruptionBudget", "default", "web")["status"]
+    assert (status["expectedPods"], status["desiredHealthy"], status["currentHealthy"]) == (4, 2, 4)
+    assert status["disruptionsAllowed"] == 2
+    assert (status["conditions"][0]["status"], status["conditions"][0]["reason"]) == ("True", "SufficientPods")
+
+
+def test_an_eviction_takes_one_allowed_disruption_and_records_the_pod(cluster: Cluster) -> None:
+    """checkAndDecrement: disruptionsAllowed - 1, the pod in disruptedPods, the condition turned
+    InsufficientPods at 0 — until the controller sees the pod go (eviction.go, disruption.go)."""
+    from clusterviz.kube_api.eviction import evict
+    from clusterviz.kube_api.resources import by_kind
+
+    create(cluster, node_yaml("node01"), deployment_yaml("web", 2), _budget_yaml("web", {"maxUnavailable": 1}))
+    reconcile(cluster)
+    assert store.get(cluster, "PodDisruptionBudget", "default", "web")["status"]["disruptionsAllowed"] == 1
+    name = _pods(cluster, "web-")[0]["metadata"]["name"]
+    pods = by_kind("Pod")
+    assert pods is not None
+    evict(cluster, pods, "default", name, {"apiVersion": "policy/v1beta1", "metadata": {"name": name}}, [])
+    status = store.get(cluster, "PodDisruptionBudget", "default", "web")["status"]
+    assert status["disruptionsAllowed"] == 0 and list(status["disruptedPods"]) == [name]
+    assert (status["conditions"][0]["status"], status["conditions"][0]["reason"]) == ("False", "InsufficientPods")
+    assert store.get(cluster, "Pod", "default", name)["metadata"]["deletionTimestamp"]  # graceful
+    reconcile(cluster)  # the pod goes, its replacement runs: one may be disrupted again
+    status = store.get(cluster, "PodDisruptionBudget", "default", "web")["status"]
+    assert (status["disruptionsAllowed"], status.get("disruptedPods")) == (1, None)

@@ -91,6 +91,7 @@ def test_version_discovery_and_openapi(api_cluster: Cluster) -> None:
         "scheduling.k8s.io",
         "batch",
         "discovery.k8s.io",
+        "policy",
         "coordination.k8s.io",
         "authorization.k8s.io",
         "authentication.k8s.io",

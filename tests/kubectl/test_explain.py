@@ -46,3 +46,19 @@ def test_explain_recursive_and_a_missing_field(cluster: Cluster) -> None:
     assert "requiredDuringSchedulingIgnoredDuringExecution\t<NodeSelector>" in recursive
     missing = cluster.kubectl("explain", "pod.spec.nodeSelecter", ok=False)
     assert 'field "nodeSelecter" does not exist' in missing.stderr
+
+
+def test_explain_an_object_field_prints_its_description_and_its_fields(cluster: Cluster) -> None:
+    """As a 1.32 server: the field's description, then its type's, then each field with its own."""
+    out = cluster.kubectl("explain", "pod.spec.affinity").stdout
+    assert (
+        "DESCRIPTION:\n    If specified, the pod's scheduling constraints\n"
+        "    Affinity is a group of affinity scheduling rules.\n"
+    ) in out, out
+    assert "  nodeAffinity\t<NodeAffinity>\n    Describes node affinity scheduling rules for the pod.\n" in out, out
+    budget = cluster.kubectl("explain", "pdb.spec.selector").stdout
+    assert "GROUP:      policy" in budget
+    assert "A label selector is a label query over a set of resources." in budget, budget
+    assert "Revision indicates the revision of the state represented by Data." in (
+        cluster.kubectl("explain", "controllerrevisions.revision").stdout
+    )

@@ -281,6 +281,7 @@ def test_openapi_index_carries_the_prefix() -> None:
         "apis/apps/v1",
         "apis/batch/v1",
         "apis/discovery.k8s.io/v1",
+        "apis/policy/v1",
         "apis/scheduling.k8s.io/v1",
         "apis/coordination.k8s.io/v1",
         "apis/authorization.k8s.io/v1",
@@ -301,7 +302,13 @@ def test_openapi_index_carries_the_prefix() -> None:
     assert lease["x-kubernetes-group-version-kind"] == [
         {"group": "coordination.k8s.io", "kind": "Lease", "version": "v1"}
     ]
-    assert lease["properties"]["spec"] == {"allOf": [{"$ref": "#/components/schemas/io.k8s.api.core.v1.LeaseSpec"}]}
+    assert lease["description"] == "Lease defines a lease concept."
+    # a struct-typed field carries its own description, as upstream's document does (kubectl explain prints it)
+    assert lease["properties"]["spec"] == {
+        "allOf": [{"$ref": "#/components/schemas/io.k8s.api.core.v1.LeaseSpec"}],
+        "description": "spec contains the specification of the Lease. More info: "
+        "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status",
+    }
 
 
 def test_invalid_status_names_the_field() -> None:
