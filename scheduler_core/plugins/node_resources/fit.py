@@ -24,6 +24,7 @@ from .resource_allocation import (
     most_allocated,
     parse_resources,
     parse_shape,
+    request_key,
     requested_to_capacity_ratio,
     resource_column,
 )
@@ -112,18 +113,20 @@ class Fit:
         return Status()
 
     def score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> np.ndarray:
-        # A node's score depends on that node alone: score every node from whole columns (no
-        # gathers per resource), then keep the scored ones.
-        every = table.every_node
-        columns = [resource_column(table, pod, every, spec, use_requested=False) for spec in self.resources]
+        # A node's score depends on that node alone and on the pod's requests: every node's score
+        # is kept across cycles for pods requesting the same, recomputed where pods changed.
+        key = (NAME, self.strategy, self.resources, tuple(self.shape or ()), request_key(pod, self.resources, False))
+        scores = table.memo(key, lambda nodes: self._node_scores(table, pod, nodes))
+        return table.gather(scores, idx)
+
+    def _node_scores(self, table: NodeTable, pod: PodInfo, nodes: np.ndarray) -> np.ndarray:
+        columns = [resource_column(table, pod, nodes, spec, use_requested=False) for spec in self.resources]
         if self.strategy == MOST_ALLOCATED:
-            scores = most_allocated(columns, table.n)
-        elif self.strategy == REQUESTED_TO_CAPACITY_RATIO:
+            return most_allocated(columns, len(nodes))
+        if self.strategy == REQUESTED_TO_CAPACITY_RATIO:
             assert self.shape is not None
-            scores = requested_to_capacity_ratio(columns, table.n, self.shape)
-        else:
-            scores = least_allocated(columns, table.n)
-        return table.take(scores, idx)
+            return requested_to_capacity_ratio(columns, len(nodes), self.shape)
+        return least_allocated(columns, len(nodes))
 
 
 def new(args: dict[str, Any], handle: object) -> Fit:
