@@ -533,6 +533,7 @@ class NodeTable:
         """0..n-1: the idx of "all nodes" (`take` then hands columns over without a copy)."""
         if self._every_node is None or len(self._every_node) != self.n:
             self._every_node = np.arange(self.n, dtype=np.int64)
+            self._every_node.flags.writeable = False
         return self._every_node
 
     def take(self, column: np.ndarray, idx: np.ndarray) -> np.ndarray:

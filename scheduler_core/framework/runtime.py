@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..api.loading import InputError
+from .columns import scaled
 from .cycle_state import CycleState
 from .diagnosis import Diagnosis
 from .events import (
@@ -86,7 +87,7 @@ class PluginScores:
 
     def __post_init__(self) -> None:
         # weight 1 (most plugins): the normalized column itself; nothing writes to either
-        self.weighted = self.normalized if self.weight == 1 else self.normalized * self.weight
+        self.weighted = self.normalized if self.weight == 1 else scaled(self.normalized, self.weight)
 
 
 class Framework:

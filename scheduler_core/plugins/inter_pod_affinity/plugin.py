@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ...api.loading import InputError
+from ...framework.columns import constant
 from ...framework.cycle_state import CycleState
 from ...framework.interface import MAX_NODE_SCORE
 from ...framework.node_table import LabelColumn, NodeTable
@@ -264,7 +265,7 @@ class InterPodAffinity:
         low, high = int(scores.min()), int(scores.max())
         diff = high - low
         if diff <= 0:
-            return np.zeros(len(scores), dtype=np.int64)
+            return constant(0, len(scores))
         # Go: int64(float64(MaxNodeScore) * (float64(s-min) / float64(max-min))): divide first.
         return (float(MAX_NODE_SCORE) * ((scores - low).astype(np.float64) / float(diff))).astype(np.int64)
 
