@@ -24,7 +24,7 @@ __all__ = ["BASE_RESOURCES", "LabelColumn", "NodeTable", "PodColumns"]
 BASE_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 
 GroupKey = tuple[str, frozenset[tuple[str, str]], bool]  # (namespace, labels, terminating)
-MEMO_LIMIT = 64  # per-node memos kept per table (the oldest dropped first)
+MEMO_LIMIT = 32  # per-node memos kept per table (the oldest dropped first)
 
 
 @dataclass

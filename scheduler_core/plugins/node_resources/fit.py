@@ -75,13 +75,18 @@ class Fit:
         return None, Status()
 
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> NodeVerdicts:
+        # Each check is per node and reads that node alone: kept across cycles (NodeTable.memo)
+        # and recomputed where pods changed; a kept verdict gets its own copies.
         n = table.n
+        take = table.take
         requests = pod.requests
         reasons: list[tuple[str, np.ndarray]] = []
-        unresolvable = np.zeros(n, dtype=bool)
-        failed = table.pod_count + 1 > table.alloc["pods"]
-        if failed.any():
-            reasons.append((ERR_REASON_TOO_MANY_PODS, failed.copy()))
+        unresolvable: np.ndarray | None = None
+        failed: np.ndarray | None = None
+        pods = table.memo((NAME, "pods"), lambda i: take(table.pod_count, i) + 1 > take(table.alloc["pods"], i))
+        if pods.any():
+            failed = pods.copy()
+            reasons.append((ERR_REASON_TOO_MANY_PODS, pods.copy()))
         scalars = sorted(r for r, v in requests.items() if r not in ("cpu", "memory", "ephemeral-storage") and v)
         base_zero = all(requests.get(r, 0) == 0 for r in ("cpu", "memory", "ephemeral-storage"))
         detail: dict[str, object] = {}
@@ -94,19 +99,23 @@ class Fit:
                 alloc = alloc if alloc is not None else np.zeros(n, dtype=np.int64)
                 used = table.requested.get(resource)
                 used = used if used is not None else np.zeros(n, dtype=np.int64)
-                short = request > alloc - used
+                short = table.memo(
+                    (NAME, "short", resource, request),
+                    lambda i, alloc=alloc, used=used, request=request: request > take(alloc, i) - take(used, i),
+                )
                 detail[resource] = {"request": request, "used": PerNode(used), "allocatable": PerNode(alloc)}
                 if short.any():
+                    short = short.copy()
                     reasons.append((insufficient(resource), short))
-                    failed |= short
-                    unresolvable |= short & (request > alloc)
-        if not reasons:
+                    failed = short.copy() if failed is None else failed | short
+                    beyond = short & (request > alloc)
+                    unresolvable = beyond if unresolvable is None else unresolvable | beyond
+        if failed is None:
             return NodeVerdicts(NodeVerdicts.all_pass(n).codes, reasons, detail, passes_all=True)
-        codes = np.where(
-            failed,
-            np.where(unresolvable, np.int8(Code.UNSCHEDULABLE_AND_UNRESOLVABLE), np.int8(Code.UNSCHEDULABLE)),
-            np.int8(0),
-        ).astype(np.int8)
+        rejected = np.int8(Code.UNSCHEDULABLE)
+        if unresolvable is not None:
+            rejected = np.where(unresolvable, np.int8(Code.UNSCHEDULABLE_AND_UNRESOLVABLE), rejected)
+        codes = np.where(failed, rejected, np.int8(0)).astype(np.int8)
         return NodeVerdicts(codes, reasons, detail)
 
     def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> Status:
