@@ -125,10 +125,16 @@ class InterPodAffinity:
             for k, (term, counts) in enumerate(zip(s.affinity_terms, s.affinity_counts, strict=True)):
                 column = table.label_column(term.topology_key)
                 lacks |= ~column.present
-                seen = _at_node(counts, s.affinity_delta[k] if s.affinity_delta else None, column)
+                delta = s.affinity_delta[k] if s.affinity_delta else None
+                seen = _at_node(counts, delta, column)
                 pods_exist &= column.present & (seen > 0)
+                matching = int(np.count_nonzero(counts))
+                if delta is None:  # every node's copy of the state holds the same counts
+                    if matching:
+                        some_match[:] = True
+                    continue
                 before = column.present & (_at_node(counts, None, column) > 0)
-                some_match |= (int(np.count_nonzero(counts)) - before + (seen > 0)) > 0
+                some_match |= (matching - before + (seen > 0)) > 0
             first_of_group = ~some_match & all(t.matches(pod, None) for t in s.affinity_terms)
             affinity_fail = lacks | (~pods_exist & ~first_of_group)
         # 2. the incoming pod's required anti-affinity
