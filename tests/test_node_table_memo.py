@@ -1,6 +1,6 @@
 """NodeTable.memo: per-node columns kept across cycles equal a fresh evaluation after any sequence
 of changes (pods bound and removed, preemption's column shifts, nodes updated, inserted, removed),
-for NodeResourcesFit's Filter and scores and BalancedAllocation's scores."""
+for NodeResourcesFit's Filter and scores, BalancedAllocation's scores and pods matching a selector."""
 
 from __future__ import annotations
 
@@ -9,9 +9,11 @@ import random
 import numpy as np
 import pytest
 
+from scheduler_core.api.objects import LabelSelector
 from scheduler_core.framework.cycle_state import CycleState
 from scheduler_core.framework.node_table import NodeTable, PodColumns
 from scheduler_core.framework.pod_info import PodInfo
+from scheduler_core.framework.selectors import compile_label_selector
 from scheduler_core.plugins.node_resources import balanced_allocation, fit
 
 from .helpers import node, pod
@@ -35,7 +37,7 @@ def _pod(rng: random.Random, name: str) -> PodInfo:
         requests["memory"] = rng.choice(["100Mi", "1Gi", "3Gi"])
     if rng.random() < 0.2:
         requests["example.com/gpu"] = "1"
-    return PodInfo.of(pod(name, requests=requests or None))
+    return PodInfo.of(pod(name, labels={"app": rng.choice(["a", "b"])}, requests=requests or None))
 
 
 def _verdicts(result):  # type: ignore[no-untyped-def]
@@ -94,6 +96,8 @@ def test_memo_columns_equal_a_fresh_table(seed: int) -> None:
             continue  # the fresh table below would hold the shifted pods
         fresh = _fresh(table)
         every = table.every_node
+        selector = compile_label_selector(LabelSelector.model_validate({"matchLabels": {"app": "a"}}))
+        assert table.count_matching(selector, "default").tolist() == fresh.count_matching(selector, "default").tolist()
         for info in incoming:
             state = CycleState()
             for plugin in (fit_plugin, most):

@@ -589,21 +589,40 @@ class NodeTable:
             mask &= self.label_column(key).requirement_mask(LabelRequirement(key, "In", frozenset([value])))
         return mask
 
-    def count_pods(self, wanted: Callable[[PodGroup], bool], include_terminating: bool = True) -> np.ndarray:
-        """Per node, the number of pods whose group (namespace, labels) satisfies `wanted`."""
-        total = np.zeros(self.n, dtype=np.int64)
+    def count_pods(
+        self, wanted: Callable[[PodGroup], bool], include_terminating: bool = True, key: object = None
+    ) -> np.ndarray:
+        """Per node, the number of pods whose group (namespace, labels) satisfies `wanted`.
+
+        With a `key` naming what `wanted` selects, the counts are a `memo` (read-only here; they
+        change in place with the table: a caller that keeps them copies them)."""
+        if key is None:
+            return self._count_pods(wanted, include_terminating, self.every_node)
+        counts = self.memo(
+            ("count_pods", key, include_terminating), lambda i: self._count_pods(wanted, include_terminating, i)
+        )
+        view = counts.view()
+        view.flags.writeable = False
+        return view
+
+    def _count_pods(self, wanted: Callable[[PodGroup], bool], include_terminating: bool, idx: np.ndarray) -> np.ndarray:
+        total = np.zeros(len(idx), dtype=np.int64)
         for group in self.groups.values():
             if group.terminating and not include_terminating:
                 continue
             if wanted(group):
-                total += group.counts
+                total += self.take(group.counts, idx)
         return total
 
     def count_matching(self, selector: Selector, namespace: str, include_terminating: bool = True) -> np.ndarray:
-        """Per node, the pods of `namespace` whose labels match `selector`."""
+        """Per node, the pods of `namespace` whose labels match `selector` (as `count_pods` with a key)."""
         if selector.nothing:
             return np.zeros(self.n, dtype=np.int64)
-        return self.count_pods(lambda g: g.namespace == namespace and selector.matches(g.labels), include_terminating)
+        return self.count_pods(
+            lambda g: g.namespace == namespace and selector.matches(g.labels),
+            include_terminating,
+            key=("matching", selector, namespace),
+        )
 
     def key_mask(self, key: str) -> np.ndarray:
         """Nodes that carry label `key` (read-only)."""

@@ -74,7 +74,7 @@ def _domain_counts(table: NodeTable, key: str, per_node: np.ndarray) -> np.ndarr
 
 def _matching_pods(table: NodeTable, terms: list[AffinityTerm]) -> np.ndarray:
     """Per node, the existing pods that match every term (incoming terms: namespaces resolved)."""
-    return table.count_pods(lambda g: all(t.matches(g, None) for t in terms))  # type: ignore[arg-type]
+    return table.count_pods(lambda g: all(t.matches(g, None) for t in terms), key=(NAME, tuple(terms)))  # type: ignore[arg-type]
 
 
 class InterPodAffinity:
