@@ -3,13 +3,16 @@ number (8 bytes whatever the length), instead of a new array per cycle that a ke
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 __all__ = ["constant", "scaled"]
 
 
+@lru_cache(maxsize=1024)  # views of one number each: a few hundred bytes in all
 def constant(value: int, n: int) -> np.ndarray:
-    """`np.full(n, value, int64)` as a read-only view of a single value."""
+    """`np.full(n, value, int64)` as a read-only view of a single value (shared: never written)."""
     return np.broadcast_to(np.int64(value), (n,))
 
 
