@@ -237,7 +237,8 @@ class Scheduler:
         if percentage is None:
             in_scope_count = table.n if in_scope is None else int(np.count_nonzero(in_scope))
             self.next_start_node_index = (self.next_start_node_index + in_scope_count) % table.n
-            return np.flatnonzero(feasible)
+            # every node feasible: the table's shared 0..n-1 (read-only), not a new copy per cycle
+            return table.every_node if np.count_nonzero(feasible) == table.n else np.flatnonzero(feasible)
         if in_scope is None:
             in_scope = np.ones(table.n, dtype=bool)
         scope = np.flatnonzero(in_scope)

@@ -24,6 +24,16 @@ __all__ = ["BASE_RESOURCES", "LabelColumn", "NodeTable", "PodColumns"]
 BASE_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 
 GroupKey = tuple[str, frozenset[tuple[str, str]], bool]  # (namespace, labels, terminating)
+MEMO_LIMIT = 32  # per-node memos kept per table (the oldest dropped first)
+
+
+@dataclass
+class _Memo:
+    """A per-node column as of `generation` and journal `position`."""
+
+    column: np.ndarray
+    generation: int
+    position: int
 
 
 @dataclass
@@ -211,6 +221,11 @@ class NodeTable:
         self.volume_pods: list[tuple[int, PodInfo]] = []
         # `namespace/claim` → pods on the nodes using it (NodeInfo.PVCRefCounts, summed over nodes).
         self.pvc_refs: dict[str, int] = {}
+        # Nodes whose pods changed, in order (`memo` recomputes only those); a new generation
+        # (nodes or allocatable changed, or the journal grew long) recomputes every node.
+        self._journal: list[int] = []
+        self._generation = 0
+        self._memos: dict[object, _Memo] = {}
 
     # --- construction -----------------------------------------------------------------------
 
@@ -264,6 +279,7 @@ class NodeTable:
         if len(which) == 0:
             return
         nodes = columns.nodes[which]
+        self._changed(nodes.tolist())
         np.add.at(self.pod_count, nodes, sign)
         np.add.at(self.non_zero_cpu, nodes, sign * columns.non_zero_cpu[which])
         np.add.at(self.non_zero_memory, nodes, sign * columns.non_zero_memory[which])
@@ -277,10 +293,12 @@ class NodeTable:
         if column is None:
             column = self.requested[resource] = np.zeros(self.n, dtype=np.int64)
             self.alloc.setdefault(resource, np.zeros(self.n, dtype=np.int64))
+            self._renewed()
         return column
 
     def _account(self, info: PodInfo, i: int, sign: int) -> None:
         """Everything `NodeInfo.AddPod` / `RemovePod` changes, for one pod on node i."""
+        self._changed((i,))
         self.pod_count[i] += sign
         for resource, value in info.requests.items():
             self._requested_column(resource)[i] += sign * value
@@ -362,6 +380,8 @@ class NodeTable:
                 self.images.setdefault(name, {})[i] = image.size_bytes
         self._label_columns.clear()
         self._has_labels = None
+        self._statics.clear()  # allocatable changed in place
+        self._renewed()
 
     def insert_node(self, i: int, node: Node) -> None:
         """Add a node without pods at position `i` (the nodes from `i` on move up by one)."""
@@ -403,6 +423,7 @@ class NodeTable:
             affinity_group.counts = np.insert(affinity_group.counts, i, 0)
         self._label_columns.clear()
         self._has_labels = None
+        self._renewed()
 
     def remove_node(self, i: int) -> None:
         """Drop node `i` with the pods accounted on it and nominated to it (the nodes after it move down)."""
@@ -438,6 +459,7 @@ class NodeTable:
             affinity_group.counts = np.delete(affinity_group.counts, i)
         self._label_columns.clear()
         self._has_labels = None
+        self._renewed()
 
     def _renumber(self, move: Callable[[int], int]) -> None:
         """Apply a change of node positions to the structures keyed by position."""
@@ -453,6 +475,43 @@ class NodeTable:
                 return code
         self.taint_sets.append(taints)
         return len(self.taint_sets) - 1
+
+    # --- per-node memos ------------------------------------------------------------------------
+
+    def _changed(self, nodes: Iterable[int]) -> None:
+        journal = self._journal
+        journal.extend(nodes)
+        if len(journal) > max(4 * self.n, 4096):
+            self._renewed()
+
+    def _renewed(self) -> None:
+        """Every memo is stale (nodes or allocatable changed, or the journal grew long)."""
+        self._generation += 1
+        self._journal.clear()
+
+    def memo(self, key: object, compute: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        """`compute(every node)`, kept across cycles under `key`: later calls recompute only the
+        nodes whose pods changed since. For per-node values that depend on the node alone (its
+        allocatable and the pods on it) and on what `key` names (e.g. the pod's requests).
+
+        The column is updated in place later: a caller that keeps values copies them."""
+        entry = self._memos.get(key)
+        journal = self._journal
+        if entry is not None and entry.generation == self._generation:
+            if entry.position == len(journal):
+                return entry.column
+            dirty = journal[entry.position :]
+            if len(dirty) <= self.n // 8:
+                idx = np.fromiter(set(dirty), dtype=np.int64)
+                entry.column[idx] = compute(idx)
+                entry.position = len(journal)
+                return entry.column
+        column = np.array(compute(self.every_node))  # a copy: never a table column itself
+        if entry is None and len(self._memos) >= MEMO_LIMIT:
+            del self._memos[next(iter(self._memos))]
+        self._memos.pop(key, None)
+        self._memos[key] = _Memo(column, self._generation, len(journal))
+        return column
 
     # --- queries ----------------------------------------------------------------------------
 
@@ -474,11 +533,16 @@ class NodeTable:
         """0..n-1: the idx of "all nodes" (`take` then hands columns over without a copy)."""
         if self._every_node is None or len(self._every_node) != self.n:
             self._every_node = np.arange(self.n, dtype=np.int64)
+            self._every_node.flags.writeable = False
         return self._every_node
 
     def take(self, column: np.ndarray, idx: np.ndarray) -> np.ndarray:
         """`column[idx]`, without a copy when `idx` (sorted, unique) covers every node."""
         return column if len(idx) == self.n else column[idx]
+
+    def gather(self, column: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """`column[idx]` as a new array (a plain copy when `idx`, sorted and unique, covers every node)."""
+        return column.copy() if len(idx) == self.n else column[idx]
 
     @property
     def has_labels(self) -> np.ndarray:
@@ -525,21 +589,40 @@ class NodeTable:
             mask &= self.label_column(key).requirement_mask(LabelRequirement(key, "In", frozenset([value])))
         return mask
 
-    def count_pods(self, wanted: Callable[[PodGroup], bool], include_terminating: bool = True) -> np.ndarray:
-        """Per node, the number of pods whose group (namespace, labels) satisfies `wanted`."""
-        total = np.zeros(self.n, dtype=np.int64)
+    def count_pods(
+        self, wanted: Callable[[PodGroup], bool], include_terminating: bool = True, key: object = None
+    ) -> np.ndarray:
+        """Per node, the number of pods whose group (namespace, labels) satisfies `wanted`.
+
+        With a `key` naming what `wanted` selects, the counts are a `memo` (read-only here; they
+        change in place with the table: a caller that keeps them copies them)."""
+        if key is None:
+            return self._count_pods(wanted, include_terminating, self.every_node)
+        counts = self.memo(
+            ("count_pods", key, include_terminating), lambda i: self._count_pods(wanted, include_terminating, i)
+        )
+        view = counts.view()
+        view.flags.writeable = False
+        return view
+
+    def _count_pods(self, wanted: Callable[[PodGroup], bool], include_terminating: bool, idx: np.ndarray) -> np.ndarray:
+        total = np.zeros(len(idx), dtype=np.int64)
         for group in self.groups.values():
             if group.terminating and not include_terminating:
                 continue
             if wanted(group):
-                total += group.counts
+                total += self.take(group.counts, idx)
         return total
 
     def count_matching(self, selector: Selector, namespace: str, include_terminating: bool = True) -> np.ndarray:
-        """Per node, the pods of `namespace` whose labels match `selector`."""
+        """Per node, the pods of `namespace` whose labels match `selector` (as `count_pods` with a key)."""
         if selector.nothing:
             return np.zeros(self.n, dtype=np.int64)
-        return self.count_pods(lambda g: g.namespace == namespace and selector.matches(g.labels), include_terminating)
+        return self.count_pods(
+            lambda g: g.namespace == namespace and selector.matches(g.labels),
+            include_terminating,
+            key=("matching", selector, namespace),
+        )
 
     def key_mask(self, key: str) -> np.ndarray:
         """Nodes that carry label `key` (read-only)."""

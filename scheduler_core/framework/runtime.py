@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..api.loading import InputError
+from .columns import scaled
 from .cycle_state import CycleState
 from .diagnosis import Diagnosis
 from .events import (
@@ -86,7 +87,7 @@ class PluginScores:
 
     def __post_init__(self) -> None:
         # weight 1 (most plugins): the normalized column itself; nothing writes to either
-        self.weighted = self.normalized if self.weight == 1 else self.normalized * self.weight
+        self.weighted = self.normalized if self.weight == 1 else scaled(self.normalized, self.weight)
 
 
 class Framework:
@@ -369,7 +370,7 @@ class Framework:
             else:
                 normalized = raw
             weight = self.weights[plugin.name]
-            if len(normalized) and (normalized.max() > MAX_NODE_SCORE or normalized.min() < MIN_NODE_SCORE):
+            if _out_of_range(normalized):
                 bad = (normalized > MAX_NODE_SCORE) | (normalized < MIN_NODE_SCORE)
                 value = int(normalized[np.argmax(bad)])
                 return results, _error(
@@ -410,6 +411,13 @@ def _replace_node(target: NodeVerdicts, source: NodeVerdicts, i: int) -> NodeVer
                 reasons.append((reason, known[reason]))
             known[reason][i] = True
     return NodeVerdicts(codes, reasons, target.detail)
+
+
+def _out_of_range(scores: np.ndarray) -> bool:
+    """Whether a normalized score lies outside [MIN_NODE_SCORE, MAX_NODE_SCORE], in one pass: with
+    MIN_NODE_SCORE 0, a negative int64 read as uint64 is above MAX_NODE_SCORE."""
+    assert MIN_NODE_SCORE == 0
+    return bool(len(scores)) and int(scores.view(np.uint64).max()) > MAX_NODE_SCORE
 
 
 def _error(message: str) -> Status:

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from ..api.objects import Taint, Toleration
+from ..framework.columns import constant
 from ..framework.interface import MAX_NODE_SCORE
 
 __all__ = ["default_normalize_score", "find_untolerated_taint", "tolerates"]
@@ -18,7 +19,7 @@ def default_normalize_score(scores: np.ndarray, reverse: bool, max_priority: int
         return scores
     max_count = max(int(scores.max()), 0)
     if max_count == 0:
-        return np.full_like(scores, max_priority) if reverse else scores
+        return constant(max_priority, len(scores)) if reverse else scores
     out = max_priority * scores // max_count
     return max_priority - out if reverse else out
 

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from ..framework.columns import constant
 from ..framework.cycle_state import CycleState
 from ..framework.interface import MAX_NODE_SCORE
 from ..framework.node_table import NodeTable
@@ -32,7 +33,7 @@ class ImageLocality:
         spec = pod.pod.spec
         containers = [*spec.init_containers, *spec.containers]
         if containers and not any(table.images.get(normalized_image_name(c.image)) for c in containers):
-            return np.zeros(len(idx), dtype=np.int64)  # every node sums 0, below the threshold: 0
+            return constant(0, len(idx))  # every node sums 0, below the threshold: 0
         total = np.zeros(table.n, dtype=np.int64)
         for container in containers:
             holders = table.images.get(normalized_image_name(container.image))

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from ..framework.columns import constant
 from ..framework.cycle_state import CycleState
 from ..framework.node_table import NodeTable
 from ..framework.pod_info import PodInfo
@@ -51,7 +52,7 @@ class TaintToleration:
     def score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> np.ndarray:
         tolerations = state[PRE_SCORE_STATE_KEY]
         if not any(taints for taints in table.taint_sets):
-            return np.zeros(len(idx), dtype=np.int64)
+            return constant(0, len(idx))
         per_sig = np.array(
             [
                 sum(1 for t in taints if t.effect == "PreferNoSchedule" and not tolerates(tolerations, t))

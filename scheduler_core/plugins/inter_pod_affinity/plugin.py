@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ...api.loading import InputError
+from ...framework.columns import constant
 from ...framework.cycle_state import CycleState
 from ...framework.interface import MAX_NODE_SCORE
 from ...framework.node_table import LabelColumn, NodeTable
@@ -73,7 +74,7 @@ def _domain_counts(table: NodeTable, key: str, per_node: np.ndarray) -> np.ndarr
 
 def _matching_pods(table: NodeTable, terms: list[AffinityTerm]) -> np.ndarray:
     """Per node, the existing pods that match every term (incoming terms: namespaces resolved)."""
-    return table.count_pods(lambda g: all(t.matches(g, None) for t in terms))  # type: ignore[arg-type]
+    return table.count_pods(lambda g: all(t.matches(g, None) for t in terms), key=(NAME, tuple(terms)))  # type: ignore[arg-type]
 
 
 class InterPodAffinity:
@@ -124,10 +125,16 @@ class InterPodAffinity:
             for k, (term, counts) in enumerate(zip(s.affinity_terms, s.affinity_counts, strict=True)):
                 column = table.label_column(term.topology_key)
                 lacks |= ~column.present
-                seen = _at_node(counts, s.affinity_delta[k] if s.affinity_delta else None, column)
+                delta = s.affinity_delta[k] if s.affinity_delta else None
+                seen = _at_node(counts, delta, column)
                 pods_exist &= column.present & (seen > 0)
+                matching = int(np.count_nonzero(counts))
+                if delta is None:  # every node's copy of the state holds the same counts
+                    if matching:
+                        some_match[:] = True
+                    continue
                 before = column.present & (_at_node(counts, None, column) > 0)
-                some_match |= (int(np.count_nonzero(counts)) - before + (seen > 0)) > 0
+                some_match |= (matching - before + (seen > 0)) > 0
             first_of_group = ~some_match & all(t.matches(pod, None) for t in s.affinity_terms)
             affinity_fail = lacks | (~pods_exist & ~first_of_group)
         # 2. the incoming pod's required anti-affinity
@@ -264,7 +271,7 @@ class InterPodAffinity:
         low, high = int(scores.min()), int(scores.max())
         diff = high - low
         if diff <= 0:
-            return np.zeros(len(scores), dtype=np.int64)
+            return constant(0, len(scores))
         # Go: int64(float64(MaxNodeScore) * (float64(s-min) / float64(max-min))): divide first.
         return (float(MAX_NODE_SCORE) * ((scores - low).astype(np.float64) / float(diff))).astype(np.int64)
 

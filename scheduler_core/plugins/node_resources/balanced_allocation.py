@@ -17,7 +17,7 @@ from ...framework.node_table import NodeTable
 from ...framework.pod_info import PodInfo
 from ...framework.status import Code, Status
 from ..names import NODE_RESOURCES_BALANCED_ALLOCATION
-from .resource_allocation import ResourceSpec, parse_resources, resource_column
+from .resource_allocation import ResourceSpec, parse_resources, request_key, resource_column
 
 NAME = NODE_RESOURCES_BALANCED_ALLOCATION
 
@@ -34,8 +34,13 @@ class BalancedAllocation:
         return Status()
 
     def score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> np.ndarray:
-        # per-node arithmetic: over whole columns (no gathers per resource), then the scored nodes
-        scored, idx = idx, table.every_node
+        # A node's score depends on that node alone and on the pod's requests: every node's score
+        # is kept across cycles for pods requesting the same, recomputed where pods changed.
+        key = (NAME, self.resources, request_key(pod, self.resources, True))
+        scores = table.memo(key, lambda nodes: self._node_scores(table, pod, nodes))
+        return table.gather(scores, idx)
+
+    def _node_scores(self, table: NodeTable, pod: PodInfo, idx: np.ndarray) -> np.ndarray:
         n = len(idx)
         fractions = []
         valids = []
@@ -56,7 +61,7 @@ class BalancedAllocation:
             std = _std_over_valid(np.array(fractions), np.array(masks))
         std = 1 - std
         std *= MAX_NODE_SCORE
-        return table.take(std.astype(np.int64), scored)
+        return std.astype(np.int64)
 
 
 def _std_over_valid(f: np.ndarray, v: np.ndarray) -> np.ndarray:

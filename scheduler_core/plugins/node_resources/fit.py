@@ -24,6 +24,7 @@ from .resource_allocation import (
     most_allocated,
     parse_resources,
     parse_shape,
+    request_key,
     requested_to_capacity_ratio,
     resource_column,
 )
@@ -74,13 +75,18 @@ class Fit:
         return None, Status()
 
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> NodeVerdicts:
+        # Each check is per node and reads that node alone: kept across cycles (NodeTable.memo)
+        # and recomputed where pods changed; a kept verdict gets its own copies.
         n = table.n
+        take = table.take
         requests = pod.requests
         reasons: list[tuple[str, np.ndarray]] = []
-        unresolvable = np.zeros(n, dtype=bool)
-        failed = table.pod_count + 1 > table.alloc["pods"]
-        if failed.any():
-            reasons.append((ERR_REASON_TOO_MANY_PODS, failed.copy()))
+        unresolvable: np.ndarray | None = None
+        failed: np.ndarray | None = None
+        pods = table.memo((NAME, "pods"), lambda i: take(table.pod_count, i) + 1 > take(table.alloc["pods"], i))
+        if pods.any():
+            failed = pods.copy()
+            reasons.append((ERR_REASON_TOO_MANY_PODS, pods.copy()))
         scalars = sorted(r for r, v in requests.items() if r not in ("cpu", "memory", "ephemeral-storage") and v)
         base_zero = all(requests.get(r, 0) == 0 for r in ("cpu", "memory", "ephemeral-storage"))
         detail: dict[str, object] = {}
@@ -93,37 +99,43 @@ class Fit:
                 alloc = alloc if alloc is not None else np.zeros(n, dtype=np.int64)
                 used = table.requested.get(resource)
                 used = used if used is not None else np.zeros(n, dtype=np.int64)
-                short = request > alloc - used
+                short = table.memo(
+                    (NAME, "short", resource, request),
+                    lambda i, alloc=alloc, used=used, request=request: request > take(alloc, i) - take(used, i),
+                )
                 detail[resource] = {"request": request, "used": PerNode(used), "allocatable": PerNode(alloc)}
                 if short.any():
+                    short = short.copy()
                     reasons.append((insufficient(resource), short))
-                    failed |= short
-                    unresolvable |= short & (request > alloc)
-        if not reasons:
+                    failed = short.copy() if failed is None else failed | short
+                    beyond = short & (request > alloc)
+                    unresolvable = beyond if unresolvable is None else unresolvable | beyond
+        if failed is None:
             return NodeVerdicts(NodeVerdicts.all_pass(n).codes, reasons, detail, passes_all=True)
-        codes = np.where(
-            failed,
-            np.where(unresolvable, np.int8(Code.UNSCHEDULABLE_AND_UNRESOLVABLE), np.int8(Code.UNSCHEDULABLE)),
-            np.int8(0),
-        ).astype(np.int8)
+        rejected = np.int8(Code.UNSCHEDULABLE)
+        if unresolvable is not None:
+            rejected = np.where(unresolvable, np.int8(Code.UNSCHEDULABLE_AND_UNRESOLVABLE), rejected)
+        codes = np.where(failed, rejected, np.int8(0)).astype(np.int8)
         return NodeVerdicts(codes, reasons, detail)
 
     def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> Status:
         return Status()
 
     def score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> np.ndarray:
-        # A node's score depends on that node alone: score every node from whole columns (no
-        # gathers per resource), then keep the scored ones.
-        every = table.every_node
-        columns = [resource_column(table, pod, every, spec, use_requested=False) for spec in self.resources]
+        # A node's score depends on that node alone and on the pod's requests: every node's score
+        # is kept across cycles for pods requesting the same, recomputed where pods changed.
+        key = (NAME, self.strategy, self.resources, tuple(self.shape or ()), request_key(pod, self.resources, False))
+        scores = table.memo(key, lambda nodes: self._node_scores(table, pod, nodes))
+        return table.gather(scores, idx)
+
+    def _node_scores(self, table: NodeTable, pod: PodInfo, nodes: np.ndarray) -> np.ndarray:
+        columns = [resource_column(table, pod, nodes, spec, use_requested=False) for spec in self.resources]
         if self.strategy == MOST_ALLOCATED:
-            scores = most_allocated(columns, table.n)
-        elif self.strategy == REQUESTED_TO_CAPACITY_RATIO:
+            return most_allocated(columns, len(nodes))
+        if self.strategy == REQUESTED_TO_CAPACITY_RATIO:
             assert self.shape is not None
-            scores = requested_to_capacity_ratio(columns, table.n, self.shape)
-        else:
-            scores = least_allocated(columns, table.n)
-        return table.take(scores, idx)
+            return requested_to_capacity_ratio(columns, len(nodes), self.shape)
+        return least_allocated(columns, len(nodes))
 
 
 def new(args: dict[str, Any], handle: object) -> Fit:

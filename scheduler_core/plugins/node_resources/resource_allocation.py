@@ -23,6 +23,7 @@ __all__ = [
     "least_allocated",
     "most_allocated",
     "parse_resources",
+    "request_key",
     "requested_to_capacity_ratio",
     "resource_column",
     "round_half_away",
@@ -134,6 +135,20 @@ def resource_column(
         return ResourceColumn(alloc, req, spec.weight, np.ones(len(idx)), False, True)
     divisor, all_valid, exact = table.resource_statics(spec.name)
     return ResourceColumn(alloc, req, spec.weight, table.take(divisor, idx), all_valid, exact)
+
+
+def request_key(pod: PodInfo, specs: tuple[ResourceSpec, ...], use_requested: bool) -> tuple[int, ...]:
+    """What `allocatable_and_requested` reads of the pod for `specs`: per-node scores computed for
+    one pod hold for any pod with the same key (`NodeTable.memo`)."""
+    key = []
+    for spec in specs:
+        if spec.name == "cpu" and not use_requested:
+            key.append(pod.non_zero_cpu)
+        elif spec.name == "memory" and not use_requested:
+            key.append(pod.non_zero_memory)
+        else:
+            key.append(pod.requests.get(spec.name, 0))
+    return tuple(key)
 
 
 def _dropped(table: NodeTable, pod: PodInfo, resource: str) -> bool:
