@@ -4,6 +4,8 @@ server-side apply's field ownership: a conflict with another manager is a 409 wi
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from .conftest import Cluster
@@ -101,7 +103,8 @@ def test_server_side_apply_conflicts_and_force(cluster: Cluster) -> None:
     forced = cluster.kubectl("apply", "--server-side", "--force-conflicts", "-f", "api.yaml")
     assert forced.stdout == "deployment.apps/api serverside-applied\n"
     assert cluster.kubectl("get", "deploy", "api", "-o", "jsonpath={.spec.replicas}").stdout == "3"
-    entries = cluster.objects("Deployment")["default/api"]["metadata"]["managedFields"]
+    shown = cluster.kubectl("get", "deploy", "api", "-o", "json", "--show-managed-fields").stdout
+    entries = json.loads(shown)["metadata"]["managedFields"]
     owners = {e["manager"] for e in entries if "f:replicas" in e["fieldsV1"].get("f:spec", {})}
     assert owners == {"kubectl"}
 
