@@ -37,7 +37,7 @@ from scheduler_core.framework.volume_index import VolumeIndex
 from .adapters import READ_KINDS, scheduler_object
 from .models import Change, Cluster, KubeObject
 
-__all__ = ["Entry", "SchedulerCache", "forget", "listed", "pinned", "synced", "view", "warm"]
+__all__ = ["Entry", "SchedulerCache", "forget", "known_absent", "listed", "pinned", "synced", "view", "warm"]
 
 log = logging.getLogger(__name__)
 TERMINAL_PHASES = ("Succeeded", "Failed")  # not in the scheduler's cache (the informer's field selector)
@@ -370,6 +370,12 @@ def view(cluster: Cluster) -> SchedulerCache:
     """The cache a controller reads: the step's pinned one, else brought up to date now."""
     cache = _pinned.get(cluster.pk)
     return cache if cache is not None else synced(cluster)
+
+
+def known_absent(cluster: Cluster, kind: str, namespace: str, name: str) -> bool:
+    """Whether the view of the running controller step (if any) holds no such object."""
+    cache = _pinned.get(cluster.pk)
+    return cache is not None and (namespace, name) not in cache.entries.get(kind, {})
 
 
 def listed(cluster: Cluster, kind: str, namespace: str | None = None) -> list[Entry]:
