@@ -3,11 +3,10 @@ why not — exactly what kube-scheduler writes (pkg/scheduler/schedule_one.go)."
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F
 
 from scheduler_core.framework.events import Event, encode_cycle
 from scheduler_core.framework.pod_info import PodInfo
@@ -18,7 +17,7 @@ from .. import scheduler_cache, store
 from ..kube_events import record_event
 from ..models import Cluster, KubeObject, SchedulingCycle
 from ..publish import cycle_message, publish
-from ..scheduling_queue import ACTIVE, GATED, MAX_PARKED_SECONDS, UNSCHEDULABLE, flush_leftovers, park
+from ..scheduling_queue import GATED, UNSCHEDULABLE, active_unbound_pods, park
 from ..services import delete_object
 
 COMPONENT = "default-scheduler"
@@ -27,18 +26,7 @@ CYCLES_KEPT = 500
 
 def next_pod(cluster: Cluster) -> KubeObject | None:
     """PrioritySort: higher priority first, then the earlier queue timestamp."""
-    now = time.time()
-    # The active pods and the unbound leftovers `flush_leftovers` moves back (keeping their queue
-    # timestamps) in one read: the flush itself is written only when there are some.
-    leftover = Q(queue_state=UNSCHEDULABLE, queue_ts__lt=now - MAX_PARKED_SECONDS)
-    rows = list(
-        KubeObject.objects.filter(cluster=cluster, kind="Pod", node_name="")
-        .filter(Q(queue_state=ACTIVE) | leftover)
-        .order_by("-priority", "queue_ts", "id")
-    )
-    if any(row.queue_state == UNSCHEDULABLE for row in rows):
-        flush_leftovers(cluster, now)
-    for row in rows:
+    for row in active_unbound_pods(cluster):
         spec, meta = row.body.get("spec", {}), row.body.get("metadata", {})
         phase = row.body.get("status", {}).get("phase")
         if spec.get("schedulerName", "default-scheduler") != COMPONENT or meta.get("deletionTimestamp"):
