@@ -151,6 +151,10 @@ class SchedulerCache:
         if kind in _SCHEDULER_KINDS:
             self._set_scheduled(kind, namespace, name, None if body is None else scheduler_object(kind, body))
 
+    def size(self) -> int:
+        """How many objects it holds."""
+        return sum(len(entries) for entries in self.entries.values())
+
     def listed(self, kind: str, namespace: str | None = None) -> list[Entry]:
         """The objects of `kind` (in `namespace` if given) in the order their rows were created."""
         entries = self._listed.get(kind)
@@ -306,7 +310,10 @@ class SchedulerCache:
         self._table = None
 
 
-MAX_CACHES = 16  # clusters whose view one process keeps (the least recently used goes first)
+# What one process keeps (the least recently used cluster goes first): every cluster it drives
+# should fit, or each controller step would read its cluster again.
+MAX_CACHES = 256
+MAX_CACHED_OBJECTS = 400_000  # in all (a 50,000-pod cluster is about 100,000 objects with its events)
 _caches: OrderedDict[int, SchedulerCache] = OrderedDict()
 
 
@@ -323,9 +330,16 @@ def synced(cluster: Cluster, rebuild: bool = False) -> SchedulerCache:
     cache.follow()  # what was written while the rows were read (applied only where newer)
     _caches[cluster.pk] = cache
     _caches.move_to_end(cluster.pk)
-    while len(_caches) > MAX_CACHES:
-        _caches.popitem(last=False)
+    _evict()
     return cache
+
+
+def _evict() -> None:
+    """Drop the least recently used caches beyond `MAX_CACHES` or `MAX_CACHED_OBJECTS` (the newest stays)."""
+    total = sum(cache.size() for cache in _caches.values())
+    while len(_caches) > 1 and (len(_caches) > MAX_CACHES or total > MAX_CACHED_OBJECTS):
+        _, dropped = _caches.popitem(last=False)
+        total -= dropped.size()
 
 
 def warm(cluster: Cluster) -> None:
