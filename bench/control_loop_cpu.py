@@ -89,7 +89,7 @@ def main() -> None:
     for sql, times in queries.most_common(args.queries):
         print(f"{times / n:7.2f}/action  {sql}")
     if profile:
-        pstats.Stats(profile).sort_stats("cumulative").print_stats(args.top)
+        pstats.Stats(profile).sort_stats(os.environ.get("SORT", "cumulative")).print_stats(args.top)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import json
 import logging
 from collections import OrderedDict
 from collections.abc import Iterator
@@ -109,22 +110,33 @@ class SchedulerCache:
             self._set(kind, namespace, name, body, rv, (0, pk))
 
     def follow(self) -> bool:
-        """Apply the watch log up to the cluster's resourceVersion; False when it has a gap."""
-        current = Cluster.objects.filter(pk=self.cluster_id).values_list("resource_version", flat=True).get()
+        """Apply the watch log up to the cluster's resourceVersion; False when it has a gap.
+
+        One statement reads the cluster's resourceVersion and the changes since `rv` (a consistent
+        snapshot: a change and its bump are committed together)."""
+        cluster_table = connection.ops.quote_name(Cluster._meta.db_table)
+        change_table = connection.ops.quote_name(Change._meta.db_table)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT c.resource_version, ch.resource_version, ch.type, ch.kind, ch.namespace, ch.name, ch.body "
+                f"FROM {cluster_table} c LEFT JOIN {change_table} ch ON ch.cluster_id = c.id "
+                "AND ch.resource_version > %s AND ch.resource_version <= c.resource_version "
+                "WHERE c.id = %s ORDER BY ch.resource_version, ch.id",
+                [self.rv, self.cluster_id],
+            )
+            rows = cursor.fetchall()
+        if not rows:
+            raise Cluster.DoesNotExist(f"cluster {self.cluster_id} is gone")
+        current = rows[0][0]
         if current == self.rv:
             return True
         if current < self.rv:
             return False
-        window = list(
-            Change.objects.filter(
-                cluster_id=self.cluster_id, resource_version__gt=self.rv, resource_version__lte=current
-            )
-            .order_by("resource_version", "id")
-            .values_list("resource_version", "type", "kind", "namespace", "name", "body")
-        )
-        if len(window) != current - self.rv:  # pruned, or reset by an import
+        if len(rows) != current - self.rv or rows[0][1] is None:  # pruned, or reset by an import
             return False
-        for rv, event, kind, namespace, name, body in window:
+        for _, rv, event, kind, namespace, name, body in rows:
+            if isinstance(body, (str, bytes)):  # SQLite hands JSON back as text, PostgreSQL decoded
+                body = json.loads(body)
             self._set(kind, namespace, name, None if event == "DELETED" else body, rv, (1, rv))
         self.rv = current
         return True
