@@ -348,7 +348,7 @@ def synced(cluster: Cluster, rebuild: bool = False) -> SchedulerCache:
 
 def _evict() -> None:
     """Drop the least recently used caches beyond `MAX_CACHES` or `MAX_CACHED_OBJECTS` (the newest stays)."""
-    total = sum(cache.size() for cache in _caches.values())
+    total = sum(cache.size() for cache in list(_caches.values()))  # `warm` may add one meanwhile
     while len(_caches) > 1 and (len(_caches) > MAX_CACHES or total > MAX_CACHED_OBJECTS):
         _, dropped = _caches.popitem(last=False)
         total -= dropped.size()
