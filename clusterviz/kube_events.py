@@ -8,7 +8,7 @@ from typing import Any
 
 from scheduler_core.framework.diagnosis import truncate_event_message
 
-from . import store
+from . import scheduler_cache, store
 from .models import Cluster
 
 __all__ = ["record_event"]
@@ -46,9 +46,7 @@ def record_event(
         event["count"] = int(event.get("count", 1)) + 1
         event["lastTimestamp"] = now
 
-    try:
-        return store.patch(cluster, "Event", namespace, name, bump, component)
-    except store.NotFound:
+    def create() -> dict[str, Any]:
         source: dict[str, str] = {"component": component}
         if host:
             source["host"] = host
@@ -83,6 +81,18 @@ def record_event(
             },
             component,
         )
+
+    # A controller step knows which events exist (its pinned view of the cluster): a new one is
+    # created straight away instead of after a failed bump. Either way, a miss falls back to the other.
+    if scheduler_cache.known_absent(cluster, "Event", namespace, name):
+        try:
+            return create()
+        except store.AlreadyExists:
+            return store.patch(cluster, "Event", namespace, name, bump, component)
+    try:
+        return store.patch(cluster, "Event", namespace, name, bump, component)
+    except store.NotFound:
+        return create()
 
 
 def _reference(obj: dict[str, Any]) -> dict[str, Any]:

@@ -1,5 +1,10 @@
-"""The scheduler's cache: the view of a cluster it schedules against, kept in the process that
-drives the cluster and updated from the watch log instead of being re-read for every cycle.
+"""The cluster's cache (an informer): every object of a cluster as stored, and the view the scheduler
+schedules against, kept in the process that drives the cluster and updated from the watch log
+instead of being re-read for every cycle and every controller step.
+
+The control loops list their kinds from it (`listed`, in the order the rows were created, as
+`order_by("id")` reads them) and write only through the store; `pinned` keeps one view for a whole
+controller step (one look at the log per step).
 
 As upstream's pkg/scheduler/backend/cache (`UpdateSnapshot` with generation numbers), a change
 touches only what it changes: a pod is added to or removed from its node's columns, a node is
@@ -13,8 +18,12 @@ cluster's lease (`forget`), so a restart or a hand-over never schedules against 
 from __future__ import annotations
 
 import bisect
+import contextlib
+import json
 import logging
 from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import connection
@@ -26,10 +35,10 @@ from scheduler_core.framework.node_table import NodeTable
 from scheduler_core.framework.pod_info import PodInfo
 from scheduler_core.framework.volume_index import VolumeIndex
 
-from .adapters import READ_KINDS, read_objects, scheduler_object
-from .models import Change, Cluster
+from .adapters import READ_KINDS, scheduler_object
+from .models import Change, Cluster, KubeObject
 
-__all__ = ["SchedulerCache", "forget", "synced", "warm"]
+__all__ = ["Entry", "SchedulerCache", "forget", "known_absent", "listed", "pinned", "synced", "view", "warm"]
 
 log = logging.getLogger(__name__)
 TERMINAL_PHASES = ("Succeeded", "Failed")  # not in the scheduler's cache (the informer's field selector)
@@ -37,6 +46,24 @@ TERMINAL_PHASES = ("Succeeded", "Failed")  # not in the scheduler's cache (the i
 _TABLED = ("nodes", "pods", "namespaces")
 _VOLUME_BUCKETS = ("claims", "volumes", "storage_classes", "csi_nodes")
 ObjectKey = tuple[str, str, str]  # (kind, namespace, name): the order a fresh read gives
+_SCHEDULER_KINDS = frozenset(READ_KINDS)
+
+
+@dataclass(slots=True, eq=False)
+class Entry:
+    """One stored object as the cache holds it (read-only: a controller changes it through the store)."""
+
+    kind: str
+    namespace: str
+    name: str
+    body: dict[str, Any]
+    resource_version: int
+    created: tuple[int, int] = field(repr=False)  # (0, row id) when read, (1, rv) when followed: creation order
+
+    @property
+    def node_name(self) -> str:
+        """What the row's `node_name` column holds (a pod's spec.nodeName)."""
+        return (self.body.get("spec") or {}).get("nodeName") or "" if self.kind == "Pod" else ""
 
 
 def _order(info: PodInfo) -> tuple[str, str]:
@@ -44,9 +71,10 @@ def _order(info: PodInfo) -> tuple[str, str]:
 
 
 class SchedulerCache:
-    """Every object of a kind scheduler_core reads (`KINDS`) of one cluster at `rv`, and the
-    NodeTable built from them as `explain.build_table` builds it (kept up to date in place while it
-    exists: a change of one kind refreshes only what that kind feeds)."""
+    """Every object of one cluster at `rv` as stored (`entries`), those of a kind scheduler_core reads
+    (`KINDS`) also as its objects, and the NodeTable built from them as `explain.build_table` builds
+    it (kept up to date in place while it exists: a change of one kind refreshes only what that kind
+    feeds)."""
 
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
@@ -64,44 +92,94 @@ class SchedulerCache:
         }
         self._versions: dict[tuple[str, str, str], int] = {}  # newest resourceVersion applied, per object
         self._table: NodeTable | None = None
+        self.entries: dict[str, dict[tuple[str, str], Entry]] = {}  # kind → (namespace, name) → Entry
+        self._listed: dict[str, list[Entry]] = {}  # kind → its entries in creation order (until it changes)
+        self.changed_at: dict[str, int] = {}  # kind → resourceVersion of its latest change applied
+        self.idle_at: dict[str, int] = {}  # controller → the rv at which it last found nothing to do
 
     # --- from the store ---------------------------------------------------------------------------
 
     def load(self) -> None:
         """Read everything (after the cluster's resourceVersion: rows read later are only newer)."""
         self.rv = Cluster.objects.filter(pk=self.cluster_id).values_list("resource_version", flat=True).get()
-        for row, obj in read_objects(self.cluster):
-            self._set(row.kind, row.namespace, row.name, obj, row.resource_version)
+        rows = KubeObject.objects.filter(cluster_id=self.cluster_id).values_list(
+            "id", "kind", "namespace", "name", "body", "resource_version"
+        )
+        # by kind, then namespace and name (by code point: not the database's collation), as `read_objects`
+        for pk, kind, namespace, name, body, rv in sorted(rows, key=lambda row: row[1:4]):
+            self._set(kind, namespace, name, body, rv, (0, pk))
 
     def follow(self) -> bool:
-        """Apply the watch log up to the cluster's resourceVersion; False when it has a gap."""
-        current = Cluster.objects.filter(pk=self.cluster_id).values_list("resource_version", flat=True).get()
+        """Apply the watch log up to the cluster's resourceVersion; False when it has a gap.
+
+        One statement reads the cluster's resourceVersion and the changes since `rv` (a consistent
+        snapshot: a change and its bump are committed together)."""
+        cluster_table = connection.ops.quote_name(Cluster._meta.db_table)
+        change_table = connection.ops.quote_name(Change._meta.db_table)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT c.resource_version, ch.resource_version, ch.type, ch.kind, ch.namespace, ch.name, ch.body "
+                f"FROM {cluster_table} c LEFT JOIN {change_table} ch ON ch.cluster_id = c.id "
+                "AND ch.resource_version > %s AND ch.resource_version <= c.resource_version "
+                "WHERE c.id = %s ORDER BY ch.resource_version, ch.id",
+                [self.rv, self.cluster_id],
+            )
+            rows = cursor.fetchall()
+        if not rows:
+            raise Cluster.DoesNotExist(f"cluster {self.cluster_id} is gone")
+        current = rows[0][0]
         if current == self.rv:
             return True
         if current < self.rv:
             return False
-        window = Change.objects.filter(
-            cluster_id=self.cluster_id, resource_version__gt=self.rv, resource_version__lte=current
-        )
-        if window.count() != current - self.rv:  # pruned, or reset by an import
+        if len(rows) != current - self.rv or rows[0][1] is None:  # pruned, or reset by an import
             return False
-        changes = window.filter(kind__in=READ_KINDS).order_by("resource_version", "id")
-        for rv, event, kind, namespace, name, body in changes.values_list(
-            "resource_version", "type", "kind", "namespace", "name", "body"
-        ):
-            obj = None if event == "DELETED" else scheduler_object(kind, body)
-            self._set(kind, namespace, name, obj, rv)
+        for _, rv, event, kind, namespace, name, body in rows:
+            if isinstance(body, (str, bytes)):  # SQLite hands JSON back as text, PostgreSQL decoded
+                body = json.loads(body)
+            self._set(kind, namespace, name, None if event == "DELETED" else body, rv, (1, rv))
         self.rv = current
         return True
 
     # --- changes ----------------------------------------------------------------------------------
 
-    def _set(self, kind: str, namespace: str, name: str, obj: Any, rv: int) -> None:
-        """Object `kind namespace/name` is now `obj` (None: deleted) as of `rv` (older news is ignored)."""
+    def _set(
+        self, kind: str, namespace: str, name: str, body: dict[str, Any] | None, rv: int, created: tuple[int, int]
+    ) -> None:
+        """Object `kind namespace/name` is now `body` (None: deleted) as of `rv` (older news is ignored);
+        `created` orders it among its kind when it is new."""
         key = (kind, namespace, name)
         if rv <= self._versions.get(key, 0):
             return
         self._versions[key] = rv
+        self.changed_at[kind] = rv
+        self._listed.pop(kind, None)
+        entries = self.entries.setdefault(kind, {})
+        if body is None:
+            entries.pop((namespace, name), None)
+        else:
+            known = entries.get((namespace, name))
+            entries[(namespace, name)] = Entry(kind, namespace, name, body, rv, known.created if known else created)
+        if kind in _SCHEDULER_KINDS:
+            self._set_scheduled(kind, namespace, name, None if body is None else scheduler_object(kind, body))
+
+    def size(self) -> int:
+        """How many objects it holds."""
+        return sum(len(entries) for entries in self.entries.values())
+
+    def listed(self, kind: str, namespace: str | None = None) -> list[Entry]:
+        """The objects of `kind` (in `namespace` if given) in the order their rows were created."""
+        entries = self._listed.get(kind)
+        if entries is None:
+            entries = sorted(self.entries.get(kind, {}).values(), key=lambda entry: entry.created)
+            self._listed[kind] = entries
+        if namespace is None:
+            return entries
+        return [entry for entry in entries if entry.namespace == namespace]
+
+    def _set_scheduled(self, kind: str, namespace: str, name: str, obj: Any) -> None:
+        """The scheduler's objects: `obj` is what scheduler_core reads of the stored body."""
+        key = (kind, namespace, name)
         self.generation += 1
         if kind == "Pod":
             self._set_pod(f"{namespace}/{name}", None if obj is None else PodInfo.of(obj))
@@ -244,7 +322,10 @@ class SchedulerCache:
         self._table = None
 
 
-MAX_CACHES = 16  # clusters whose view one process keeps (the least recently used goes first)
+# What one process keeps (the least recently used cluster goes first): every cluster it drives
+# should fit, or each controller step would read its cluster again.
+MAX_CACHES = 256
+MAX_CACHED_OBJECTS = 400_000  # in all (a 50,000-pod cluster is about 100,000 objects with its events)
 _caches: OrderedDict[int, SchedulerCache] = OrderedDict()
 
 
@@ -261,9 +342,16 @@ def synced(cluster: Cluster, rebuild: bool = False) -> SchedulerCache:
     cache.follow()  # what was written while the rows were read (applied only where newer)
     _caches[cluster.pk] = cache
     _caches.move_to_end(cluster.pk)
-    while len(_caches) > MAX_CACHES:
-        _caches.popitem(last=False)
+    _evict()
     return cache
+
+
+def _evict() -> None:
+    """Drop the least recently used caches beyond `MAX_CACHES` or `MAX_CACHED_OBJECTS` (the newest stays)."""
+    total = sum(cache.size() for cache in list(_caches.values()))  # `warm` may add one meanwhile
+    while len(_caches) > 1 and (len(_caches) > MAX_CACHES or total > MAX_CACHED_OBJECTS):
+        _, dropped = _caches.popitem(last=False)
+        total -= dropped.size()
 
 
 def warm(cluster: Cluster) -> None:
@@ -287,3 +375,35 @@ def warm(cluster: Cluster) -> None:
 def forget(cluster_id: int) -> None:
     """Drop a cluster's cache (its lease was lost or taken over: rebuild from the store when next used)."""
     _caches.pop(cluster_id, None)
+
+
+_pinned: dict[int, SchedulerCache] = {}  # cluster → the view one controller step reads
+
+
+@contextlib.contextmanager
+def pinned(cluster: Cluster) -> Iterator[SchedulerCache]:
+    """Bring the cache up to date once and let every `view` of `cluster` read it until the block ends
+    (one controller step: each controller writes at most once and then ends the step)."""
+    cache = synced(cluster)
+    _pinned[cluster.pk] = cache
+    try:
+        yield cache
+    finally:
+        _pinned.pop(cluster.pk, None)
+
+
+def view(cluster: Cluster) -> SchedulerCache:
+    """The cache a controller reads: the step's pinned one, else brought up to date now."""
+    cache = _pinned.get(cluster.pk)
+    return cache if cache is not None else synced(cluster)
+
+
+def known_absent(cluster: Cluster, kind: str, namespace: str, name: str) -> bool:
+    """Whether the view of the running controller step (if any) holds no such object."""
+    cache = _pinned.get(cluster.pk)
+    return cache is not None and (namespace, name) not in cache.entries.get(kind, {})
+
+
+def listed(cluster: Cluster, kind: str, namespace: str | None = None) -> list[Entry]:
+    """The stored objects of `kind` (in `namespace` if given), in the order their rows were created."""
+    return view(cluster).listed(kind, namespace)

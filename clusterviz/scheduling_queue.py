@@ -19,6 +19,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from django.db.models import Q
+
 from .models import Cluster, KubeObject
 
 ACTIVE = ""
@@ -79,6 +81,24 @@ def flush_leftovers(cluster: Cluster, now: float | None = None) -> int:
     """Pods parked for longer than MAX_PARKED_SECONDS go back to the active queue."""
     now = time.time() if now is None else now
     return _parked(cluster).filter(queue_ts__lt=now - MAX_PARKED_SECONDS).update(queue_state=ACTIVE)
+
+
+def active_unbound_pods(cluster: Cluster) -> list[KubeObject]:
+    """The unbound pods of the active queue, in queue order (higher priority, then the earlier queue
+    timestamp), after the leftovers were flushed. Active pods and unbound leftovers (which keep their
+    timestamps) are read at once; the flush is written only when there are some."""
+    now = time.time()
+    leftover = Q(queue_state=UNSCHEDULABLE, queue_ts__lt=now - MAX_PARKED_SECONDS)
+    rows = list(
+        KubeObject.objects.filter(cluster=cluster, kind="Pod", node_name="")
+        .filter(Q(queue_state=ACTIVE) | leftover)
+        .order_by("-priority", "queue_ts", "id")
+    )
+    if any(row.queue_state == UNSCHEDULABLE for row in rows):
+        flush_leftovers(cluster, now)
+        for row in rows:
+            row.queue_state = ACTIVE
+    return rows
 
 
 def activate_pod(cluster: Cluster, namespace: str, name: str) -> None:

@@ -16,8 +16,7 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
-from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db import IntegrityError, connection, transaction
 
 from .models import Change, Cluster, KubeObject
 from .publish import publish_change
@@ -106,10 +105,17 @@ def _row(cluster: Cluster, kind: str, namespace: str, name: str, lock: bool = Fa
 
 
 def _bump(cluster: Cluster) -> int:
-    Cluster.objects.filter(pk=cluster.pk).update(resource_version=F("resource_version") + 1)
-    rv = Cluster.objects.filter(pk=cluster.pk).values_list("resource_version", flat=True).get()
+    """The cluster's next resourceVersion, taken in one statement (UPDATE … RETURNING: SQLite 3.35+,
+    PostgreSQL); the row stays locked until the write's transaction ends."""
+    table = connection.ops.quote_name(Cluster._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} SET resource_version = resource_version + 1 WHERE id = %s RETURNING resource_version",
+            [cluster.pk],
+        )
+        rv = int(cursor.fetchone()[0])
     cluster.resource_version = rv
-    return int(rv)
+    return rv
 
 
 def _log(

@@ -22,8 +22,9 @@ from scheduler_core.plugins.helper import find_untolerated_taint
 from scheduler_core.plugins.node_affinity import ERR_REASON_POD, required_node_affinity
 from scheduler_core.plugins.taint_toleration import untolerated_taint_reason
 
+from .. import scheduler_cache
 from ..kube_events import event_name, record_event
-from ..models import Cluster, KubeObject
+from ..models import Cluster
 from ..services import delete_object
 from .history import sync_history
 from .owners import create_pod, is_finished, is_ready, is_terminating, owned_pods, owner_ref, set_status
@@ -156,10 +157,8 @@ def _new_pod(ds: Obj, node: str, revision: str) -> Obj:
 def _recorded_events(cluster: Cluster, ds: Obj) -> set[str]:
     """The names of the events already recorded about this DaemonSet (`<name>.<digest>`)."""
     namespace = ds["metadata"].get("namespace", "default")
-    rows = KubeObject.objects.filter(
-        cluster=cluster, kind="Event", namespace=namespace, name__startswith=f"{ds['metadata']['name']}."
-    )
-    return set(rows.values_list("name", flat=True))
+    prefix = f"{ds['metadata']['name']}."
+    return {row.name for row in scheduler_cache.listed(cluster, "Event", namespace) if row.name.startswith(prefix)}
 
 
 def _skip_event(cluster: Cluster, ds: Obj, node: str, reason: str, recorded: set[str]) -> bool:
@@ -178,12 +177,12 @@ def _delete(cluster: Cluster, ds: Obj, pod: Obj) -> None:
 
 def sync_daemon_sets(cluster: Cluster) -> bool:
     """One action for the first DaemonSet that needs one; False when all are in their wanted state."""
-    rows = list(KubeObject.objects.filter(cluster=cluster, kind="DaemonSet").order_by("id"))
+    rows = scheduler_cache.listed(cluster, "DaemonSet")
     if not rows:
         return False
     nodes = [
         Node.model_validate(row.body)
-        for row in KubeObject.objects.filter(cluster=cluster, kind="Node").order_by("name")
+        for row in sorted(scheduler_cache.listed(cluster, "Node"), key=lambda row: row.name)
     ]
     return any(_sync_one(cluster, row.body, nodes) for row in rows if not row.body["metadata"].get("deletionTimestamp"))
 

@@ -17,9 +17,9 @@ import copy
 import math
 from typing import Any
 
-from .. import store
+from .. import scheduler_cache, store
 from ..kube_events import record_event
-from ..models import Cluster, KubeObject
+from ..models import Cluster
 from .owners import owned_by, owner_ref
 from .replicaset import HASH_LABEL, template_hash
 
@@ -93,10 +93,10 @@ def _available(rs: Obj) -> int:
 
 def sync_deployments(cluster: Cluster) -> bool:
     """One action for the first Deployment that needs one."""
-    deployments = list(KubeObject.objects.filter(cluster=cluster, kind="Deployment").order_by("id"))
+    deployments = scheduler_cache.listed(cluster, "Deployment")
     if not deployments:
         return False
-    replica_sets = [row.body for row in KubeObject.objects.filter(cluster=cluster, kind="ReplicaSet").order_by("id")]
+    replica_sets = [row.body for row in scheduler_cache.listed(cluster, "ReplicaSet")]
     for row in deployments:
         deployment = row.body
         if deployment["metadata"].get("deletionTimestamp"):
@@ -279,7 +279,7 @@ def _recreate(cluster: Cluster, deployment: Obj, new: Obj, old: list[Obj]) -> bo
     if any(int(rs.get("status", {}).get("replicas", 0)) for rs in old):
         return False
     uids = {rs["metadata"]["uid"] for rs in old}
-    pods = KubeObject.objects.filter(cluster=cluster, kind="Pod", namespace=deployment["metadata"].get("namespace"))
+    pods = scheduler_cache.listed(cluster, "Pod", deployment["metadata"].get("namespace"))
     if any(owned_by(row.body, uid) for row in pods for uid in uids):
         return False
     desired = int(deployment["spec"].get("replicas", 1))

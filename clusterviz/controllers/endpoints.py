@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import store
-from ..models import Cluster, KubeObject
+from .. import scheduler_cache, store
+from ..models import Cluster
 from .owners import is_ready, is_terminating, owner_ref
 
 COMPONENT = "endpoint-controller"
@@ -114,10 +114,8 @@ def wanted_slice(service: Obj, pods: list[Obj]) -> tuple[list[Obj], list[Obj]]:
 
 def sync_endpoints(cluster: Cluster) -> bool:
     """One write for the first Service whose Endpoints or EndpointSlice is out of date."""
-    services = [row.body for row in KubeObject.objects.filter(cluster=cluster, kind="Service").order_by("id")]
-    existing = {
-        (row.namespace, row.name): row.body for row in KubeObject.objects.filter(cluster=cluster, kind="Endpoints")
-    }
+    services = [row.body for row in scheduler_cache.listed(cluster, "Service")]
+    existing = {(row.namespace, row.name): row.body for row in scheduler_cache.listed(cluster, "Endpoints")}
     served = {(s["metadata"].get("namespace", "default"), s["metadata"]["name"]) for s in services}
     for namespace, name in existing:
         if (namespace, name) not in served:
@@ -125,8 +123,8 @@ def sync_endpoints(cluster: Cluster) -> bool:
             return True
     if not any(s["spec"].get("selector") for s in services):
         return False
-    pods = [row.body for row in KubeObject.objects.filter(cluster=cluster, kind="Pod").exclude(node_name="")]
-    slices = [row.body for row in KubeObject.objects.filter(cluster=cluster, kind="EndpointSlice")]
+    pods = [row.body for row in scheduler_cache.listed(cluster, "Pod") if row.node_name]
+    slices = [row.body for row in scheduler_cache.listed(cluster, "EndpointSlice")]
     for service in services:
         if not service["spec"].get("selector") or service["spec"].get("type") == "ExternalName":
             continue

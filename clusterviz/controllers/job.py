@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import store
+from .. import scheduler_cache, store
 from ..kube_events import record_event
-from ..models import Cluster, KubeObject
+from ..models import Cluster
 from ..services import delete_object
 from .owners import create_pod, is_ready, is_terminating, owned_pods, owner_ref, set_status
 
@@ -56,7 +56,7 @@ def _new_pod(job: Obj) -> Obj:
 
 def sync_jobs(cluster: Cluster) -> bool:
     """One action for the first Job that needs one."""
-    for row in KubeObject.objects.filter(cluster=cluster, kind="Job").order_by("id"):
+    for row in scheduler_cache.listed(cluster, "Job"):
         job = row.body
         if job["metadata"].get("deletionTimestamp") or _finished(job):
             continue

@@ -16,16 +16,15 @@ from __future__ import annotations
 
 import time
 import zlib
-from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Q, QuerySet
 
-from .. import store
+from .. import scheduler_cache, store
 from ..kube_events import record_event
 from ..models import PACE_SLOW, Cluster, KubeObject
+from ..scheduler_cache import Entry
 
 COMPONENT = "kubelet"
 ORPHAN_QUARANTINE_SECONDS = 40.0  # pkg/controller/podgc quarantineTime
@@ -33,7 +32,6 @@ RUN_SECONDS_ANNOTATION = "clusterviz.io/run-seconds"
 SLOW_PULL_SECONDS = 6.0
 SLOW_STOP_SECONDS = 10.0
 JOB_RUN_SECONDS = 5.0
-SCAN_BATCH = 50  # bound pods read at a time by a scan
 
 
 def _epoch(stamp: str | None) -> float | None:
@@ -127,42 +125,33 @@ def step(cluster: Cluster) -> bool:
     return scan(cluster)[0]
 
 
-def _actionable_pods(cluster: Cluster) -> QuerySet[KubeObject]:
-    """Only the bound pods this loop may act on (at 50,000 running pods, reading them all per step
-    would cost seconds): orphans, terminating pods, pods not started yet, and running pods whose
-    containers exit by themselves (restartPolicy Never/OnFailure, as Job pods, or a run-seconds
-    annotation)."""
-    node_names = KubeObject.objects.filter(cluster=cluster, kind="Node").values("name")
-    may_act = (
-        ~Q(node_name__in=node_names)
-        | Q(body__metadata__has_key="deletionTimestamp")
-        | Q(body__status__phase="Pending")
-        | Q(body__status__phase__isnull=True)
-        | Q(body__spec__restartPolicy__in=["Never", "OnFailure"])
-        | Q(body__metadata__annotations__has_key=RUN_SECONDS_ANNOTATION)
+def _may_act(body: dict[str, Any], node_name: str, node_names: dict[str, int]) -> bool:
+    meta = body["metadata"]
+    return (
+        node_name not in node_names
+        or "deletionTimestamp" in meta
+        or (body.get("status") or {}).get("phase") in ("Pending", None)
+        or (body.get("spec") or {}).get("restartPolicy") in ("Never", "OnFailure")
+        or RUN_SECONDS_ANNOTATION in (meta.get("annotations") or {})
     )
-    return KubeObject.objects.filter(cluster=cluster, kind="Pod").exclude(node_name="").filter(may_act).order_by("id")
 
 
-def _in_batches(rows: QuerySet[KubeObject], size: int = SCAN_BATCH) -> Iterator[KubeObject]:
-    """`rows` (ordered by id) read `size` at a time: a scan that acts on its first pod decodes one
-    batch, not every pod not yet started (after an import of 1,000 such pods, reading them all at each
-    of the ~2,000 steps cost minutes of CPU)."""
-    after = 0
-    while True:
-        batch = list(rows.filter(id__gt=after)[:size])
-        yield from batch
-        if len(batch) < size:
-            return
-        after = batch[-1].pk
+def _actionable_pods(cluster: Cluster, node_names: dict[str, int]) -> list[Entry]:
+    """Only the bound pods this loop may act on: orphans, terminating pods, pods not started yet, and
+    running pods whose containers exit by themselves (restartPolicy Never/OnFailure, as Job pods, or a
+    run-seconds annotation)."""
+    return [
+        row
+        for row in scheduler_cache.listed(cluster, "Pod")
+        if row.node_name and _may_act(row.body, row.node_name, node_names)
+    ]
 
 
 def scan(cluster: Cluster) -> tuple[bool, float | None]:
     """One pass over the bound pods: (whether an action was taken, else when the next one falls due:
     a paced or run-time step, or a never-started orphan leaving its podgc quarantine)."""
-    names = KubeObject.objects.filter(cluster=cluster, kind="Node").values_list("name", flat=True)
-    nodes = {name: i for i, name in enumerate(names)}
-    pods = _in_batches(_actionable_pods(cluster))
+    nodes = {row.name: i for i, row in enumerate(scheduler_cache.listed(cluster, "Node"))}
+    pods = _actionable_pods(cluster, nodes)
     now = time.time()
     later = float("inf")
     for row in pods:
@@ -206,7 +195,7 @@ def _killing(body: dict[str, Any]) -> str:
     return f"Stopping container {names}"
 
 
-def _start_creating(cluster: Cluster, row: KubeObject, nodes: dict[str, int]) -> None:
+def _start_creating(cluster: Cluster, row: Entry, nodes: dict[str, int]) -> None:
     node = row.node_name
 
     def creating(body: dict[str, Any]) -> None:
@@ -231,9 +220,12 @@ def _pulled(cluster: Cluster, body: dict[str, Any], image: str, seconds: float) 
     record_event(cluster, body, "Normal", "Pulled", message, COMPONENT, body["spec"].get("nodeName", ""))
 
 
-def _run(cluster: Cluster, row: KubeObject) -> None:
+def _run(cluster: Cluster, row: Entry) -> None:
     node = row.node_name
-    ip_index = row.pk % 250
+    pk = KubeObject.objects.filter(cluster=cluster, kind="Pod", namespace=row.namespace, name=row.name).values_list(
+        "pk", flat=True
+    )
+    ip_index = (pk.first() or 0) % 250
 
     def running(body: dict[str, Any]) -> None:
         status = body.setdefault("status", {})
@@ -258,7 +250,7 @@ def _run(cluster: Cluster, row: KubeObject) -> None:
         record_event(cluster, body, "Normal", "Started", f"Started container {container['name']}", COMPONENT, node)
 
 
-def _complete(cluster: Cluster, row: KubeObject) -> None:
+def _complete(cluster: Cluster, row: Entry) -> None:
     """The containers exit 0: phase Succeeded, each container terminated with reason Completed."""
 
     def completed(body: dict[str, Any]) -> None:

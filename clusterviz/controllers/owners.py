@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import store
+from .. import scheduler_cache, store
 from ..admission import admission_context
 from ..kube_events import record_event
-from ..models import Cluster, KubeObject
+from ..models import Cluster
 from ..validation import admit
 
 Obj = dict[str, Any]
@@ -35,8 +35,8 @@ def owned_by(body: Obj, uid: str) -> bool:
 def owned_pods(cluster: Cluster, owner: Obj) -> list[Obj]:
     """The pods `owner` controls, terminating ones included."""
     uid = owner["metadata"]["uid"]
-    rows = KubeObject.objects.filter(cluster=cluster, kind="Pod", namespace=owner["metadata"].get("namespace", ""))
-    return [row.body for row in rows.order_by("id") if owned_by(row.body, uid)]
+    rows = scheduler_cache.listed(cluster, "Pod", owner["metadata"].get("namespace", ""))
+    return [row.body for row in rows if owned_by(row.body, uid)]
 
 
 def is_terminating(pod: Obj) -> bool:

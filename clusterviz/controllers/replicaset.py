@@ -11,10 +11,10 @@ from typing import Any
 from scheduler_core.api.objects import LabelSelector
 from scheduler_core.framework.selectors import compile_label_selector
 
-from .. import store
+from .. import scheduler_cache, store
 from ..admission import admission_context
 from ..kube_events import record_event
-from ..models import Cluster, KubeObject
+from ..models import Cluster
 from ..services import delete_object
 from ..validation import admit
 from .owners import owned_by, owner_ref
@@ -31,10 +31,10 @@ def template_hash(template: dict[str, Any]) -> str:
 
 
 def sync_replica_sets(cluster: Cluster) -> bool:
-    replica_sets = list(KubeObject.objects.filter(cluster=cluster, kind="ReplicaSet"))
+    replica_sets = scheduler_cache.listed(cluster, "ReplicaSet")
     if not replica_sets:  # a dump of nodes and pods: nothing to read
         return False
-    pods = [row.body for row in KubeObject.objects.filter(cluster=cluster, kind="Pod")]
+    pods = [row.body for row in scheduler_cache.listed(cluster, "Pod")]
     for row in replica_sets:
         rs = row.body
         meta, spec = rs["metadata"], rs["spec"]

@@ -18,6 +18,7 @@ import logging
 import os
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -61,32 +62,67 @@ REJOIN_SECONDS = 2.0  # how often a listener renews its group membership (a rest
 LISTEN_BACKOFF_MAX = 0.5  # the longest wait between two attempts to reach a lost channel layer
 
 
+#: The clockless controllers, in the order a step tries them, with the kinds each one reads (None:
+#: every kind). Each decides from those objects alone, so one that found nothing to do finds nothing
+#: again until an object of one of its kinds changes: it is skipped until then.
+CONTROLLERS: tuple[tuple[str, Callable[[Cluster], bool], frozenset[str] | None], ...] = (
+    ("deployment-controller", deployment.sync_deployments, frozenset({"Deployment", "ReplicaSet", "Pod"})),
+    ("replicaset-controller", replicaset.sync_replica_sets, frozenset({"ReplicaSet", "Pod"})),
+    (
+        "daemonset-controller",
+        daemonset.sync_daemon_sets,
+        frozenset({"DaemonSet", "Node", "Pod", "Event", "ControllerRevision"}),
+    ),
+    (
+        "statefulset-controller",
+        statefulset.sync_stateful_sets,
+        frozenset({"StatefulSet", "Pod", "PersistentVolumeClaim", "ControllerRevision"}),
+    ),
+    ("job-controller", job.sync_jobs, frozenset({"Job", "Pod"})),
+    ("endpoint-controller", endpoints.sync_endpoints, frozenset({"Service", "Endpoints", "EndpointSlice", "Pod"})),
+)
+
+
+def _run_unless_idle(
+    cache: scheduler_cache.SchedulerCache,
+    name: str,
+    sync: Callable[[Cluster], bool],
+    kinds: frozenset[str] | None,
+    cluster: Cluster,
+) -> bool:
+    """Run one clockless controller, unless nothing it reads changed since it last found nothing to do."""
+    idle_at = cache.idle_at.get(name)
+    if idle_at is not None:
+        if kinds is None:
+            if cache.rv == idle_at:
+                return False
+        elif all(cache.changed_at.get(kind, 0) <= idle_at for kind in kinds):
+            return False
+    if sync(cluster):
+        cache.idle_at.pop(name, None)
+        return True
+    cache.idle_at[name] = cache.rv
+    return False
+
+
 def step_once(cluster: Cluster) -> tuple[str | None, float | None]:
     """One controller action; returns (which controller acted or None, next timed deadline)."""
-    if deployment.sync_deployments(cluster):
-        return "deployment-controller", None
-    if replicaset.sync_replica_sets(cluster):
-        return "replicaset-controller", None
-    if daemonset.sync_daemon_sets(cluster):
-        return "daemonset-controller", None
-    if statefulset.sync_stateful_sets(cluster):
-        return "statefulset-controller", None
-    if job.sync_jobs(cluster):
-        return "job-controller", None
-    if endpoints.sync_endpoints(cluster):
-        return "endpoint-controller", None
-    if disruption.sync_disruption_budgets(cluster):
-        return "disruption-controller", None
-    if scheduler.schedule_next(cluster):
-        return "scheduler", None
-    acted, waiting = kubelet.scan(cluster)
-    if acted:
-        return "kubelet", None
-    if namespace.step(cluster):
-        return "namespace-controller", None
-    acted, deadline = taint_manager.step(cluster)
-    if acted:
-        return "taint-eviction-controller", None
+    with scheduler_cache.pinned(cluster) as cache:
+        for name, sync, kinds in CONTROLLERS:
+            if _run_unless_idle(cache, name, sync, kinds, cluster):
+                return name, None
+        if disruption.sync_disruption_budgets(cluster):  # reads the clock (disruptedPods expire): every step
+            return "disruption-controller", None
+        if scheduler.schedule_next(cluster):
+            return "scheduler", None
+        acted, waiting = kubelet.scan(cluster)
+        if acted:
+            return "kubelet", None
+        if _run_unless_idle(cache, "namespace-controller", namespace.step, None, cluster):
+            return "namespace-controller", None
+        acted, deadline = taint_manager.step(cluster)
+        if acted:
+            return "taint-eviction-controller", None
     if waiting is not None:
         deadline = waiting if deadline is None else min(deadline, waiting)
     return None, deadline

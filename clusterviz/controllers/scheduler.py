@@ -18,7 +18,7 @@ from .. import prediction, profiles, scheduler_cache, store
 from ..kube_events import record_event
 from ..models import Cluster, KubeObject, SchedulingCycle
 from ..publish import cycle_message, publish
-from ..scheduling_queue import GATED, UNSCHEDULABLE, flush_leftovers, park
+from ..scheduling_queue import GATED, UNSCHEDULABLE, active_unbound_pods, park
 from ..services import delete_object
 
 COMPONENT = "default-scheduler"
@@ -29,12 +29,8 @@ def next_pod(cluster: Cluster, scheduler_names: Collection[str] = (COMPONENT,)) 
     """PrioritySort: higher priority first, then the earlier queue timestamp; only pods whose
     `schedulerName` names a profile of the cluster's configuration. A pod the class is asked about
     (an open prediction question) is held back, Pending, until the reveal."""
-    flush_leftovers(cluster)
     held = prediction.held_pods(cluster)
-    rows = KubeObject.objects.filter(cluster=cluster, kind="Pod", node_name="", queue_state="").order_by(
-        "-priority", "queue_ts", "id"
-    )
-    for row in rows:
+    for row in active_unbound_pods(cluster):
         spec, meta = row.body.get("spec", {}), row.body.get("metadata", {})
         phase = row.body.get("status", {}).get("phase")
         if spec.get("schedulerName", "default-scheduler") not in scheduler_names or meta.get("deletionTimestamp"):

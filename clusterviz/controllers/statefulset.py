@@ -14,10 +14,10 @@ import copy
 import re
 from typing import Any
 
-from .. import store
+from .. import scheduler_cache, store
 from ..admission import admission_context
 from ..kube_events import record_event
-from ..models import Cluster, KubeObject
+from ..models import Cluster
 from ..services import delete_object
 from ..validation import admit
 from .history import sync_history
@@ -97,9 +97,7 @@ def _create_claims(cluster: Cluster, sts: Obj, index: int) -> bool:
     selector_labels = sts["spec"].get("selector", {}).get("matchLabels", {})
     for template in sts["spec"].get("volumeClaimTemplates", []):
         name = claim_name(template, set_name, index)
-        if KubeObject.objects.filter(
-            cluster=cluster, kind="PersistentVolumeClaim", namespace=namespace, name=name
-        ).exists():
+        if (namespace, name) in scheduler_cache.view(cluster).entries.get("PersistentVolumeClaim", {}):
             continue
         claim = copy.deepcopy(template)
         claim.pop("status", None)
@@ -123,7 +121,7 @@ def _delete(cluster: Cluster, sts: Obj, pod: Obj) -> None:
 
 def sync_stateful_sets(cluster: Cluster) -> bool:
     """One action for the first StatefulSet that needs one."""
-    for row in KubeObject.objects.filter(cluster=cluster, kind="StatefulSet").order_by("id"):
+    for row in scheduler_cache.listed(cluster, "StatefulSet"):
         if not row.body["metadata"].get("deletionTimestamp") and _sync_one(cluster, row.body):
             return True
     return False

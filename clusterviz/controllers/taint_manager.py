@@ -9,10 +9,11 @@ from typing import Any
 
 from scheduler_core.api.objects import Taint, Toleration
 
-from .. import store
+from .. import scheduler_cache, store
 from ..kube_events import record_event
-from ..models import Cluster, KubeObject
+from ..models import Cluster
 from ..publish import publish
+from ..scheduler_cache import Entry
 
 COMPONENT = "taint-eviction-controller"
 _announced: set[tuple[int, str, float]] = set()
@@ -76,17 +77,19 @@ def _arrival(body: dict[str, Any], now: float) -> float:
     return _epoch(body["metadata"].get("creationTimestamp"), now)
 
 
-def _scheduled(cluster: Cluster, now: float) -> list[tuple[KubeObject, float]]:
+def _scheduled(cluster: Cluster, now: float) -> list[tuple[Entry, float]]:
     """Every pod on a NoExecute-tainted node that does not tolerate it for ever, with when it is due."""
     tainted = {
         row.name: _no_execute_taints(row.body)
-        for row in KubeObject.objects.filter(cluster=cluster, kind="Node")
+        for row in scheduler_cache.listed(cluster, "Node")
         if any(t.get("effect") == "NoExecute" for t in row.body.get("spec", {}).get("taints", []))
     }
     if not tainted:
         return []
     scheduled = []
-    for row in KubeObject.objects.filter(cluster=cluster, kind="Pod", node_name__in=list(tainted)):
+    for row in scheduler_cache.listed(cluster, "Pod"):
+        if row.node_name not in tainted:
+            continue
         body = row.body
         if body["metadata"].get("deletionTimestamp"):
             continue
@@ -97,7 +100,7 @@ def _scheduled(cluster: Cluster, now: float) -> list[tuple[KubeObject, float]]:
     return scheduled
 
 
-def _announcement(row: KubeObject, due: float, now: float) -> dict[str, Any]:
+def _announcement(row: Entry, due: float, now: float) -> dict[str, Any]:
     """The stream's `eviction.scheduled`: which pod leaves which node, and in how many seconds."""
     return {
         "type": "eviction.scheduled",
@@ -130,7 +133,7 @@ def step(cluster: Cluster, now: float | None = None) -> tuple[bool, float | None
     return False, next_wake
 
 
-def _evict(cluster: Cluster, row: KubeObject) -> None:
+def _evict(cluster: Cluster, row: Entry) -> None:
     def mark(body: dict[str, Any]) -> None:
         body["metadata"]["deletionTimestamp"] = store.now_rfc3339()
         body["metadata"]["deletionGracePeriodSeconds"] = 30

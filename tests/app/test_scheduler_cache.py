@@ -16,7 +16,7 @@ from bench.cluster_dump import dump_json
 from clusterviz import imports, scheduler_cache, services, store
 from clusterviz.adapters import snapshot
 from clusterviz.controllers import scheduler
-from clusterviz.models import Change, Cluster
+from clusterviz.models import Change, Cluster, KubeObject
 from tests.table_digest import digest
 
 pytestmark = pytest.mark.django_db
@@ -38,6 +38,16 @@ def assert_consistent(cluster: Cluster) -> scheduler_cache.SchedulerCache:
     assert cache.table().volumes == expected.volumes
     assert cache.table().pdbs == expected.pdbs
     assert cache.rv == Cluster.objects.get(pk=cluster.pk).resource_version
+    # every stored object as the controllers list it: each kind in the order its rows were created
+    stored: dict[str, list[tuple[str, str, int, dict[str, Any]]]] = {}
+    for row in KubeObject.objects.filter(cluster=cluster).order_by("id"):
+        stored.setdefault(row.kind, []).append((row.namespace, row.name, row.resource_version, row.body))
+    listed = {
+        kind: [(e.namespace, e.name, e.resource_version, e.body) for e in cache.listed(kind)]
+        for kind in cache.entries
+        if cache.entries[kind]
+    }
+    assert listed == stored
     return cache
 
 
@@ -495,3 +505,22 @@ def test_the_runner_drops_the_cache_when_the_lease_changes_hands(make_cluster: A
     asyncio.run(runner._drive())  # lost it: the view would go stale while the other one drives
     assert not runner.holding and cluster.pk not in scheduler_cache._caches
     release_lease(cluster.pk, owner="another-process")
+
+
+def test_objects_read_at_build_and_followed_after_keep_their_creation_order() -> None:
+    """A cache built on existing rows lists them, and those created later, as `order_by("id")` does."""
+    cluster = services.create_cluster("c-order")
+    for name in ("n10", "n1", "n2"):
+        apply(cluster, ("node", name, 0, 4, False))
+    for name in ("c", "a", "b"):
+        apply(cluster, ("pod", name, "default", None, 0, False, False))
+    scheduler_cache.forget(cluster.pk)
+    assert_consistent(cluster)  # built from the rows
+    apply(cluster, ("delete-pod", "c", "default"))
+    apply(cluster, ("pod", "d", "default", None, 0, False, False))
+    apply(cluster, ("pod", "c", "default", None, 0, False, False))  # back: created last now
+    apply(cluster, ("delete-node", "n10"))
+    apply(cluster, ("node", "n0", 0, 4, False))
+    cache = assert_consistent(cluster)  # followed from the log
+    assert [e.name for e in cache.listed("Pod")] == ["a", "b", "d", "c"]
+    assert [e.name for e in cache.listed("Node")] == ["n1", "n2", "n0"]

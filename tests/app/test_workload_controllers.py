@@ -566,3 +566,38 @@ def test_an_eviction_takes_one_allowed_disruption_and_records_the_pod(cluster: C
     reconcile(cluster)  # the pod goes, its replacement runs: one may be disrupted again
     status = store.get(cluster, "PodDisruptionBudget", "default", "web")["status"]
     assert (status["disruptionsAllowed"], status.get("disruptedPods")) == (1, None)
+
+
+def _story(cluster: Cluster) -> list[tuple[str, str, str, str]]:
+    """What a cluster's controllers wrote, in order, without the random parts of names."""
+    return [(c.type, c.kind, c.component, c.name.split("-")[0].split(".")[0]) for c in changes(cluster)]
+
+
+def _play(cluster: Cluster) -> None:
+    create(cluster, node_yaml("node01"), node_yaml("node02"), deployment_yaml("web", 3))
+    create(cluster, daemonset_yaml("agent"))
+    reconcile(cluster)
+    services.scale(cluster, "Deployment", "default", "web", 1, "kubectl")
+    reconcile(cluster)
+    store.patch(cluster, "Node", "", "node02", lambda b: b["spec"].update(unschedulable=True), "kubectl")
+    reconcile(cluster)
+    services.delete_object(cluster, "Node", "", "node01", "kubectl")
+    reconcile(cluster)
+
+
+def test_skipping_idle_controllers_writes_exactly_what_running_them_all_writes(
+    db: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A controller that found nothing to do is skipped until a kind it reads changes: the same
+    changes, in the same order, by the same controllers, as when every controller runs every step."""
+    from clusterviz.controllers import runner
+
+    # one clock reading for both runs: a status stamped in a new second would be one more write
+    monkeypatch.setattr(store, "now_rfc3339", lambda: "2026-01-01T00:00:00Z")
+    skipping = services.create_cluster("skipping")
+    _play(skipping)
+    monkeypatch.setattr(runner, "_run_unless_idle", lambda cache, name, sync, kinds, cluster: sync(cluster))
+    every = services.create_cluster("every-step")
+    _play(every)
+    assert len(_story(skipping)) > 30
+    assert _story(skipping) == _story(every)
