@@ -10,7 +10,9 @@ take their time to stop. At the other paces these steps take no time.
 
 Simulated run time: a pod's containers exit 0 (phase Succeeded, reason Completed) once they have run
 for the seconds in its `clusterviz.io/run-seconds` annotation; a Job's pods without one run for
-`CLUSTERVIZ_JOB_RUN_SECONDS` (default 5 s). Other pods run until deleted."""
+`CLUSTERVIZ_JOB_RUN_SECONDS` (default 5 s). Other pods run until deleted. A pod with restartPolicy
+Never and a `clusterviz.io/exit-code` annotation other than 0 exits with that code instead: reason
+Error, phase Failed (kubectl shows STATUS Error); restarts (CrashLoopBackOff) are not simulated."""
 
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ from ..scheduler_cache import Entry
 COMPONENT = "kubelet"
 ORPHAN_QUARANTINE_SECONDS = 40.0  # pkg/controller/podgc quarantineTime
 RUN_SECONDS_ANNOTATION = "clusterviz.io/run-seconds"
+EXIT_CODE_ANNOTATION = "clusterviz.io/exit-code"
 SLOW_PULL_SECONDS = 6.0
 SLOW_STOP_SECONDS = 10.0
 JOB_RUN_SECONDS = 5.0
@@ -250,22 +253,39 @@ def _run(cluster: Cluster, row: Entry) -> None:
         record_event(cluster, body, "Normal", "Started", f"Started container {container['name']}", COMPONENT, node)
 
 
+def exit_code(body: dict[str, Any]) -> int:
+    """The code the pod's containers exit with: its exit-code annotation, honoured for restartPolicy
+    Never only (another policy would restart the container, which is not simulated)."""
+    value = body["metadata"].get("annotations", {}).get(EXIT_CODE_ANNOTATION)
+    if value is None or body["spec"].get("restartPolicy", "Always") != "Never":
+        return 0
+    try:
+        return int(value)
+    except ValueError:
+        return 0
+
+
 def _complete(cluster: Cluster, row: Entry) -> None:
-    """The containers exit 0: phase Succeeded, each container terminated with reason Completed."""
+    """The containers exit: with 0, phase Succeeded and reason Completed; otherwise phase Failed and
+    reason Error (the Ready condition's reason PodCompleted or PodFailed, as the kubelet's status)."""
+    code = exit_code(row.body)
+    phase, reason, ready_reason = (
+        ("Succeeded", "Completed", "PodCompleted") if code == 0 else ("Failed", "Error", "PodFailed")
+    )
 
     def completed(body: dict[str, Any]) -> None:
         status = body.setdefault("status", {})
         now = store.now_rfc3339()
-        status["phase"] = "Succeeded"
+        status["phase"] = phase
         for container in status.get("containerStatuses", []):
             started = container.get("state", {}).get("running", {}).get("startedAt", now)
             container["state"] = {
-                "terminated": {"exitCode": 0, "reason": "Completed", "startedAt": started, "finishedAt": now}
+                "terminated": {"exitCode": code, "reason": reason, "startedAt": started, "finishedAt": now}
             }
             container["ready"] = False
             container["started"] = False
         for condition in status.get("conditions", []):
             if condition["type"] in ("Ready", "ContainersReady"):
-                condition.update(status="False", reason="PodCompleted", lastTransitionTime=now)
+                condition.update(status="False", reason=ready_reason, lastTransitionTime=now)
 
     store.patch(cluster, "Pod", row.namespace, row.name, completed, COMPONENT)
