@@ -267,6 +267,31 @@ def test_job_runs_completions_with_parallelism_and_completes(cluster: Cluster) -
     assert peak == 2
 
 
+def test_job_whose_pods_exit_non_zero_fails_at_its_backoff_limit(cluster: Cluster) -> None:
+    create(cluster, node_yaml("node01"))
+    body = json.loads(job_yaml("crash", completions=1, parallelism=1, run_seconds="0.2"))
+    body["spec"]["backoffLimit"] = 1
+    body["spec"]["template"]["metadata"]["annotations"]["clusterviz.io/exit-code"] = "3"
+    create(cluster, json.dumps(body))
+
+    def failed() -> bool:
+        return any(c["type"] == "Failed" for c in _job(cluster, "crash").get("status", {}).get("conditions", []))
+
+    settle(cluster, failed)
+    job = _job(cluster, "crash")
+    assert job["status"]["failed"] == 2  # backoffLimit 1: the second failure ends the Job
+    assert [(c["type"], c["reason"]) for c in job["status"]["conditions"]] == [
+        ("FailureTarget", "BackoffLimitExceeded"),
+        ("Failed", "BackoffLimitExceeded"),
+    ]
+    pods = _pods(cluster, "crash-")
+    assert {p["status"]["phase"] for p in pods} == {"Failed"}
+    terminated = pods[0]["status"]["containerStatuses"][0]["state"]["terminated"]
+    assert (terminated["exitCode"], terminated["reason"]) == (3, "Error")
+    ready = next(c for c in pods[0]["status"]["conditions"] if c["type"] == "Ready")
+    assert (ready["status"], ready["reason"]) == ("False", "PodFailed")
+
+
 def test_job_pod_template_must_not_restart_always(cluster: Cluster) -> None:
     body = json.loads(job_yaml("bad", 1, 1))
     body["spec"]["template"]["spec"]["restartPolicy"] = "Always"
