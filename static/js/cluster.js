@@ -639,8 +639,9 @@ function pendingPodKeys() {
 
 function nextLessonStep() {
   // prediction: a step with `predict:` asks the class first; its pod is then held Pending until the reveal.
+  // A question still open when the lesson moves on is revealed first (its pod would stay held).
   const ask = lesson ? lessonQuestion(lesson.steps[state.cluster.lessonStep || 0]) : null;
-  const asked = ask ? prediction.pose(ask) : Promise.resolve();
+  const asked = prediction.revealOpen().then(() => (ask ? prediction.pose(ask) : null));
   asked
     .catch((err) => {
       toast(err.message, "error");

@@ -87,6 +87,13 @@ export class PredictionPanel {
   }
 
   // The presenter's question (a lesson step's too); resolves when the server has it.
+  // Moving on (the lesson's next step) reveals a question still open: its pod must not stay held.
+  revealOpen() {
+    const q = this.state.question;
+    if (!q || q.state !== "open") return Promise.resolve();
+    return this.send({ action: "predict.reveal" });
+  }
+
   pose(fields) {
     return this.send({ action: "predict.pose", ...fields }).then((result) => {
       this.state = reducePrediction(this.state, { type: "prediction.question", question: result.question, mine: null });
