@@ -14,6 +14,7 @@ in the caller's thread (the management command).
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import secrets
 import sys
@@ -385,32 +386,42 @@ def recover_interrupted() -> int:
 # --- in the background --------------------------------------------------------------------------------
 
 _running: dict[int, threading.Thread] = {}
-#: sys.setswitchinterval while an import runs in the background (Python's default is 5 ms).
+#: While an import runs in the background: sys.setswitchinterval (Python's default is 5 ms), and how
+#: many collections of the younger generations come between two full ones (gc threshold2, default 10).
 IMPORT_SWITCH_SECONDS = 0.001
-_switch_lock = threading.Lock()
-_switch_holders = 0
+IMPORT_FULL_GC_EVERY = 200
+_turns_lock = threading.Lock()
+_turns_holders = 0
 _switch_default = sys.getswitchinterval()
+_thresholds_default = gc.get_threshold()
 
 
 @contextlib.contextmanager
-def _short_gil_turns() -> Iterator[None]:
-    """While a background import runs, the interpreter hands the GIL over every millisecond.
+def _live_server_turns() -> Iterator[None]:
+    """While a background import runs, the rest of the server keeps its turns.
 
-    The import's thread is CPU-bound Python; the event loop and the request thread drop the GIL at
-    every socket and database call and then wait for the holder's turn to end to get it back (the
-    "convoy effect"): with 5 ms turns a class's action, dozens of such calls, took about a second
-    (bench/load.py --import-nodes 5000)."""
-    global _switch_holders
-    with _switch_lock:
-        _switch_holders += 1
-        sys.setswitchinterval(min(IMPORT_SWITCH_SECONDS, _switch_default))
+    The import's thread is CPU-bound Python beside a live class (bench/load.py --import-nodes 5000):
+    - the event loop and the request thread drop the GIL at every socket and database call, then wait
+      for the holder's turn to end to get it back (the "convoy effect"): turns are 1 ms instead of 5;
+    - the rows it keeps while a batch is built survive the young collections, which made the collector
+      scan the whole heap (100-150 ms with the GIL held) about once a second: full collections are
+      made 20 times rarer meanwhile (the young generations, where the server's garbage dies, are
+      collected as usual).
+    """
+    global _turns_holders
+    with _turns_lock:
+        _turns_holders += 1
+        if _turns_holders == 1:
+            sys.setswitchinterval(min(IMPORT_SWITCH_SECONDS, _switch_default))
+            gc.set_threshold(*_thresholds_default[:2], max(IMPORT_FULL_GC_EVERY, _thresholds_default[2]))
     try:
         yield
     finally:
-        with _switch_lock:
-            _switch_holders -= 1
-            if not _switch_holders:
+        with _turns_lock:
+            _turns_holders -= 1
+            if not _turns_holders:
                 sys.setswitchinterval(_switch_default)
+                gc.set_threshold(*_thresholds_default)
 
 
 def start(job: ImportJob, data: bytes) -> threading.Thread:
@@ -431,7 +442,7 @@ def start(job: ImportJob, data: bytes) -> threading.Thread:
         beater.start()
         try:
             close_old_connections()
-            with _short_gil_turns():
+            with _live_server_turns():
                 run(job, held.pop())  # the only reference: run() lets the bytes go once they are decoded
         except (InputError, store.StoreError, ImportCancelled):
             pass
