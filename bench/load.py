@@ -23,8 +23,11 @@ presenter's own change: "direct"; every change, controllers' included, attribute
 presenter change at or before it: "all"). The authoritative list of changes comes from the server's
 watch log (a client resuming from the starting resourceVersion after the cluster went quiet).
 
+With `--import-nodes N`, a generated N-node dump is imported through the HTTP background import
+into another cluster of the same server while scenario A runs (bench/load_import.py).
+
 Usage: .venv/bin/python bench/load.py [--mode single|redis] [--followers 200] [--actions 60]
-       [--clusters 50] [--scenarios ABC] [-o table|json]
+       [--clusters 50] [--scenarios ABC] [--import-nodes 5000 [--import-pods-per-node 10]] [-o table|json]
 Exit status 0 when every follower got every change exactly once and nothing failed, else 1.
 """
 
@@ -47,6 +50,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import load_import
 import load_predict
 from load_procs import (
     HOST,
@@ -470,6 +474,7 @@ class Bench:
     servers: list[Process]
     others: list[Process]  # redis-server
     base_rvs: dict[str, int]
+    importer: load_import.ImportRun | None = None  # --import-nodes: the import running during scenario A
 
     @property
     def bases(self) -> list[str]:
@@ -498,7 +503,14 @@ class Bench:
 
         return [error for error in await asyncio.gather(*(one(f) for f in followers)) if error]
 
-    async def scenario(self, name: str, title: str, runs: list[ClusterRun], pause: float = 0.0) -> dict[str, Any]:
+    async def scenario(
+        self,
+        name: str,
+        title: str,
+        runs: list[ClusterRun],
+        pause: float = 0.0,
+        before_acting: Callable[[], Awaitable[None]] | None = None,
+    ) -> dict[str, Any]:
         usage = Usage([*self.servers, *self.others])
         log_marks = {server.pid: server.log.stat().st_size for server in self.servers}
         client_cpu = _own_cpu()
@@ -512,6 +524,8 @@ class Bench:
                 run.followers = [f for f in run.followers if f.start_rv >= 0]
                 run.base_rv = min((f.start_rv for f in run.followers), default=self.base_rvs[run.slug])
             usage.start()
+            if before_acting is not None:
+                await before_acting()
             print(
                 f"[load] scenario {name}: {len(followers)} followers connected, presenters acting",
                 file=sys.stderr,
@@ -562,7 +576,17 @@ class Bench:
             slug, self.followers_for(slug, o.followers, "a-follower-"), self._presenter(slug, 0), o.actions
         )
         title = f"classroom: 1 cluster, {o.followers} followers, {o.actions} actions"
-        return await self.scenario("A", title, [run])
+        importer = self.importer
+        if importer is None:
+            return await self.scenario("A", title, [run])
+        title += f", while {importer.nodes} nodes are imported"
+        try:
+            result = await self.scenario("A", title, [run], before_acting=importer.start)
+        finally:
+            importer.mark_actions_end()
+        result["import"] = await importer.finish(o.import_timeout)
+        result["problems"] += result["import"]["problems"]
+        return result
 
     async def scenario_b(self) -> dict[str, Any]:
         o = self.options
@@ -626,6 +650,9 @@ for slug in SLUGS:
     reconcile(cluster)  # quiet before the clients come
     cluster.refresh_from_db()
     out[slug] = [cluster.resource_version, cluster.owner_token]
+for slug in EMPTY:
+    cluster = services.create_cluster(slug)
+    out[slug] = [cluster.resource_version, cluster.owner_token]
 print(json.dumps(out))
 """
 
@@ -643,6 +670,11 @@ def cluster_slugs(options: argparse.Namespace) -> list[str]:
     return slugs
 
 
+def empty_slugs(options: argparse.Namespace) -> list[str]:
+    """Clusters created empty (an import's target)."""
+    return [load_import.SLUG] if options.import_nodes and "A" in options.scenarios else []
+
+
 def start(registry: Registry, options: argparse.Namespace, say: Callable[[str], None]) -> Bench:
     database = registry.tmp / "db.sqlite3"
     others: list[Process] = []
@@ -654,7 +686,8 @@ def start(registry: Registry, options: argparse.Namespace, say: Callable[[str], 
     env = server_env(database, redis_url)
     slugs = cluster_slugs(options)
     say(f"migrating a fresh database and loading {len(slugs)} clusters from the {LESSON!r} lesson ...")
-    code = f"SLUGS = {slugs!r}\nLESSON = {LESSON!r}\n" + SETUP
+    empty = empty_slugs(options)
+    code = f"SLUGS = {slugs!r}\nEMPTY = {empty!r}\nLESSON = {LESSON!r}\n" + SETUP
     prepared = json.loads(django_script(env, code).strip().splitlines()[-1])
     base_rvs = {slug: rv for slug, (rv, _) in prepared.items()}
     TOKENS.update({slug: token for slug, (_, token) in prepared.items()})  # presenters act as the owner
@@ -663,7 +696,20 @@ def start(registry: Registry, options: argparse.Namespace, say: Callable[[str], 
     for server in servers:
         wait_ready(server)
     say(f"{count} {options.server} process(es): " + ", ".join(f"{s.base_url} (pid {s.pid})" for s in servers))
-    return Bench(options, servers, others, base_rvs)
+    importer = None
+    if empty:
+        path = registry.tmp / "import-dump.json"
+        size = load_import.write_dump(path, options.import_nodes, options.import_pods_per_node)
+        say(f"generated a {options.import_nodes}-node dump ({size / 2**20:.1f} MiB) to import during scenario A")
+        importer = load_import.ImportRun(
+            servers[0].base_url,
+            TOKENS[load_import.SLUG],
+            path,
+            options.import_nodes,
+            options.import_pods_per_node,
+            size,
+        )
+    return Bench(options, servers, others, base_rvs, importer)
 
 
 def _ms(stats: dict[str, Any]) -> str:
@@ -699,6 +745,8 @@ def table(report: dict[str, Any]) -> str:
             f"  latency direct (ms)       {_ms(r['latencyDirectMs'])}",
             f"  latency all (ms)          {_ms(r['latencyAllMs'])}",
         ]
+        if "import" in r:
+            lines += load_import.table_lines(r["import"])
         if "reconnects" in r:
             lines.append(
                 f"  planned reconnects        {r['reconnects']}: resumed {r['resumed']}, "
@@ -760,7 +808,8 @@ async def run_scenarios(bench: Bench, say: Callable[[str], None]) -> list[dict[s
         if name in bench.options.scenarios:
             say(f"scenario {name} ...")
             try:
-                results.append(await asyncio.wait_for(plan[name](), bench.options.timeout))
+                bound = bench.options.timeout + (bench.options.import_timeout if name == "A" and bench.importer else 0)
+                results.append(await asyncio.wait_for(plan[name](), bound))
             except Exception as exc:  # a figure-less scenario is reported, and the others still run
                 results.append({"scenario": name, "failed": f"{type(exc).__name__}: {exc}"[:2000]})
             if not all(server.alive() for server in bench.servers):
@@ -794,6 +843,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--via", choices=["ws", "http"], default="ws", help="how presenters send actions")
     parser.add_argument("--scenarios", default="ABC", help="which scenarios to run (e.g. AC, or P)")
     parser.add_argument("--answer-window", type=float, default=2.0, help="scenario P: seconds the answers spread over")
+    parser.add_argument(
+        "--import-nodes", type=int, default=0, help="scenario A: import a generated dump of this many nodes meanwhile"
+    )
+    parser.add_argument("--import-pods-per-node", type=int, default=10, help="the imported dump's pods per node")
+    parser.add_argument("--import-timeout", type=float, default=600.0, help="bound on the import (seconds)")
     parser.add_argument("--timeout", type=float, default=150.0, help="bound on each scenario (seconds)")
     parser.add_argument("-o", "--output", choices=["table", "json"], default="table")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory (database, logs)")
@@ -802,6 +856,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     for name in ("followers", "actions", "clusters", "cluster_followers", "cluster_actions", "reconnectors"):
         if getattr(options, name) < (0 if name == "reconnectors" else 1):
             parser.error(f"--{name.replace('_', '-')} must be positive")
+    for name in ("import_nodes", "import_pods_per_node"):
+        if getattr(options, name) < 0:
+            parser.error(f"--{name.replace('_', '-')} must not be negative")
     if not set(options.scenarios) <= set("ABCP") or not options.scenarios:
         parser.error("--scenarios: letters among A, B, C, P")
     return options

@@ -1,11 +1,11 @@
 """Cluster import: a `kubectl get … -o json|yaml` dump into a cluster, in bulk, atomically.
 
-An import validates the dump object by object and writes it in batches (`bulk_create`, one short
-transaction each, with the job's progress) into a hidden *staging* cluster; one last short
-transaction then moves every row into the target cluster (which must be empty) and resets its watch
-log (watchers relist, as after an etcd compaction). A failed, cancelled or killed import therefore
-never leaves a half cluster: its staging cluster is deleted, at once or — after a crash — by the
-next process that looks at the job (`recover_interrupted`).
+An import validates the dump object by object and writes it in batches (`bulk_create`, in short
+transactions of WRITE_ROWS rows, the job's progress after each batch) into a hidden *staging*
+cluster; one last short transaction then moves every row into the target cluster (which must be
+empty) and resets its watch log (watchers relist, as after an etcd compaction). A failed,
+cancelled or killed import therefore never leaves a half cluster: its staging cluster is deleted,
+at once or — after a crash — by the next process that looks at the job (`recover_interrupted`).
 
 `start()` runs an import in a worker thread (the server's event loop stays free); `run()` runs it
 in the caller's thread (the management command).
@@ -14,8 +14,10 @@ in the caller's thread (the management command).
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import secrets
+import sys
 import threading
 import time
 import uuid
@@ -67,7 +69,8 @@ log = logging.getLogger(__name__)
 DEFAULT_MAX_BYTES = 1024 * 1024 * 1024
 #: settings.CLUSTERVIZ_IMPORT_MAX_OBJECTS: the most objects one import stores.
 DEFAULT_MAX_OBJECTS = 250_000
-BATCH_SIZE = 1000  # objects per bulk write (and per progress update)
+BATCH_SIZE = 1000  # objects per progress update (and cancel check)
+WRITE_ROWS = 100  # objects per write transaction (see _write)
 HEARTBEAT_SECONDS = 2.0  # how often a running import proves it is alive
 COMPONENT = "kubectl"
 _SERVER_FIELDS = ("resourceVersion", "generation", "managedFields", "selfLink")
@@ -265,10 +268,9 @@ def run(job: ImportJob, data: bytes, on_progress: Callable[[ImportJob], None] | 
         for batch in _rows(job, dump, classes, first_rv):
             _check_cancel(job)
             read += len(batch)
-            with transaction.atomic():
-                KubeObject.objects.bulk_create(batch, batch_size=BATCH_SIZE)
-                stored += len(batch)
-                _progress(job, read=read, stored=stored)
+            _write(batch)
+            stored += len(batch)
+            _progress(job, read=read, stored=stored)
             if on_progress is not None:
                 on_progress(job)
             for row in batch:  # what is stored is released
@@ -291,6 +293,16 @@ def run(job: ImportJob, data: bytes, on_progress: Callable[[ImportJob], None] | 
         _finish(job, IMPORT_FAILED, "the import failed on the server; nothing was stored")
         raise
     return cluster
+
+
+def _write(batch: list[KubeObject]) -> None:
+    """Store rows in transactions of WRITE_ROWS: each holds the database's write lock (SQLite's, taken
+    at BEGIN IMMEDIATE) only while its one INSERT is built and run, so a live class's writes wait
+    milliseconds, not the whole batch (bench/load.py --import-nodes). The staging cluster, not these
+    transactions, makes the import atomic."""
+    for start in range(0, len(batch), WRITE_ROWS):
+        with transaction.atomic():
+            KubeObject.objects.bulk_create(batch[start : start + WRITE_ROWS])
 
 
 def _swap(job: ImportJob, first_rv: int, stored: int) -> Cluster:
@@ -374,6 +386,42 @@ def recover_interrupted() -> int:
 # --- in the background --------------------------------------------------------------------------------
 
 _running: dict[int, threading.Thread] = {}
+#: While an import runs in the background: sys.setswitchinterval (Python's default is 5 ms), and how
+#: many collections of the younger generations come between two full ones (gc threshold2, default 10).
+IMPORT_SWITCH_SECONDS = 0.001
+IMPORT_FULL_GC_EVERY = 200
+_turns_lock = threading.Lock()
+_turns_holders = 0
+_switch_default = sys.getswitchinterval()
+_thresholds_default = gc.get_threshold()
+
+
+@contextlib.contextmanager
+def _live_server_turns() -> Iterator[None]:
+    """While a background import runs, the rest of the server keeps its turns.
+
+    The import's thread is CPU-bound Python beside a live class (bench/load.py --import-nodes 5000):
+    - the event loop and the request thread drop the GIL at every socket and database call, then wait
+      for the holder's turn to end to get it back (the "convoy effect"): turns are 1 ms instead of 5;
+    - the rows it keeps while a batch is built survive the young collections, which made the collector
+      scan the whole heap (100-150 ms with the GIL held) about once a second: full collections are
+      made 20 times rarer meanwhile (the young generations, where the server's garbage dies, are
+      collected as usual).
+    """
+    global _turns_holders
+    with _turns_lock:
+        _turns_holders += 1
+        if _turns_holders == 1:
+            sys.setswitchinterval(min(IMPORT_SWITCH_SECONDS, _switch_default))
+            gc.set_threshold(*_thresholds_default[:2], max(IMPORT_FULL_GC_EVERY, _thresholds_default[2]))
+    try:
+        yield
+    finally:
+        with _turns_lock:
+            _turns_holders -= 1
+            if not _turns_holders:
+                sys.setswitchinterval(_switch_default)
+                gc.set_threshold(*_thresholds_default)
 
 
 def start(job: ImportJob, data: bytes) -> threading.Thread:
@@ -394,7 +442,8 @@ def start(job: ImportJob, data: bytes) -> threading.Thread:
         beater.start()
         try:
             close_old_connections()
-            run(job, held.pop())  # the only reference: run() lets the bytes go once they are decoded
+            with _live_server_turns():
+                run(job, held.pop())  # the only reference: run() lets the bytes go once they are decoded
         except (InputError, store.StoreError, ImportCancelled):
             pass
         except Exception:

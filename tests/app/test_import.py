@@ -3,8 +3,10 @@ the background, with progress, cancellation and recovery from a killed import.""
 
 from __future__ import annotations
 
+import gc
 import io
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -214,16 +216,23 @@ def test_http_import_runs_in_the_background_with_progress(client: Client, make_c
     url = response.json()["url"]
     assert url == f"/api/clusters/c1/imports/{response.json()['import']['id']}"
     progress: list[tuple[int, int]] = []
+    turns: set[tuple[float, int]] = set()  # (GIL switch interval, full-collection threshold) while it ran
 
     def finished() -> bool:
         job = client.get(url).json()["import"]
         progress.append((job["read"], job["stored"]))
+        if 0 < job["stored"] < 4400:
+            turns.add((sys.getswitchinterval(), gc.get_threshold()[2]))
         return job["state"] == IMPORT_DONE
 
+    normal = (sys.getswitchinterval(), gc.get_threshold())
     wait_for(finished, 120, "the import", interval=0.02)
     job = client.get(url).json()["import"]
     assert (job["total"], job["read"], job["stored"], job["error"]) == (4400, 4400, 4400, "")
     assert any(0 < stored < 4400 for _, stored in progress), "progress was reported while storing"
+    # meanwhile the server kept its turns (1 ms GIL turns, rare full collections), then got its own back
+    assert turns == {(imports.IMPORT_SWITCH_SECONDS, imports.IMPORT_FULL_GC_EVERY)}
+    wait_for(lambda: (sys.getswitchinterval(), gc.get_threshold()) == normal, 10, "the defaults back")
     assert all(read >= stored for read, stored in progress)
     assert KubeObject.objects.filter(cluster__slug="c1").count() == 4400
     assert no_staging_left()

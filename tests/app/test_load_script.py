@@ -173,3 +173,42 @@ def test_the_prediction_scenario_runs_and_reports_figures() -> None:
     for figure in ("questionDeliveryMs", "answerAckMs", "tallyDeliveryMs", "revealDeliveryMs"):
         assert p[figure]["n"] == 4 and 0 < p[figure]["p50"] <= p[figure]["max"]
     assert "Scenario P: prediction round: 4 followers" in _load_module().table({**json.loads(result.stdout)})
+
+
+IMPORT_TINY = ["--scenarios", "A", "--followers", "3", "--actions", "6", "--spacing", "0.03", "--quiet-seconds", "0.3"]
+
+
+def test_scenario_a_with_an_import_running_reports_the_import() -> None:
+    """`--import-nodes 20`: a 20-node dump is imported over HTTP during scenario A; its outcome and
+    duration are reported beside A's figures."""
+    argv = [*IMPORT_TINY, "--import-nodes", "20", "--import-pods-per-node", "2", "-o", "json"]
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT), *argv], cwd=REPO, env=_env(), capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    report = json.loads(result.stdout)
+    (a,) = report["scenarios"]
+    assert a["title"] == "classroom: 1 cluster, 3 followers, 6 actions, while 20 nodes are imported"
+    assert a["delivered"] == a["deliveriesExpected"] and a["problems"] == []
+    imported = a["import"]
+    assert (imported["state"], imported["stored"], imported["total"]) == ("done", 60, 60)  # 20 nodes, 40 pods
+    assert 0 < imported["uploadSeconds"] <= imported["seconds"]
+    assert imported["atActionsEnd"]["state"] in ("running", "done")
+    text = _load_module().table(report)
+    assert "import during the run     20 nodes x 2 pods" in text and "done, 60 / 60 stored" in text
+
+
+def test_a_refused_import_fails_the_run() -> None:
+    """The server refuses the dump (larger than its CLUSTERVIZ_IMPORT_MAX_BYTES): the run fails, saying why."""
+    env = {**_env(), "CLUSTERVIZ_IMPORT_MAX_BYTES": "1000"}
+    argv = [*IMPORT_TINY, "--import-nodes", "20", "-o", "json"]
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT), *argv], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 1, f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    report = json.loads(result.stdout)
+    assert report["passed"] is False
+    (a,) = report["scenarios"]
+    assert a["import"]["state"] is None
+    assert a["problems"] == [a["import"]["problems"][0]]
+    assert a["problems"][0].startswith("the import was refused: 413 ")
