@@ -211,18 +211,24 @@ class InterPodAffinity:
             return Status(Code.SKIP)  # nothing can produce a score entry
         namespaces = table.namespace_labels
         incoming_ns_labels = namespaces.get(pod.namespace)
-        labeled = table.has_labels
-        contributions: dict[str, np.ndarray] = {}
+        # per topology value: the summed weighted counts (integers) of the nodes carrying it
+        topology_score: dict[str, np.ndarray] = {}
         produced = False
 
         def add(key: str, per_node: np.ndarray, weight: int) -> None:
+            # Only nodes carrying `key` count (they have labels). Counts are not negative, so some
+            # such node counts iff some domain's sum is non-zero; sums are linear, so summing each
+            # term's domains is the same as summing the weighted per-node columns.
             nonlocal produced
-            counted = per_node * (labeled & table.key_mask(key))
-            if not counted.any():
+            by_value = table.domain_counts(key, per_node)
+            if not by_value.any():
                 return
             produced = True
-            current = contributions.get(key)
-            contributions[key] = counted * weight if current is None else current + counted * weight
+            current = topology_score.get(key)
+            if current is None:
+                topology_score[key] = by_value * weight
+            else:
+                current += by_value * weight
 
         if has_constraints:
             for weighted in pod.preferred_affinity:
@@ -245,10 +251,7 @@ class InterPodAffinity:
                     add(weighted.term.topology_key, group.counts, -weighted.weight)
         if not produced:
             return Status(Code.SKIP)
-        # per topology value: the summed contributions (integers) of the nodes carrying it
-        state[PRE_SCORE_STATE_KEY] = {
-            key: table.domain_counts(key, per_node) for key, per_node in contributions.items()
-        }
+        state[PRE_SCORE_STATE_KEY] = topology_score
         return Status()
 
     def score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> np.ndarray:
