@@ -229,7 +229,7 @@ def test_least_allocated_matches_the_plain_formula(seed: int) -> None:
 
 
 @pytest.mark.parametrize("seed", range(20))
-def test_domain_counts_match_a_plain_sum(seed: int) -> None:
+def test_domain_counts_and_spread_match_plain_loops(seed: int) -> None:
     """Per-domain sums equal a loop over nodes: zones in node order or shuffled, nodes without the
     key, a single zone, a mask, and integer columns of several widths."""
     rng = random.Random(seed)
@@ -255,3 +255,7 @@ def test_domain_counts_match_a_plain_sum(seed: int) -> None:
     got = table.domain_counts("zone", per_node, mask)
     assert got.dtype == np.int64
     assert got.tolist() == want.tolist()
+    # and back to nodes: each node's domain sum, 0 without the key
+    assert column.spread(got).tolist() == [
+        int(want[column.vocab[labels["zone"]]]) if "zone" in labels else 0 for labels in table.labels
+    ]

@@ -91,6 +91,13 @@ class LabelColumn:
         table[-1] = absent  # code -1 picks the last entry
         return table[self.codes]
 
+    def spread(self, by_value: np.ndarray) -> np.ndarray:
+        """Per node, its value's entry of `by_value` (one per value), 0 for nodes without the key:
+        `np.where(codes >= 0, by_value[codes], 0)` in one gather."""
+        table = np.zeros(len(self.values) + 1, dtype=by_value.dtype)
+        table[:-1] = by_value
+        return table[self.codes]  # code -1 picks the last entry
+
     def requirement_mask(self, requirement: LabelRequirement) -> np.ndarray:
         op = requirement.operator
         if op in ("Exists", "DoesNotExist"):

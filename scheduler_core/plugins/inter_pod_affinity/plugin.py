@@ -59,10 +59,10 @@ class _FilterState:
 
 def _at_node(counts: np.ndarray | None, delta: np.ndarray | None, column: LabelColumn) -> np.ndarray:
     """Per node, the count of its own topology value as its copy of the state sees it (0 without the key)."""
-    codes = column.codes
-    seen = np.zeros(len(codes), dtype=np.int64)
     if counts is not None and len(counts):
-        seen = counts if column.identity else np.where(codes >= 0, counts[codes], 0)
+        seen = counts if column.identity else column.spread(counts)
+    else:
+        seen = np.zeros(len(column.codes), dtype=np.int64)
     if delta is not None:
         seen = seen + delta
     return seen
@@ -259,11 +259,7 @@ class InterPodAffinity:
         total = np.zeros(len(idx), dtype=np.int64)
         for key, by_value in topology_score.items():
             column = table.label_column(key)
-            if column.identity:
-                total += table.take(by_value, idx)
-                continue
-            codes = column.codes[idx]
-            total += np.where(codes >= 0, by_value[codes], 0)
+            total += table.take(by_value if column.identity else column.spread(by_value), idx)
         return total
 
     def normalize_score(

@@ -159,7 +159,7 @@ class PodTopologySpread:
             if s.delta is None:  # every node sees the same counts: decide per domain, then per node
                 over = column.lookup(counts + self_match - s.min_match[k] > c.max_skew, False)
             else:
-                match_num = np.where(codes >= 0, counts[codes], 0) if len(counts) else np.zeros(n, dtype=np.int64)
+                match_num = column.spread(counts)
                 match_num = match_num + np.where(codes >= 0, s.delta[k], 0)
                 over = match_num + self_match - s.node_minimum(k, c, codes) > c.max_skew
             too_skewed = over & ~decided
