@@ -68,6 +68,14 @@ def _at_node(counts: np.ndarray | None, delta: np.ndarray | None, column: LabelC
     return seen
 
 
+def _counted_at_node(counts: np.ndarray | None, delta: np.ndarray | None, column: LabelColumn) -> np.ndarray:
+    """Nodes carrying the key whose own topology value counts some pod (as `_at_node` sees it);
+    decided per value, then looked up per node, while no AddPod/RemovePod changed the counts."""
+    if delta is None:
+        return column.lookup(counts > 0, False) if counts is not None else np.zeros(len(column.codes), dtype=bool)
+    return column.present & (_at_node(counts, delta, column) > 0)
+
+
 def _domain_counts(table: NodeTable, key: str, per_node: np.ndarray) -> np.ndarray:
     return table.domain_counts(key, per_node)
 
@@ -126,29 +134,28 @@ class InterPodAffinity:
                 column = table.label_column(term.topology_key)
                 lacks |= ~column.present
                 delta = s.affinity_delta[k] if s.affinity_delta else None
-                seen = _at_node(counts, delta, column)
-                pods_exist &= column.present & (seen > 0)
+                counted = _counted_at_node(counts, delta, column)
+                pods_exist &= counted
                 matching = int(np.count_nonzero(counts))
                 if delta is None:  # every node's copy of the state holds the same counts
                     if matching:
                         some_match[:] = True
                     continue
-                before = column.present & (_at_node(counts, None, column) > 0)
-                some_match |= (matching - before + (seen > 0)) > 0
+                before = _counted_at_node(counts, None, column)
+                some_match |= (matching - before + (_at_node(counts, delta, column) > 0)) > 0
             first_of_group = ~some_match & all(t.matches(pod, None) for t in s.affinity_terms)
             affinity_fail = lacks | (~pods_exist & ~first_of_group)
         # 2. the incoming pod's required anti-affinity
         anti_fail = np.zeros(n, dtype=bool)
         for k, (term, counts) in enumerate(zip(s.anti_affinity_terms, s.anti_affinity_counts, strict=True)):
             column = table.label_column(term.topology_key)
-            anti_fail |= column.present & (_at_node(counts, s.anti_delta[k] if s.anti_delta else None, column) > 0)
+            anti_fail |= _counted_at_node(counts, s.anti_delta[k] if s.anti_delta else None, column)
         anti_fail &= ~affinity_fail
         # 3. existing pods' required anti-affinity
         existing_fail = np.zeros(n, dtype=bool)
         for key in {**s.existing_anti, **s.existing_delta}:
             column = table.label_column(key)
-            seen = _at_node(s.existing_anti.get(key), s.existing_delta.get(key), column)
-            existing_fail |= column.present & (seen > 0)
+            existing_fail |= _counted_at_node(s.existing_anti.get(key), s.existing_delta.get(key), column)
         existing_fail &= ~affinity_fail & ~anti_fail
         codes_out = np.zeros(n, dtype=np.int8)
         codes_out[affinity_fail] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
