@@ -114,8 +114,14 @@ class PodTopologySpread:
         domains_present: list[np.ndarray] = []
         for c in constraints:
             eligible = has_all & inclusion_mask(pod, table, c)
-            counts = table.domain_counts(c.topology_key, count_per_node(pod, table, c), eligible)
-            present = table.domain_counts(c.topology_key, eligible.view(np.uint8)) > 0
+            key, per_node = c.topology_key, count_per_node(pod, table, c)
+            if eligible.all() and table.label_column(key).grouping is not None:
+                # every node counts, and every value of the key is some node's: all are domains
+                counts = table.domain_counts(key, per_node)
+                present = np.ones(len(counts), dtype=bool)
+            else:
+                counts = table.domain_counts(key, per_node, eligible)
+                present = table.domain_counts(key, eligible.view(np.uint8)) > 0
             domain_counts.append(counts)
             domains_present.append(present)
             min_match.append(_global_min(c, counts, present))
