@@ -226,3 +226,36 @@ def test_least_allocated_matches_the_plain_formula(seed: int) -> None:
         columns.append(ResourceColumn(alloc, req, weight, divisor, bool((alloc != 0).all()), exact))
         plain.append((alloc, req, weight))
     assert least_allocated(columns, n).tolist() == _plain_least_allocated(plain, n).tolist()
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_domain_counts_and_spread_match_plain_loops(seed: int) -> None:
+    """Per-domain sums equal a loop over nodes: zones in node order or shuffled, nodes without the
+    key, a single zone, a mask, and integer columns of several widths."""
+    rng = random.Random(seed)
+    n = rng.randint(1, 80)
+    zones = ZONES[: rng.randint(1, 3)]
+    in_order = seed % 2 == 0
+    nodes = []
+    for i in range(n):
+        labels = {"kubernetes.io/hostname": f"n{i}"}
+        if rng.random() < 0.85 or seed % 4 == 0:
+            labels["zone"] = zones[i * len(zones) // n] if in_order else rng.choice(zones)
+        nodes.append(Node.model_validate({"metadata": {"name": f"n{i}", "labels": labels}}))
+    table = NodeTable.build(nodes, [])
+    nprng = np.random.default_rng(seed)
+    dtype = [np.int64, np.int32, np.uint8, np.float64][seed % 4]
+    per_node = nprng.integers(0, 250, n).astype(dtype)
+    mask = nprng.random(n) < 0.5 if seed % 3 == 0 else None
+    column = table.label_column("zone")
+    want = np.zeros(len(column.values), dtype=np.int64)
+    for i, labels in enumerate(table.labels):
+        if "zone" in labels and (mask is None or mask[i]):
+            want[column.vocab[labels["zone"]]] += int(per_node[i])
+    got = table.domain_counts("zone", per_node, mask)
+    assert got.dtype == np.int64
+    assert got.tolist() == want.tolist()
+    # and back to nodes: each node's domain sum, 0 without the key
+    assert column.spread(got).tolist() == [
+        int(want[column.vocab[labels["zone"]]]) if "zone" in labels else 0 for labels in table.labels
+    ]

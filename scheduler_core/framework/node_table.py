@@ -46,6 +46,8 @@ class LabelColumn:
     _numeric: list[int | None] | None = None
     _present: np.ndarray | None = None
     _identity: bool | None = None
+    _grouping: tuple[np.ndarray | None, np.ndarray] | None = None
+    _grouped: bool = False
 
     @property
     def present(self) -> np.ndarray:
@@ -65,12 +67,36 @@ class LabelColumn:
             self._identity = len(self.values) == n and bool(np.array_equal(self.codes, np.arange(n)))
         return self._identity
 
+    @property
+    def grouping(self) -> tuple[np.ndarray | None, np.ndarray] | None:
+        """For summing per-node integers by value with `np.add.reduceat`: the order that puts the
+        nodes carrying the key grouped by value (None when codes are already sorted and all
+        present) and each value's start in that order; None when a value has no node."""
+        if not self._grouped:
+            self._grouped = True
+            codes = self.codes
+            sizes = np.bincount(codes[codes >= 0], minlength=len(self.values))
+            if len(sizes) and sizes.all():
+                starts = np.zeros(len(sizes), dtype=np.int64)
+                np.cumsum(sizes[:-1], out=starts[1:])
+                in_order = codes[0] >= 0 and bool((codes[1:] >= codes[:-1]).all())
+                order = None if in_order else np.argsort(codes, kind="stable")[len(codes) - int(sizes.sum()) :]
+                self._grouping = (order, starts)
+        return self._grouping
+
     def lookup(self, value_mask: np.ndarray, absent: bool) -> np.ndarray:
         """Per-node booleans from per-value booleans (`absent` for nodes without the key)."""
         table = np.empty(len(self.values) + 1, dtype=bool)
         table[:-1] = value_mask
         table[-1] = absent  # code -1 picks the last entry
         return table[self.codes]
+
+    def spread(self, by_value: np.ndarray) -> np.ndarray:
+        """Per node, its value's entry of `by_value` (one per value), 0 for nodes without the key:
+        `np.where(codes >= 0, by_value[codes], 0)` in one gather."""
+        table = np.zeros(len(self.values) + 1, dtype=by_value.dtype)
+        table[:-1] = by_value
+        return table[self.codes]  # code -1 picks the last entry
 
     def requirement_mask(self, requirement: LabelRequirement) -> np.ndarray:
         op = requirement.operator
@@ -633,7 +659,14 @@ class NodeTable:
         column = self.label_column(key)
         if column.identity:  # one domain per node: the sums are the per-node values
             return (per_node if mask is None else np.where(mask, per_node, 0)).astype(np.int64)
-        ok = column.codes >= 0
-        if mask is not None:
-            ok &= mask
-        return np.bincount(column.codes[ok], weights=per_node[ok], minlength=len(column.values)).astype(np.int64)
+        grouping = column.grouping
+        if per_node.dtype.kind not in "iu" or grouping is None:
+            ok = column.codes >= 0
+            if mask is not None:
+                ok &= mask
+            return np.bincount(column.codes[ok], weights=per_node[ok], minlength=len(column.values)).astype(np.int64)
+        # Integers: sorted-segment sums (exact, and much cheaper than bincount's weighted scatter
+        # when few values hold many nodes, e.g. one zone).
+        order, starts = grouping
+        values = per_node if mask is None else np.where(mask, per_node, 0)
+        return np.add.reduceat(values if order is None else values[order], starts, dtype=np.int64)

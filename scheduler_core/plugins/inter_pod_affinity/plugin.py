@@ -59,13 +59,21 @@ class _FilterState:
 
 def _at_node(counts: np.ndarray | None, delta: np.ndarray | None, column: LabelColumn) -> np.ndarray:
     """Per node, the count of its own topology value as its copy of the state sees it (0 without the key)."""
-    codes = column.codes
-    seen = np.zeros(len(codes), dtype=np.int64)
     if counts is not None and len(counts):
-        seen = counts if column.identity else np.where(codes >= 0, counts[codes], 0)
+        seen = counts if column.identity else column.spread(counts)
+    else:
+        seen = np.zeros(len(column.codes), dtype=np.int64)
     if delta is not None:
         seen = seen + delta
     return seen
+
+
+def _counted_at_node(counts: np.ndarray | None, delta: np.ndarray | None, column: LabelColumn) -> np.ndarray:
+    """Nodes carrying the key whose own topology value counts some pod (as `_at_node` sees it);
+    decided per value, then looked up per node, while no AddPod/RemovePod changed the counts."""
+    if delta is None:
+        return column.lookup(counts > 0, False) if counts is not None else np.zeros(len(column.codes), dtype=bool)
+    return column.present & (_at_node(counts, delta, column) > 0)
 
 
 def _domain_counts(table: NodeTable, key: str, per_node: np.ndarray) -> np.ndarray:
@@ -126,29 +134,28 @@ class InterPodAffinity:
                 column = table.label_column(term.topology_key)
                 lacks |= ~column.present
                 delta = s.affinity_delta[k] if s.affinity_delta else None
-                seen = _at_node(counts, delta, column)
-                pods_exist &= column.present & (seen > 0)
+                counted = _counted_at_node(counts, delta, column)
+                pods_exist &= counted
                 matching = int(np.count_nonzero(counts))
                 if delta is None:  # every node's copy of the state holds the same counts
                     if matching:
                         some_match[:] = True
                     continue
-                before = column.present & (_at_node(counts, None, column) > 0)
-                some_match |= (matching - before + (seen > 0)) > 0
+                before = _counted_at_node(counts, None, column)
+                some_match |= (matching - before + (_at_node(counts, delta, column) > 0)) > 0
             first_of_group = ~some_match & all(t.matches(pod, None) for t in s.affinity_terms)
             affinity_fail = lacks | (~pods_exist & ~first_of_group)
         # 2. the incoming pod's required anti-affinity
         anti_fail = np.zeros(n, dtype=bool)
         for k, (term, counts) in enumerate(zip(s.anti_affinity_terms, s.anti_affinity_counts, strict=True)):
             column = table.label_column(term.topology_key)
-            anti_fail |= column.present & (_at_node(counts, s.anti_delta[k] if s.anti_delta else None, column) > 0)
+            anti_fail |= _counted_at_node(counts, s.anti_delta[k] if s.anti_delta else None, column)
         anti_fail &= ~affinity_fail
         # 3. existing pods' required anti-affinity
         existing_fail = np.zeros(n, dtype=bool)
         for key in {**s.existing_anti, **s.existing_delta}:
             column = table.label_column(key)
-            seen = _at_node(s.existing_anti.get(key), s.existing_delta.get(key), column)
-            existing_fail |= column.present & (seen > 0)
+            existing_fail |= _counted_at_node(s.existing_anti.get(key), s.existing_delta.get(key), column)
         existing_fail &= ~affinity_fail & ~anti_fail
         codes_out = np.zeros(n, dtype=np.int8)
         codes_out[affinity_fail] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
@@ -211,18 +218,24 @@ class InterPodAffinity:
             return Status(Code.SKIP)  # nothing can produce a score entry
         namespaces = table.namespace_labels
         incoming_ns_labels = namespaces.get(pod.namespace)
-        labeled = table.has_labels
-        contributions: dict[str, np.ndarray] = {}
+        # per topology value: the summed weighted counts (integers) of the nodes carrying it
+        topology_score: dict[str, np.ndarray] = {}
         produced = False
 
         def add(key: str, per_node: np.ndarray, weight: int) -> None:
+            # Only nodes carrying `key` count (they have labels). Counts are not negative, so some
+            # such node counts iff some domain's sum is non-zero; sums are linear, so summing each
+            # term's domains is the same as summing the weighted per-node columns.
             nonlocal produced
-            counted = per_node * (labeled & table.key_mask(key))
-            if not counted.any():
+            by_value = table.domain_counts(key, per_node)
+            if not by_value.any():
                 return
             produced = True
-            current = contributions.get(key)
-            contributions[key] = counted * weight if current is None else current + counted * weight
+            current = topology_score.get(key)
+            if current is None:
+                topology_score[key] = by_value * weight
+            else:
+                current += by_value * weight
 
         if has_constraints:
             for weighted in pod.preferred_affinity:
@@ -245,10 +258,7 @@ class InterPodAffinity:
                     add(weighted.term.topology_key, group.counts, -weighted.weight)
         if not produced:
             return Status(Code.SKIP)
-        # per topology value: the summed contributions (integers) of the nodes carrying it
-        state[PRE_SCORE_STATE_KEY] = {
-            key: table.domain_counts(key, per_node) for key, per_node in contributions.items()
-        }
+        state[PRE_SCORE_STATE_KEY] = topology_score
         return Status()
 
     def score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> np.ndarray:
@@ -256,11 +266,7 @@ class InterPodAffinity:
         total = np.zeros(len(idx), dtype=np.int64)
         for key, by_value in topology_score.items():
             column = table.label_column(key)
-            if column.identity:
-                total += table.take(by_value, idx)
-                continue
-            codes = column.codes[idx]
-            total += np.where(codes >= 0, by_value[codes], 0)
+            total += table.take(by_value if column.identity else column.spread(by_value), idx)
         return total
 
     def normalize_score(

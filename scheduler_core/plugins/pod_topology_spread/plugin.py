@@ -113,13 +113,15 @@ class PodTopologySpread:
         min_match: list[int] = []
         domains_present: list[np.ndarray] = []
         for c in constraints:
-            column = table.label_column(c.topology_key)
             eligible = has_all & inclusion_mask(pod, table, c)
-            per_node = count_per_node(pod, table, c)
-            codes = column.codes[eligible]
-            counts = np.bincount(codes, weights=per_node[eligible], minlength=len(column.values)).astype(np.int64)
-            present = np.zeros(len(column.values), dtype=bool)
-            present[codes] = True
+            key, per_node = c.topology_key, count_per_node(pod, table, c)
+            if eligible.all() and table.label_column(key).grouping is not None:
+                # every node counts, and every value of the key is some node's: all are domains
+                counts = table.domain_counts(key, per_node)
+                present = np.ones(len(counts), dtype=bool)
+            else:
+                counts = table.domain_counts(key, per_node, eligible)
+                present = table.domain_counts(key, eligible.view(np.uint8)) > 0
             domain_counts.append(counts)
             domains_present.append(present)
             min_match.append(_global_min(c, counts, present))
@@ -154,16 +156,19 @@ class PodTopologySpread:
         missing = np.zeros(n, dtype=bool)
         skewed = np.zeros(n, dtype=bool)
         for k, (c, counts) in enumerate(zip(s.constraints, s.domain_counts, strict=True)):
-            codes = table.label_column(c.topology_key).codes
-            lacks = (codes < 0) & ~decided
+            column = table.label_column(c.topology_key)
+            codes = column.codes
+            lacks = ~column.present & ~decided
             missing |= lacks
             decided |= lacks
             self_match = 1 if c.selector.matches(pod.labels) else 0
-            match_num = np.where(codes >= 0, counts[codes], 0) if len(counts) else np.zeros(n, dtype=np.int64)
-            if s.delta is not None:
+            if s.delta is None:  # every node sees the same counts: decide per domain, then per node
+                over = column.lookup(counts + self_match - s.min_match[k] > c.max_skew, False)
+            else:
+                match_num = column.spread(counts)
                 match_num = match_num + np.where(codes >= 0, s.delta[k], 0)
-            minimum = s.node_minimum(k, c, codes)
-            too_skewed = (match_num + self_match - minimum > c.max_skew) & ~decided
+                over = match_num + self_match - s.node_minimum(k, c, codes) > c.max_skew
+            too_skewed = over & ~decided
             skewed |= too_skewed
             decided |= too_skewed
         codes_out = np.zeros(n, dtype=np.int8)
