@@ -53,11 +53,11 @@ from typing import Any
 import load_import
 import load_predict
 from load_procs import (
-    HOST,
     Process,
     Registry,
     Usage,
     django_script,
+    http_exchange,
     server_env,
     spawn_server,
     start_redis,
@@ -85,44 +85,14 @@ TOKENS: dict[str, str] = {}
 
 
 async def http_json(base: str, path: str, body: Any = None, timeout: float = 10.0) -> tuple[int, Any]:
-    """GET (or POST a JSON body) over a fresh HTTP/1.1 connection; returns (status, decoded JSON)."""
-    port = int(base.rsplit(":", 1)[1])
-
-    async def exchange() -> tuple[int, Any]:
-        reader, writer = await asyncio.open_connection(HOST, port)
-        try:
-            data = b"" if body is None else json.dumps(body).encode()
-            head = f"{'GET' if body is None else 'POST'} {path} HTTP/1.1\r\nHost: {HOST}:{port}\r\n"
-            if body is not None:
-                head += f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n"
-                slug = path.split("/api/clusters/", 1)[-1].split("/", 1)[0]
-                if slug in TOKENS:
-                    head += f"Authorization: Bearer {TOKENS[slug]}\r\n"
-            writer.write((head + "Connection: close\r\n\r\n").encode() + data)
-            raw = await reader.read()
-        finally:
-            writer.close()
-            with contextlib.suppress(Exception):
-                await writer.wait_closed()
-        header, _, payload = raw.partition(b"\r\n\r\n")
-        lines = header.decode("latin-1").split("\r\n")
-        status = int(lines[0].split()[1])
-        if any(line.lower().startswith("transfer-encoding:") and "chunked" in line.lower() for line in lines):
-            payload = _dechunk(payload)
-        return status, json.loads(payload or b"null")
-
-    return await asyncio.wait_for(exchange(), timeout)
-
-
-def _dechunk(data: bytes) -> bytes:
-    out, rest = b"", data
-    while rest:
-        size_line, _, rest = rest.partition(b"\r\n")
-        size = int(size_line.split(b";")[0], 16)
-        if size == 0:
-            break
-        out, rest = out + rest[:size], rest[size + 2 :]
-    return out
+    """GET (or POST a JSON body, with the cluster's owner token when the bench holds it)."""
+    if body is None:
+        return await http_exchange(base, "GET", path, timeout=timeout)
+    headers = {"Content-Type": "application/json"}
+    slug = path.split("/api/clusters/", 1)[-1].split("/", 1)[0]
+    if slug in TOKENS:
+        headers["Authorization"] = f"Bearer {TOKENS[slug]}"
+    return await http_exchange(base, "POST", path, json.dumps(body).encode(), headers, timeout)
 
 
 def ws_url(base: str, slug: str, query: str = "") -> str:

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from cluster_dump import dump_json
-from load_procs import HOST
+from load_procs import http_exchange
 
 SLUG = "load-import"
 POLL_SECONDS = 0.5
@@ -34,31 +33,11 @@ def write_dump(path: Path, nodes: int, pods_per_node: int) -> int:
 
 
 async def _request(base: str, method: str, path: str, token: str, body: bytes = b"", timeout: float = 60.0) -> Any:
-    """One HTTP/1.1 exchange (the owner's bearer token); the status and the decoded JSON answer (Django's
-    JSON responses carry a Content-Length, never a chunked body)."""
-    port = int(base.rsplit(":", 1)[1])
-
-    async def exchange() -> tuple[int, Any]:
-        reader, writer = await asyncio.open_connection(HOST, port)
-        try:
-            head = f"{method} {path} HTTP/1.1\r\nHost: {HOST}:{port}\r\nAuthorization: Bearer {token}\r\n"
-            if method == "POST":
-                head += (
-                    f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\nX-Filename: load-dump.json\r\n"
-                )
-            writer.write((head + "Connection: close\r\n\r\n").encode())
-            writer.write(body)
-            await writer.drain()
-            raw = await reader.read()
-        finally:
-            writer.close()
-            with contextlib.suppress(Exception):
-                await writer.wait_closed()
-        header, _, payload = raw.partition(b"\r\n\r\n")
-        lines = header.decode("latin-1").split("\r\n")
-        return int(lines[0].split()[1]), json.loads(payload or b"null")
-
-    return await asyncio.wait_for(exchange(), timeout)
+    """One exchange as the cluster's owner (its bearer token); the status and the decoded JSON answer."""
+    headers = {"Authorization": f"Bearer {token}"}
+    if method == "POST":
+        headers |= {"Content-Type": "application/json", "X-Filename": "load-dump.json"}
+    return await http_exchange(base, method, path, body if method == "POST" else None, headers, timeout)
 
 
 @dataclass

@@ -7,8 +7,10 @@ with a `Registry` whose `stop_all()` stops each one by its process id.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ctypes
+import json
 import os
 import shutil
 import signal
@@ -271,3 +273,53 @@ class Usage:
                 }
             )
         return rows
+
+
+# ---------------------------------------------------------------- one async HTTP/1.1 exchange (no proxies)
+
+
+def _dechunk(data: bytes) -> bytes:
+    out, rest = b"", data
+    while rest:
+        size_line, _, rest = rest.partition(b"\r\n")
+        size = int(size_line.split(b";")[0], 16)
+        if size == 0:
+            break
+        out, rest = out + rest[:size], rest[size + 2 :]
+    return out
+
+
+async def http_exchange(
+    base: str,
+    method: str,
+    path: str,
+    body: bytes | None = None,
+    headers: dict[str, str] | None = None,
+    timeout: float = 10.0,
+) -> tuple[int, Any]:
+    """One request over a fresh connection to a server on 127.0.0.1; returns (status, decoded JSON)."""
+    port = int(base.rsplit(":", 1)[1])
+
+    async def exchange() -> tuple[int, Any]:
+        reader, writer = await asyncio.open_connection(HOST, port)
+        try:
+            head = f"{method} {path} HTTP/1.1\r\nHost: {HOST}:{port}\r\n"
+            for name, value in (headers or {}).items():
+                head += f"{name}: {value}\r\n"
+            if body is not None:
+                head += f"Content-Length: {len(body)}\r\n"
+            writer.write((head + "Connection: close\r\n\r\n").encode() + (body or b""))
+            await writer.drain()
+            raw = await reader.read()
+        finally:
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+        header, _, payload = raw.partition(b"\r\n\r\n")
+        lines = header.decode("latin-1").split("\r\n")
+        status = int(lines[0].split()[1])
+        if any(line.lower().startswith("transfer-encoding:") and "chunked" in line.lower() for line in lines):
+            payload = _dechunk(payload)
+        return status, json.loads(payload or b"null")
+
+    return await asyncio.wait_for(exchange(), timeout)
