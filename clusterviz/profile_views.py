@@ -22,7 +22,7 @@ from scheduler_core.framework.profile import Profile
 
 from . import actions, profiles, scheduling_queue, store
 from .publish import publish
-from .views import _api, _api_cluster, _forbidden, _may_write, _status, _yaml_download
+from .views import _api, _api_cluster, _download, _forbidden, _may_write, _status
 
 
 def _json_body(request: HttpRequest) -> Any:
@@ -61,7 +61,7 @@ def api_profile_check(request: HttpRequest, slug: str) -> HttpResponse:
 @_api
 def api_profile_yaml(request: HttpRequest, slug: str) -> HttpResponse:
     cluster = _api_cluster(slug)
-    return _yaml_download(profiles.to_yaml(profiles.config_of(cluster)), f"{cluster.slug}-scheduler-config.yaml")
+    return _download(profiles.to_yaml(profiles.config_of(cluster)), f"{cluster.slug}-scheduler-config.yaml")
 
 
 def _side(stored: dict[str, Any], raw: Any, pod_scheduler: str) -> Profile:

@@ -238,18 +238,19 @@ async def api_action(request: HttpRequest, slug: str) -> JsonResponse:
 def api_snapshot(request: HttpRequest, slug: str) -> HttpResponse:
     """Everything the scheduler reads, for `python -m scheduler_core explain --cluster`."""
     cluster = _api_cluster(slug)
-    return _yaml_download(services.snapshot_yaml(cluster), f"{cluster.slug}-snapshot.yaml")
+    return _download(services.snapshot_yaml(cluster), f"{cluster.slug}-snapshot.yaml")
 
 
 @require_GET
 @_api
 def api_export(request: HttpRequest, slug: str) -> HttpResponse:
     cluster = _api_cluster(slug)
-    return _yaml_download(services.export_yaml(cluster), f"{cluster.slug}.yaml")
+    return _download(services.export_yaml(cluster), f"{cluster.slug}.yaml")
 
 
-def _yaml_download(text: str, filename: str) -> HttpResponse:
-    response = HttpResponse(text, content_type="application/yaml")
+def _download(text: str, filename: str, content_type: str = "application/yaml") -> HttpResponse:
+    """A file to save (YAML unless `content_type` says otherwise)."""
+    response = HttpResponse(text, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
 
@@ -296,9 +297,7 @@ def api_predictions(request: HttpRequest, slug: str) -> HttpResponse:
     cluster = _api_cluster(slug)
     if not _may_write(request, cluster):
         return _forbidden(cluster)
-    response = HttpResponse(prediction.csv_export(cluster), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{cluster.slug}-predictions.csv"'
-    return response
+    return _download(prediction.csv_export(cluster), f"{cluster.slug}-predictions.csv", "text/csv; charset=utf-8")
 
 
 @require_GET
