@@ -17,34 +17,19 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from serving import HOST, free_port, server_argv, wait_for
+
 REPO = Path(__file__).resolve().parents[1]
 PYTHON = sys.executable
 NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-HOST = "127.0.0.1"
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_for(check: Callable[[], bool], timeout: float, what: str, interval: float = 0.05) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(interval)
-    raise RuntimeError(f"timed out after {timeout}s waiting for {what}")
 
 
 def _die_with_parent() -> None:
@@ -188,15 +173,9 @@ def spawn_server(
 ) -> Process:
     """`daphne` (manage.py runserver --noreload: settings.ASGI_APPLICATION) or `uvicorn` (`app`), plus `extra`."""
     port = free_port()
-    if kind == "daphne":
-        argv = [PYTHON, "manage.py", "runserver", f"{HOST}:{port}", "--noreload"]
-    elif kind == "uvicorn":
-        argv = [PYTHON, "-m", "uvicorn", app, "--host", HOST, "--port", str(port)]
-        # As README's production command: no per-message deflate (compressing each small watch event
-        # once per follower was a third of a 200-follower class's server CPU).
-        argv += ["--ws-per-message-deflate", "false", "--no-access-log", "--log-level", "warning"]
-    else:
-        raise ValueError(kind)
+    argv = server_argv(kind, port, app=app)
+    if kind == "uvicorn":
+        argv += ["--log-level", "warning"]
     return registry.spawn(kind, [*argv, *extra], env, port)
 
 

@@ -14,13 +14,9 @@ import sys
 import time
 from pathlib import Path
 
+from bench.serving import free_port, server_argv
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 SERVERS = ("runserver", "uvicorn")
@@ -56,10 +52,7 @@ class LiveServer:
         return out
 
     def argv(self) -> list[str]:
-        if self.kind == "uvicorn":
-            app = "clusterviz.asgi:application"
-            return [sys.executable, "-m", "uvicorn", app, "--host", "127.0.0.1", "--port", str(self.port)]
-        return [sys.executable, "manage.py", "runserver", f"127.0.0.1:{self.port}", "--noreload"]
+        return server_argv("daphne" if self.kind == "runserver" else self.kind, self.port)
 
     def start(self) -> None:
         """Migrate, start the server, and wait until it accepts connections."""

@@ -27,21 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.live_server import free_port
+from bench.serving import free_port, server_argv, wait_for
 from tests.tools import missing_tool
 
 REPO = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
 _NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-
-def wait_for(check: Callable[[], bool], timeout: float, what: str, interval: float = 0.05) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
 def _gone(pid: int) -> bool:
@@ -328,19 +319,7 @@ def spawn_server(
     processes: Processes, kind: str, env: dict[str, str], port: int | None = None, workers: int = 1
 ) -> Process:
     port = port or free_port()
-    if kind == "daphne":  # what `./dev run` starts: Django's runserver, served by daphne
-        argv = [PYTHON, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"]
-    elif kind == "daphne-cli":  # the production command README names
-        argv = [PYTHON, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "clusterviz.asgi:application"]
-    elif kind == "uvicorn":
-        argv = [PYTHON, "-m", "uvicorn", "clusterviz.asgi:application", "--host", "127.0.0.1", "--port", str(port)]
-        # As README's production command: without a graceful-shutdown bound, one slow client that never
-        # finishes its request body keeps uvicorn from exiting on SIGTERM.
-        argv += ["--no-access-log", "--timeout-graceful-shutdown", "3"]
-        argv += ["--workers", str(workers)] if workers > 1 else []
-    else:
-        raise ValueError(kind)
-    return processes.spawn(kind, argv, env, port)
+    return processes.spawn(kind, server_argv(kind, port, workers=workers), env, port)
 
 
 def wait_ready(server: Process, timeout: float = 30) -> None:
