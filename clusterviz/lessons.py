@@ -17,7 +17,7 @@ from scheduler_core.api.text import quote
 from scheduler_core.api.yaml_reading import format_validation_error, line_of, load_yaml_documents, locate
 
 from . import profiles, services, store
-from .kube_api.tables import _pod_status as pod_status_column  # kubectl get pods' STATUS (printPod)
+from .kube_api.tables import pod_status as pod_status_column  # kubectl get pods' STATUS (printPod)
 from .messages import parse_action, perform
 from .models import Cluster
 

@@ -76,7 +76,7 @@ def _containers(obj: Obj, template: bool = True) -> list[Obj]:
 # --- pods ---------------------------------------------------------------------------------
 
 
-def _pod_status(pod: Obj) -> tuple[str, int, int]:
+def pod_status(pod: Obj) -> tuple[str, int, int]:
     """(STATUS, ready containers, restarts) as printPod computes them."""
     status = pod.get("status", {})
     reason = status.get("reason") or status.get("phase") or ""
@@ -112,7 +112,7 @@ def _pod_status(pod: Obj) -> tuple[str, int, int]:
 
 
 def _pod_cells(pod: Obj, now: datetime) -> list[Any]:
-    reason, ready, restarts = _pod_status(pod)
+    reason, ready, restarts = pod_status(pod)
     status, spec = pod.get("status", {}), pod.get("spec", {})
     ips = status.get("podIPs") or ([{"ip": status["podIP"]}] if status.get("podIP") else [])
     gates = spec.get("readinessGates") or []
