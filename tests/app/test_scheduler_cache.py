@@ -494,7 +494,9 @@ def test_a_what_if_on_the_cache_equals_one_on_a_fresh_read() -> None:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_runner_drops_the_cache_when_the_lease_changes_hands(make_cluster: Any) -> None:
+def test_the_runner_keeps_a_cache_that_follows_the_log_and_drops_it_when_it_loses_the_lease(
+    make_cluster: Any,
+) -> None:
     import asyncio
 
     from clusterviz.controllers.runner import ClusterRunner, acquire_lease, release_lease
@@ -503,11 +505,13 @@ def test_the_runner_drops_the_cache_when_the_lease_changes_hands(make_cluster: A
 
     cluster = make_cluster("c1", node_yaml("n1"))
     runner = ClusterRunner(cluster.pk)
-    stale = scheduler_cache.synced(cluster)  # built while another process may have been driving
-    asyncio.run(runner._drive())  # takes the lease: starts from the store, not from what it had
+    kept = scheduler_cache.synced(cluster)  # built before this process drives (the stream, a what-if)
+    assert acquire_lease(cluster.pk, owner="another-process")
+    services.create_from_yaml(cluster, node_yaml("n2"), "kubectl")  # while the other process drives
+    release_lease(cluster.pk, owner="another-process")
+    asyncio.run(runner._drive())  # takes the lease: no second read of the cluster, the log brings n2
     assert runner.holding
-    fresh = scheduler_cache._caches[cluster.pk]
-    assert fresh is not stale and fresh.rv == Cluster.objects.get(pk=cluster.pk).resource_version
+    assert assert_consistent(cluster) is kept and kept.table().names == ["n1", "n2"]
     release_lease(cluster.pk)
     assert acquire_lease(cluster.pk, owner="another-process")
     asyncio.run(runner._drive())  # lost it: the view would go stale while the other one drives
