@@ -372,7 +372,8 @@ def synced(cluster: Cluster, rebuild: bool = False) -> SchedulerCache:
 
 _collector = threading.Lock()
 _collector_state = {"builds": 0, "was_enabled": True}
-#: A cache of at least this many objects is moved out of the cycle collector's reach once built.
+#: A cluster of at least this many objects is read with the cycle collector paused, and its cache
+#: moved out of the collector's reach once built (a small one is read as any other data).
 FREEZE_ABOVE = 2_000
 
 
@@ -399,18 +400,19 @@ def _collector_paused() -> Iterator[None]:
 def _build(cluster: Cluster, table: bool = False) -> SchedulerCache:
     """A new cache of `cluster` read from the store (and its columns if `table`); logs what it cost.
 
-    A large one is then frozen (`gc.freeze`): the collector never walks its million objects again
-    (the first collection after the build would, for about as long as the build itself; and so would
-    every full collection while it is kept). Nothing in a cache is in a reference cycle, so a dropped
-    one is still freed (by reference counting); only cycles other threads made garbage while it was
-    built stay uncollected."""
+    A large one is built with the collector paused, then frozen (`gc.freeze`, process-wide): the
+    collector never walks its million objects again (the first collection after the build would, for
+    about as long as the build itself, and so would every full collection while it is kept). Nothing
+    in a cache is in a reference cycle, so a dropped one is still freed (by reference counting); only
+    cycles other threads made garbage while it was built stay uncollected."""
     started, cpu = time.perf_counter(), time.thread_time()
     cache = SchedulerCache(cluster)
-    with _collector_paused():
+    large = KubeObject.objects.filter(cluster_id=cluster.pk).count() >= FREEZE_ABOVE
+    with _collector_paused() if large else contextlib.nullcontext():
         cache.load()
         if table:
             cache.table()
-        if cache.size() >= FREEZE_ABOVE:
+        if large:
             gc.freeze()
     log.info(
         "cluster %s: scheduler cache built from the store: %d objects in %.2f s (%.2f s CPU)",

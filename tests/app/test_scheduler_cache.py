@@ -4,6 +4,7 @@ gives, whatever sequence of changes it follows, and rebuilds itself when it cann
 from __future__ import annotations
 
 import contextlib
+import gc
 import itertools
 import linecache
 import logging
@@ -614,3 +615,21 @@ def _waits_for_the_build(frame: Any) -> bool:
         and frame.f_code is scheduler_cache.synced.__code__
         and "_build_lock" in (linecache.getline(frame.f_code.co_filename, frame.f_lineno))
     )
+
+
+def test_a_large_cluster_is_read_with_the_collector_paused_and_frozen_after(monkeypatch: pytest.MonkeyPatch) -> None:
+    cluster = services.create_cluster("c-large")
+    for name in NODES:
+        apply(cluster, ("node", name, 0, 4, False))
+    apply(cluster, ("pod", "a", "default", "n1", 0, False, False))
+    monkeypatch.setattr(scheduler_cache, "FREEZE_ABOVE", 3)  # "large"
+    scheduler_cache.forget(cluster.pk)
+    frozen = gc.get_freeze_count()
+    try:
+        cache = assert_consistent(cluster)
+        assert gc.isenabled()  # back on once the build ended
+        assert gc.get_freeze_count() > frozen  # the cache (and what else lived then) out of its reach
+        apply(cluster, ("pod", "b", "default", "n2", 0, False, False))  # and it follows the log as before
+        assert assert_consistent(cluster) is cache
+    finally:
+        gc.unfreeze()
