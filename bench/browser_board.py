@@ -3,10 +3,12 @@ server this script starts on 127.0.0.1, opened in headless Debian Chromium drive
 
     python bench/browser_board.py --nodes 1000 5000 [--server runserver|uvicorn] [--pods-per-node 1] [-o json]
     python bench/browser_board.py --nodes 5000 --edit-link http://127.0.0.1:8000/clusters/big/?key=...
+    python bench/browser_board.py --nodes 5000 --cpu-profile explain.cpuprofile
 
-Prints, per cluster size: page load → map first paint (and state received → map painted), scroll
-and zoom frame rates, explain click → what-if shown and → verdict map with top scores, playback
-frame rate, and the JS heap after a garbage collection.
+Prints, per cluster size and page (`--pages`; the first meets a server that has not read the cluster
+yet, and the server's scheduler cache builds are listed with it): page load → map first paint (and
+state received → map painted), scroll and zoom frame rates, explain click → what-if shown and →
+verdict map with top scores, playback frame rate, and the JS heap after a garbage collection.
 """
 
 from __future__ import annotations
@@ -69,7 +71,21 @@ def set_editor(page: Page, text: str) -> None:
     )
 
 
-def measure(page: Page, edit_url: str, url: str, nodes: int) -> dict[str, Any]:
+def top_functions(profile: dict[str, Any], count: int = 25) -> list[str]:
+    """The functions of a CDP CPU profile that took the most time themselves (ms, function, where)."""
+    samples = profile.get("samples") or []
+    interval = (profile["endTime"] - profile["startTime"]) / 1000 / max(1, len(samples))
+    spent: dict[str, float] = {}
+    for node in profile["nodes"]:
+        frame = node["callFrame"]
+        where = f"{frame['url'].rsplit('/', 1)[-1]}:{frame['lineNumber'] + 1}" if frame["url"] else ""
+        key = f"{frame['functionName'] or '(anonymous)'} {where}".strip()
+        spent[key] = spent.get(key, 0.0) + node.get("hitCount", 0) * interval
+    ranked = sorted(spent.items(), key=lambda item: -item[1])[:count]
+    return [f"{ms:8.1f} ms  {name}" for name, ms in ranked]
+
+
+def measure(page: Page, edit_url: str, url: str, nodes: int, cpu_profile: Path | None = None) -> dict[str, Any]:
     page.set_default_timeout(120_000)
     page.goto(edit_url)  # hold the edit link, as the presenter does
     page.goto(url)
@@ -112,6 +128,11 @@ def measure(page: Page, edit_url: str, url: str, nodes: int) -> dict[str, Any]:
 
     # Explain: click → the what-if is shown (its playback starts), then ⇥ → verdict map and top scores.
     set_editor(page, POD)
+    cdp = page.context.new_cdp_session(page)
+    if cpu_profile:
+        cdp.send("Profiler.enable")
+        cdp.send("Profiler.setSamplingInterval", {"interval": 200})
+        cdp.send("Profiler.start")
     started = time.perf_counter()
     page.click("[data-editor=explain]")
     page.wait_for_function("document.querySelector('.cycle-info').textContent.includes('what-if')")
@@ -124,6 +145,10 @@ def measure(page: Page, edit_url: str, url: str, nodes: int) -> dict[str, Any]:
     out["explain_to_whatif_ms"] = round((shown - started) * 1000)
     out["explain_to_verdict_map_and_top_scores_ms"] = round((done - started) * 1000)
     out["end_click_to_map_and_scores_ms"] = round((done - shown) * 1000)
+    if cpu_profile:
+        profile = cdp.send("Profiler.stop")["profile"]
+        cpu_profile.write_text(json.dumps(profile))
+        print("\n".join(["# explain click → map and scores, self time:", *top_functions(profile)]), file=sys.stderr)
 
     # Playback of that cycle at ×4 (an event every 55 ms): frames per second while it plays.
     page.select_option("#pipeline select.speed", "4")
@@ -132,12 +157,17 @@ def measure(page: Page, edit_url: str, url: str, nodes: int) -> dict[str, Any]:
     out["playback_fps"], out["playback_worst_frame_ms"] = round(play["fps"], 1), round(play["worstMs"], 1)
     out["renders_ms_last"] = round(page.evaluate("window.__nodeMap.lastDrawMs"), 2)
 
-    cdp = page.context.new_cdp_session(page)
     cdp.send("HeapProfiler.collectGarbage")
     heap = cdp.send("Runtime.getHeapUsage")
     out["js_heap_mib"] = round(heap["usedSize"] / 2**20, 1)
     out["dom_nodes"] = page.evaluate("document.getElementsByTagName('*').length")
     return out
+
+
+def cache_builds(log: Path) -> list[str]:
+    """What the server logged of its scheduler cache builds so far (objects, seconds, CPU seconds)."""
+    marker = "scheduler cache built from the store: "
+    return [line.split(marker, 1)[1].strip() for line in log.read_text().splitlines() if marker in line]
 
 
 def main() -> None:
@@ -147,16 +177,31 @@ def main() -> None:
     parser.add_argument("--server", choices=["runserver", "uvicorn"], default="runserver")
     parser.add_argument("-o", "--output", choices=["text", "json"], default="text")
     parser.add_argument("--edit-link", help="measure this running cluster (its edit link) instead; --nodes: its size")
+    parser.add_argument(
+        "--cpu-profile",
+        type=Path,
+        help="write the browser's CPU profile of explain click → map and scores here (.cpuprofile, for DevTools) "
+        "and print its costliest functions",
+    )
+    parser.add_argument(
+        "--pages",
+        type=int,
+        default=2,
+        help="pages measured per cluster: the first meets a server that has not read the cluster yet "
+        "(its first what-if waits for the scheduler cache), the next ones a warm server",
+    )
     args = parser.parse_args()
     if args.edit_link:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
             page = browser.new_page(viewport={"width": 1280, "height": 800}, bypass_csp=True)
-            print(json.dumps(measure(page, args.edit_link, args.edit_link.split("?", 1)[0], args.nodes[0])))
+            url = args.edit_link.split("?", 1)[0]
+            print(json.dumps(measure(page, args.edit_link, url, args.nodes[0], args.cpu_profile)))
             browser.close()
         return
     workdir = Path(tempfile.mkdtemp(prefix="browser-board-"))
     server = LiveServer(workdir, args.server)
+    server.env["LOG_LEVEL"] = "INFO"  # for the scheduler cache's build figures
     server.start()
     results = []
     try:
@@ -166,11 +211,16 @@ def main() -> None:
                 t = time.perf_counter()
                 edit = create_big_cluster(server, f"map-{nodes}", nodes, args.pods_per_node)
                 print(f"# {nodes} nodes imported in {time.perf_counter() - t:.0f} s", file=sys.stderr)
-                page = browser.new_page(viewport={"width": 1280, "height": 800}, bypass_csp=True)
-                results.append(measure(page, edit, f"{server.url}/clusters/map-{nodes}/", nodes))
-                page.close()
-                if args.output == "text":
-                    print(json.dumps(results[-1]), flush=True)
+                for number in range(1, args.pages + 1):
+                    page = browser.new_page(viewport={"width": 1280, "height": 800}, bypass_csp=True)
+                    url = f"{server.url}/clusters/map-{nodes}/"
+                    out = {"page": number, **measure(page, edit, url, nodes, args.cpu_profile)}
+                    page.close()
+                    if number == 1:
+                        out["cache_builds"] = cache_builds(server.log)
+                    results.append(out)
+                    if args.output == "text":
+                        print(json.dumps(results[-1]), flush=True)
             browser.close()
     finally:
         server.stop()

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scheduler_core.api.loading import KINDS, ClusterObjects
+from scheduler_core.api.pruning import prune
 from scheduler_core.explain import build_table
 from scheduler_core.framework.node_table import NodeTable
 from scheduler_core.framework.pod_info import PodInfo
@@ -34,8 +35,27 @@ class Snapshot:
 
 
 def scheduler_object(kind: str, body: dict[str, Any]) -> Any:
-    """A stored object (of one of READ_KINDS) as scheduler_core reads it (the registry's model)."""
-    return KINDS[kind].model.model_validate(body)
+    """A stored object (of one of READ_KINDS) as scheduler_core's loader reads it from a snapshot: the
+    fields no plugin reads dropped (`pruning.prune`; a pod's container statuses and details cost most
+    of its validation), then the registry's model. `body` itself is left as stored."""
+    kind_of = KINDS[kind]
+    return kind_of.model.model_validate(prune(_own_copy(body), kind_of.status))
+
+
+def _own_copy(body: dict[str, Any]) -> dict[str, Any]:
+    """`body` with its own copies of the mappings `prune` changes in place (the object, its metadata
+    and status; a pod's spec, containers and volumes); everything else is shared."""
+    data = dict(body)
+    for key in ("metadata", "status"):
+        if isinstance(data.get(key), dict):
+            data[key] = dict(data[key])
+    spec = data.get("spec")
+    if data.get("kind") == "Pod" and isinstance(spec, dict):
+        data["spec"] = spec = dict(spec)
+        for key in ("containers", "initContainers", "volumes"):
+            if isinstance(spec.get(key), list):
+                spec[key] = [dict(item) if isinstance(item, dict) else item for item in spec[key]]
+    return data
 
 
 def read_objects(cluster: Cluster, kinds: tuple[str, ...] = READ_KINDS) -> Iterator[tuple[KubeObject, Any]]:

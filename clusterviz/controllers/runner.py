@@ -289,9 +289,9 @@ class ClusterRunner:
                 self.holding = False
                 scheduler_cache.forget(self.cluster_id)
             return None
-        if not self.holding:  # (re)acquired: whatever we cached may predate the other holder's writes
+        if not self.holding:  # (re)acquired: a cache kept meanwhile (for what-ifs, the stream) is kept:
+            # each use follows the watch log, which holds the other holder's writes, and a gap rebuilds it
             self.holding = True
-            scheduler_cache.forget(self.cluster_id)
         cluster = await Cluster.objects.aget(pk=self.cluster_id)
         # A big cluster's first read happens in a worker thread, not in the one all requests share.
         await sync_to_async(scheduler_cache.warm, thread_sensitive=False)(cluster)

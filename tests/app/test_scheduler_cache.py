@@ -4,11 +4,18 @@ gives, whatever sequence of changes it follows, and rebuilds itself when it cann
 from __future__ import annotations
 
 import contextlib
+import gc
 import itertools
+import linecache
+import logging
+import sys
+import threading
+import time
 from typing import Any
 
 import pytest
 import yaml
+from django.db import connection
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -17,6 +24,8 @@ from clusterviz import imports, scheduler_cache, services, store
 from clusterviz.adapters import snapshot
 from clusterviz.controllers import scheduler
 from clusterviz.models import Change, Cluster, KubeObject
+from scheduler_core.api.loading import load_cluster
+from tests import big_cluster
 from tests.table_digest import digest
 
 pytestmark = pytest.mark.django_db
@@ -486,7 +495,9 @@ def test_a_what_if_on_the_cache_equals_one_on_a_fresh_read() -> None:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_runner_drops_the_cache_when_the_lease_changes_hands(make_cluster: Any) -> None:
+def test_the_runner_keeps_a_cache_that_follows_the_log_and_drops_it_when_it_loses_the_lease(
+    make_cluster: Any,
+) -> None:
     import asyncio
 
     from clusterviz.controllers.runner import ClusterRunner, acquire_lease, release_lease
@@ -495,11 +506,13 @@ def test_the_runner_drops_the_cache_when_the_lease_changes_hands(make_cluster: A
 
     cluster = make_cluster("c1", node_yaml("n1"))
     runner = ClusterRunner(cluster.pk)
-    stale = scheduler_cache.synced(cluster)  # built while another process may have been driving
-    asyncio.run(runner._drive())  # takes the lease: starts from the store, not from what it had
+    kept = scheduler_cache.synced(cluster)  # built before this process drives (the stream, a what-if)
+    assert acquire_lease(cluster.pk, owner="another-process")
+    services.create_from_yaml(cluster, node_yaml("n2"), "kubectl")  # while the other process drives
+    release_lease(cluster.pk, owner="another-process")
+    asyncio.run(runner._drive())  # takes the lease: no second read of the cluster, the log brings n2
     assert runner.holding
-    fresh = scheduler_cache._caches[cluster.pk]
-    assert fresh is not stale and fresh.rv == Cluster.objects.get(pk=cluster.pk).resource_version
+    assert assert_consistent(cluster) is kept and kept.table().names == ["n1", "n2"]
     release_lease(cluster.pk)
     assert acquire_lease(cluster.pk, owner="another-process")
     asyncio.run(runner._drive())  # lost it: the view would go stale while the other one drives
@@ -524,3 +537,99 @@ def test_objects_read_at_build_and_followed_after_keep_their_creation_order() ->
     cache = assert_consistent(cluster)  # followed from the log
     assert [e.name for e in cache.listed("Pod")] == ["a", "b", "d", "c"]
     assert [e.name for e in cache.listed("Node")] == ["n1", "n2", "n0"]
+
+
+def rich_pod(name: str, node: str) -> dict[str, Any]:
+    """A pod as a live cluster's dump has it: what the scheduler's reading drops (`pruning.prune`) included."""
+    body = big_cluster.pod_body(7, node)
+    body["metadata"]["name"] = name
+    body["metadata"]["annotations"] = {"kubectl.kubernetes.io/last-applied-configuration": "{}" * 600, "team": "a"}
+    body["metadata"]["managedFields"] = [{"manager": "kubectl", "operation": "Update"}]
+    spec = body["spec"]
+    spec["serviceAccountName"] = "default"
+    spec["initContainers"] = [{"name": "init", "image": "busybox", "command": ["true"], "env": [{"name": "A"}]}]
+    spec["containers"][0]["env"] = [{"name": "B", "value": "1"}]
+    spec["containers"][0]["volumeMounts"] = [{"name": "config", "mountPath": "/etc/app"}]
+    spec["volumes"] = [{"name": "config", "configMap": {"name": "app"}}, {"name": "scratch", "emptyDir": {}}]
+    body["status"]["conditions"].append({"type": "DisruptionTarget", "status": "True"})
+    return body
+
+
+def test_the_cache_reads_the_objects_as_the_core_loader_reads_a_snapshot_and_leaves_the_rows_alone() -> None:
+    cluster = services.create_cluster("c-rich")
+    nodes = [big_cluster.node_body(i) for i in range(3)]
+    for body in nodes:
+        create(cluster, body)
+    for i in range(4):
+        create(cluster, big_cluster.pod_body(i, nodes[i % 3]["metadata"]["name"]))
+    create(cluster, rich_pod("rich", nodes[0]["metadata"]["name"]))
+    stored = {row.name: row.body for row in KubeObject.objects.filter(cluster=cluster)}
+    scheduler_cache.forget(cluster.pk)
+    cache = assert_consistent(cluster)  # built from the rows, which stay as they were (`listed == stored`)
+    assert {e.name: e.body for kind in ("Node", "Pod") for e in cache.listed(kind)} == stored
+    loaded = load_cluster(services.snapshot_yaml(cluster), "snapshot.yaml")
+    assert len(loaded.nodes) == 3 and len(loaded.pods) == 5
+    assert {node.name: node for node in loaded.nodes} == cache.nodes
+    assert {pod.key: pod for pod in loaded.pods} == {key: info.pod for key, info in cache.pods.items()}
+    rich = cache.pods["default/rich"].pod
+    assert rich.spec.volumes and [v.name for v in rich.spec.volumes] == ["config", "scratch"]
+    assert "kubectl.kubernetes.io/last-applied-configuration" not in rich.metadata.annotations
+
+
+@pytest.mark.django_db(transaction=True)
+def test_callers_that_come_while_the_cache_is_built_wait_for_that_one_build(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    cluster = services.create_cluster("c-once")
+    for name in NODES:
+        apply(cluster, ("node", name, 0, 4, False))
+    scheduler_cache.forget(cluster.pk)
+    got: list[scheduler_cache.SchedulerCache] = []
+
+    def demand() -> None:
+        try:
+            got.append(scheduler_cache.synced(cluster))
+        finally:
+            connection.close()
+
+    caplog.set_level(logging.INFO, logger="clusterviz.scheduler_cache")
+    callers = [threading.Thread(target=demand) for _ in range(3)]
+    with scheduler_cache._build_lock(cluster.pk):  # as if a build were under way
+        for caller in callers:
+            caller.start()
+        deadline = time.monotonic() + 30
+        while not all(_waits_for_the_build(sys._current_frames().get(caller.ident)) for caller in callers):
+            assert time.monotonic() < deadline, "the callers never reached the build"
+            time.sleep(0.01)
+    for caller in callers:
+        caller.join()
+    assert scheduler_cache.synced(cluster) is got[0]
+    assert len(got) == 3 and got[0] is got[1] is got[2] and got[0].table().n == len(NODES)
+    assert len([r for r in caplog.records if "scheduler cache built" in r.getMessage()]) == 1
+
+
+def _waits_for_the_build(frame: Any) -> bool:
+    """Whether a thread stands in `synced`, at the build lock."""
+    return (
+        frame is not None
+        and frame.f_code is scheduler_cache.synced.__code__
+        and "_build_lock" in (linecache.getline(frame.f_code.co_filename, frame.f_lineno))
+    )
+
+
+def test_a_large_cluster_is_read_with_the_collector_paused_and_frozen_after(monkeypatch: pytest.MonkeyPatch) -> None:
+    cluster = services.create_cluster("c-large")
+    for name in NODES:
+        apply(cluster, ("node", name, 0, 4, False))
+    apply(cluster, ("pod", "a", "default", "n1", 0, False, False))
+    monkeypatch.setattr(scheduler_cache, "FREEZE_ABOVE", 3)  # "large"
+    scheduler_cache.forget(cluster.pk)
+    frozen = gc.get_freeze_count()
+    try:
+        cache = assert_consistent(cluster)
+        assert gc.isenabled()  # back on once the build ended
+        assert gc.get_freeze_count() > frozen  # the cache (and what else lived then) out of its reach
+        apply(cluster, ("pod", "b", "default", "n2", 0, False, False))  # and it follows the log as before
+        assert assert_consistent(cluster) is cache
+    finally:
+        gc.unfreeze()

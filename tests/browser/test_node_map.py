@@ -152,6 +152,15 @@ def test_explain_shows_top_scores_and_the_reason_tally(page: Page, big: ClusterA
     assert [(p, reason.removeprefix("✗ "), n) for p, reason, n in shown] == [
         (p, reason, n) for (p, reason), n in sorted(tally.items(), key=lambda kv: (-kv[1], kv[0][1]))
     ]
+    # e.g.: the first three of each reason's nodes in natural order
+    by_reason: dict[tuple[str, str], list[str]] = {}
+    for name, f in rejected.items():
+        by_reason.setdefault((f["plugin"], ", ".join(f["reasons"])), []).append(name)
+    examples = rows.evaluate_all("rows => rows.map((r) => r.children[3].textContent)")
+    assert examples == [
+        ", ".join(sorted(by_reason[(p, reason.removeprefix("✗ "))], key=natural_key)[:3]) + (" …" if n > 3 else "")
+        for p, reason, n in shown
+    ]
     # Everything else on demand, a page at a time.
     assert page.locator("#detail .all-nodes tbody tr").count() == 0
     page.locator("#detail .scoreboard-all summary").click()

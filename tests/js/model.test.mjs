@@ -107,3 +107,20 @@ test("undo knows the inverse of each change from the cluster as it was", async (
   history.record({ action: "x" }, null); // no inverse: the history ends there
   assert.equal(history.canUndo(), false);
 });
+
+test("a node's total at any step is the sum of its weighted scores so far; at the end, the core's total", () => {
+  const cycle = CYCLES.scheduled;
+  const selected = cycle.events.find((e) => e.type === "host.selected");
+  assert.equal(end(cycle).nodes[selected.node].total, selected.total);
+  cycle.events.forEach((e, i) => {
+    if (e.type !== "scores.normalized") return;
+    const frame = frameAt(cycle, i + 1);
+    for (const [name, info] of Object.entries(frame.nodes)) {
+      const sum = Object.values(info.scores).reduce((s, x) => s + (x.weighted || 0), 0);
+      assert.equal(info.total, sum, `${name} after ${e.plugin}`);
+      assert.deepEqual(info.scores[e.plugin], { raw: info.scores[e.plugin].raw, normalized: e.normalized[name], weight: e.weight, weighted: e.weighted[name] });
+    }
+  });
+  const beforeScores = frameAt(cycle, cycle.events.findIndex((e) => e.type === "scores.normalized"));
+  assert.equal(beforeScores.nodes[selected.node].total, null);
+});

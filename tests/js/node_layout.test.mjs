@@ -7,6 +7,7 @@ import {
   BY_REASON,
   cellAt,
   defaultGroupKey,
+  firstInOrder,
   groupKeyChoices,
   groupNodes,
   layoutGrid,
@@ -19,6 +20,7 @@ import {
   reasonTally,
   scoreboardRows,
   searchText,
+  topScores,
   verdictOf,
 } from "../../static/js/model/node_layout.js";
 
@@ -145,4 +147,25 @@ test("grouping with precomputed natural ranks gives the same order", () => {
   const rank = naturalRanks(nodes.map((n) => n.metadata.name));
   assert.deepEqual(groupNodes(nodes, null, { groupKey: ZONE, rank }), groupNodes(nodes, null, { groupKey: ZONE }));
   assert.deepEqual(groupNodes(nodes, null, { rank })[0].names, ["n1", "n2", "n3", "n10", "n33"]);
+});
+
+test("the scoreboard's top nodes and reason examples are the first of the full orders, found without sorting all", () => {
+  const nodes = {};
+  for (let i = 0; i < 300; i++) nodes[`ip-10-0-${i % 7}-${i}`] = i % 5 === 0 ? ["NodeResourcesFit", [i % 10 ? "Insufficient cpu" : "Insufficient memory"]] : (i * 37) % 11;
+  const f = frame(nodes, "ip-10-0-4-151");
+  const ranked = rankedScores(f);
+  for (const count of [0, 1, 10, 239, 240, 500]) {
+    const { top, scored } = topScores(f, count);
+    assert.equal(scored, ranked.length);
+    assert.deepEqual(top, ranked.slice(0, count));
+  }
+  assert.equal(topScores(f, 10).top[0].name, "ip-10-0-4-151"); // the winner first among the equal highest
+  const full = reasonTally(f);
+  const short = reasonTally(f, 3);
+  assert.deepEqual(short.map((t) => [t.reason, t.count, t.nodes]), full.map((t) => [t.reason, t.count, t.nodes.slice(0, 3)]));
+  assert.deepEqual(full.map((t) => [t.reason, t.count, t.nodes.length]), [["Insufficient cpu", 30, 30], ["Insufficient memory", 30, 30]]);
+  const numbers = [5, 3, 9, 1, 7, 3];
+  assert.deepEqual(firstInOrder(numbers, 3, (a, b) => a - b), [1, 3, 3]);
+  assert.deepEqual(firstInOrder(numbers, Infinity, (a, b) => a - b), [1, 3, 3, 5, 7, 9]);
+  assert.deepEqual(numbers, [5, 3, 9, 1, 7, 3]); // left as it was
 });

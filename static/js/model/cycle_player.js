@@ -44,7 +44,9 @@ export function frameAt(cycle, upto) {
     } else if (e.type === "plugin.evaluated" && e.point === "Filter") {
       frame.filtersRan.push(e.plugin);
       if (e.detail) frame.detail[e.plugin] = e.detail;
-      for (const [name, verdict] of Object.entries(e.verdicts || {})) {
+      const verdicts = e.verdicts || {};
+      for (const name in verdicts) {
+        const verdict = verdicts[name];
         const n = node(name);
         n.filtered = true;
         if (verdict.code !== "Success") n.failures.push({ plugin: e.plugin, code: verdict.code, reasons: verdict.reasons });
@@ -66,13 +68,19 @@ export function frameAt(cycle, upto) {
     } else if (e.type === "plugin.evaluated" && e.point === "PreScore") {
       if (e.status && e.status.code === "Skip") frame.skippedScore.push(e.plugin);
     } else if (e.type === "plugin.evaluated" && e.point === "Score") {
-      for (const [name, raw] of Object.entries(e.raw || {})) node(name).scores[e.plugin] = { raw };
+      const raws = e.raw || {};
+      for (const name in raws) node(name).scores[e.plugin] = { raw: raws[name] };
     } else if (e.type === "scores.normalized") {
-      for (const [name, value] of Object.entries(e.normalized || {})) {
-        const entry = (node(name).scores[e.plugin] ||= {});
-        Object.assign(entry, { normalized: value, weight: e.weight, weighted: e.weighted[name] });
+      // A node's total: the sum of its weighted scores so far (one normalization per plugin).
+      const normalized = e.normalized || {};
+      for (const name in normalized) {
         const n = node(name);
-        n.total = Object.values(n.scores).reduce((s, x) => s + (x.weighted || 0), 0);
+        const weighted = e.weighted[name];
+        const entry = (n.scores[e.plugin] ||= {});
+        entry.normalized = normalized[name];
+        entry.weight = e.weight;
+        entry.weighted = weighted;
+        n.total = (n.total || 0) + (weighted || 0);
       }
     } else if (e.type === "preemption.evaluated") {
       frame.preemption = e;

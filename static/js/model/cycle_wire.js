@@ -22,8 +22,8 @@ function decodeEvent(event, names) {
     if (key !== "nodeNames") out[key] = decodeValue(value, names);
   }
   if (event.type === "scores.normalized" && out.normalized && out.weighted === undefined) {
-    out.weighted = {};
-    for (const [name, value] of Object.entries(out.normalized)) out.weighted[name] = value * event.weight;
+    const weighted = (out.weighted = {});
+    for (const name in out.normalized) weighted[name] = out.normalized[name] * event.weight;
   }
   return out;
 }

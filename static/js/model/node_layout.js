@@ -84,11 +84,29 @@ function rejectionReason(info) {
   return { plugin: r.plugin || "PreFilter", reason: r.reasons.join(", ") || r.code };
 }
 
-// The rejected nodes by the reason upstream records, most frequent first (names in natural order).
-export function reasonTally(frame) {
+// The first `count` items of `items` in `compare` order (all of them sorted when count is Infinity),
+// without sorting the rest: a scoreboard of 5,000 nodes shows ten.
+export function firstInOrder(items, count, compare) {
+  if (count >= items.length) return [...items].sort(compare);
+  const out = [];
+  if (count <= 0) return out;
+  for (const item of items) {
+    if (out.length === count && compare(item, out[count - 1]) >= 0) continue;
+    let i = out.length;
+    while (i > 0 && compare(item, out[i - 1]) < 0) i--;
+    out.splice(i, 0, item);
+    if (out.length > count) out.pop();
+  }
+  return out;
+}
+
+// The rejected nodes by the reason upstream records, most frequent first: per reason its `count`
+// and its nodes in natural order (only the first `examples` of them when given).
+export function reasonTally(frame, examples = Infinity) {
   if (!frame) return [];
   const byReason = new Map();
-  for (const [name, info] of Object.entries(frame.nodes)) {
+  for (const name in frame.nodes) {
+    const info = frame.nodes[name];
     if (!info.rejected || frame.winner === name) continue;
     const { plugin, reason } = rejectionReason(info);
     const key = `${plugin}\u0000${reason}`;
@@ -97,20 +115,37 @@ export function reasonTally(frame) {
     entry.nodes.push(name);
   }
   const out = [...byReason.values()];
-  for (const e of out) e.nodes.sort(naturalCompare);
-  return out.sort((a, b) => b.nodes.length - a.nodes.length || naturalCompare(a.reason, b.reason));
+  for (const e of out) {
+    e.count = e.nodes.length;
+    e.nodes = firstInOrder(e.nodes, examples, naturalCompare);
+  }
+  return out.sort((a, b) => b.count - a.count || naturalCompare(a.reason, b.reason));
+}
+
+// The scoreboard's order: total, highest first (the winner first among equals), then name.
+function byRank(frame) {
+  return (a, b) => b.total - a.total || (b.name === frame.winner) - (a.name === frame.winner) || naturalCompare(a.name, b.name);
+}
+
+function scored(frame) {
+  const out = [];
+  for (const name in frame.nodes) {
+    const info = frame.nodes[name];
+    if (!info.rejected && info.total !== null && info.total !== undefined) out.push({ name, total: info.total });
+  }
+  return out;
 }
 
 // Scored nodes by total, highest first (the winner first among equals), then name.
 export function rankedScores(frame) {
-  if (!frame) return [];
-  const out = [];
-  for (const [name, info] of Object.entries(frame.nodes)) {
-    if (!info.rejected && info.total !== null && info.total !== undefined) out.push({ name, total: info.total });
-  }
-  return out.sort(
-    (a, b) => b.total - a.total || (b.name === frame.winner) - (a.name === frame.winner) || naturalCompare(a.name, b.name),
-  );
+  return frame ? scored(frame).sort(byRank(frame)) : [];
+}
+
+// The first `count` of `rankedScores` and how many nodes were scored in all.
+export function topScores(frame, count) {
+  if (!frame) return { top: [], scored: 0 };
+  const all = scored(frame);
+  return { top: firstInOrder(all, count, byRank(frame)), scored: all.length };
 }
 
 // Every node of a cycle for the scoreboard's pages: scored ones by total, then the rejected by name.

@@ -186,17 +186,26 @@ function wireEvents(self) {
       if (self.args) paint(self, self.args[0], self.args[2], self.args[3]);
     });
   });
-  canvas.addEventListener("mousemove", (event) => {
-    const i = at(event);
+  // Hover: the latest pointer position is handled once per frame (a mouse reports several moves per
+  // frame; each would lay out the tooltip again).
+  let pointer = null;
+  const hover = () => {
+    const { i, x, y } = pointer;
+    pointer = null;
     if (i === self.hover) {
-      if (i >= 0) placeTip(event.clientX, event.clientY);
+      if (i >= 0) placeTip(x, y);
       return;
     }
     self.hover = i;
     if (i < 0) hideTip();
-    else showCard(self, i, event.clientX, event.clientY);
+    else showCard(self, i, x, y);
+  };
+  canvas.addEventListener("mousemove", (event) => {
+    if (!pointer) requestAnimationFrame(() => pointer && hover());
+    pointer = { i: at(event), x: event.clientX, y: event.clientY };
   });
   canvas.addEventListener("mouseleave", () => {
+    pointer = null;
     self.hover = -1;
     hideTip();
   });

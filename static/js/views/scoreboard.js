@@ -2,11 +2,12 @@
 // the tally of rejection reasons first; every node on demand, a page at a time.
 
 import { h, replace } from "../lib/dom.js";
-import { page, rankedScores, reasonTally, scoreboardRows } from "../model/node_layout.js";
+import { page, reasonTally, scoreboardRows, topScores } from "../model/node_layout.js";
 
 export const SCOREBOARD_ABOVE = 40; // more nodes than this: the scoreboard instead of the full tables
 const TOP = 10;
 const PAGE = 50;
+const EXAMPLES = 3; // node names shown per rejection reason
 
 function pluginsOf(frame, names) {
   return [...new Set(names.flatMap((n) => Object.keys(frame.nodes[n].scores)))];
@@ -19,13 +20,13 @@ function scoreCell(s, plugin) {
 }
 
 function topTable(frame) {
-  const top = rankedScores(frame).slice(0, TOP);
+  const { top, scored } = topScores(frame, TOP);
   if (!top.length) return h("p", { class: "empty" }, frame.winner ? "the only feasible node: selected without scoring" : "no node was scored");
   const plugins = pluginsOf(frame, top.map((t) => t.name));
   return h(
     "table",
     { class: "scores top-scores" },
-    h("caption", {}, `Top ${top.length} of ${rankedScores(frame).length} scored nodes`),
+    h("caption", {}, `Top ${top.length} of ${scored} scored nodes`),
     h("thead", {}, h("tr", {}, h("th", {}, "#"), h("th", {}, "node"), h("th", {}, "total"), plugins.map((p) => h("th", { title: p }, p)))),
     h(
       "tbody",
@@ -45,9 +46,9 @@ function topTable(frame) {
 }
 
 function tallyTable(frame) {
-  const tally = reasonTally(frame);
+  const tally = reasonTally(frame, EXAMPLES);
   if (!tally.length) return h("p", { class: "ok" }, "✓ no node was rejected");
-  const rejected = tally.reduce((s, t) => s + t.nodes.length, 0);
+  const rejected = tally.reduce((s, t) => s + t.count, 0);
   return h(
     "table",
     { class: "scores reason-tally" },
@@ -59,11 +60,11 @@ function tallyTable(frame) {
       tally.map((t) =>
         h(
           "tr",
-          { dataset: { count: String(t.nodes.length), plugin: t.plugin } },
-          h("td", { class: "total" }, String(t.nodes.length)),
+          { dataset: { count: String(t.count), plugin: t.plugin } },
+          h("td", { class: "total" }, String(t.count)),
           h("td", {}, t.plugin),
           h("td", { class: "rejected-cell" }, `✗ ${t.reason}`),
-          h("td", {}, t.nodes.slice(0, 3).join(", "), t.nodes.length > 3 ? " …" : ""),
+          h("td", {}, t.nodes.join(", "), t.count > EXAMPLES ? " …" : ""),
         ),
       ),
     ),
