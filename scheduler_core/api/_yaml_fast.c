@@ -27,6 +27,7 @@ typedef struct {
     PyObject *scalar;    /* plain scalar text -> value (YAML 1.1) */
     PyObject *cache;     /* plain scalar text -> value, shared with `scalar` */
     PyObject *skipped;   /* sentinel of a skipped value */
+    PyObject *keys;      /* mapping keys seen, so that equal keys are one string (as json's memo) */
     char resolved_first[128]; /* ASCII first characters some implicit resolver starts with */
     int known_rules;     /* the resolvers are PyYAML's YAML 1.1 ones (see plain_value) */
     yaml_event_t event;  /* the next event, when `peeked` */
@@ -51,7 +52,7 @@ static PyObject *fallback(const char *why) {
 static int peek(Reader *r) {
     if (!r->peeked) {
         if (!yaml_parser_parse(&r->parser, &r->event)) {
-            PyErr_SetString(Fallback, "syntax");
+            PyErr_Format(Fallback, "syntax: %s", r->parser.problem ? r->parser.problem : "?");
             return -1;
         }
         r->peeked = 1;
@@ -267,6 +268,13 @@ static PyObject *mapping_key(Reader *r, PyObject *result) {
     if (count_node(r) < 0) return NULL;
     PyObject *key = scalar_value(r);
     if (!key) return NULL;
+    if (PyUnicode_CheckExact(key) && PyDict_GET_SIZE(r->keys) < 100000) {
+        PyObject *seen = PyDict_SetDefault(r->keys, key, key);
+        Py_XINCREF(seen);
+        Py_DECREF(key);
+        if (!seen) return NULL;
+        key = seen;
+    }
     int duplicate = PyDict_Contains(result, key);
     if (duplicate != 0) {
         Py_DECREF(key);
@@ -549,7 +557,8 @@ static int Reader_init(Reader *r, PyObject *args, PyObject *kwds) {
     Py_INCREF(cache);
     r->cache = cache;
     r->skipped = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type);
-    if (!r->skipped) return -1;
+    r->keys = PyDict_New();
+    if (!r->skipped || !r->keys) return -1;
     memset(r->resolved_first, 0, sizeof r->resolved_first);
     for (Py_ssize_t i = 0; i < first_len; i++)
         if ((unsigned char)first[i] < 128) r->resolved_first[(unsigned char)first[i]] = 1;
@@ -561,7 +570,6 @@ static int Reader_init(Reader *r, PyObject *args, PyObject *kwds) {
         return -1;
     }
     yaml_parser_set_input_string(&r->parser, (const unsigned char *)PyBytes_AS_STRING(text), PyBytes_GET_SIZE(text));
-    yaml_parser_set_encoding(&r->parser, YAML_UTF8_ENCODING);
     r->parser_ready = 1;
     return 0;
 }
@@ -575,6 +583,7 @@ static void Reader_dealloc(Reader *r) {
     Py_XDECREF(r->scalar);
     Py_XDECREF(r->cache);
     Py_XDECREF(r->skipped);
+    Py_XDECREF(r->keys);
     Py_XDECREF(r->header);
     Py_XDECREF(r->header_plan);
     Py_TYPE(r)->tp_free((PyObject *)r);

@@ -477,13 +477,13 @@ class _ObjectReader:
                 loader._nodes, loader._depth = nodes, base
                 return
 
-    def compose(self, parent: yaml.Node | None, index: object, plan: Plan | None, root: bool = False) -> yaml.Node:
-        """One node, skipping what `plan` says (`root`: an object, whose plan follows its kind)."""
+    def compose(self, parent: yaml.Node | None, index: object, plan: Plan | None) -> yaml.Node:
+        """One node, skipping what `plan` says."""
         loader = self.loader
         event = loader.peek_event()
-        if (plan is None and not root) or getattr(event, "anchor", None) is not None:
+        if plan is None or getattr(event, "anchor", None) is not None:
             return loader.compose_node(parent, index)  # type: ignore[no-any-return]
-        if isinstance(event, yaml.SequenceStartEvent) and plan is not None:
+        if isinstance(event, yaml.SequenceStartEvent):
             depth = self._count(event)
             loader.get_event()
             tag = event.tag if event.tag not in (None, "!") else loader.resolve(yaml.SequenceNode, None, event.implicit)
@@ -503,21 +503,31 @@ class _ObjectReader:
         tag = event.tag if event.tag not in (None, "!") else loader.resolve(yaml.MappingNode, None, event.implicit)
         node = yaml.MappingNode(tag, [], event.start_mark, None, flow_style=event.flow_style)
         loader._depth = depth
+        skipped: set[Any] = set()
         try:
             while not loader.check_event(yaml.MappingEndEvent):
                 key = loader.compose_node(node, None)
-                name = key.value if isinstance(key, yaml.ScalarNode) else None
-                if root:
-                    plan = self._object_plan(node)
-                if plan is not None and plan.skips(name):
-                    self._skip_node()
-                    continue
-                child = plan.children.get(name) if plan is not None and plan.children and name else None
-                node.value.append((key, self.compose(node, key, child)))
+                self._compose_entry(node, key, plan, skipped)
             node.end_mark = loader.get_event().end_mark
         finally:
             loader._depth = depth - 1
         return node
+
+    def _compose_entry(self, node: yaml.MappingNode, key: yaml.Node, plan: Plan | None, skipped: set[Any]) -> None:
+        """The value of `key` in `node`, composed as `plan` says, or consumed unread when it skips
+        the key (a key skipped twice is a duplicate, refused as `build` refuses it)."""
+        name = key.value if isinstance(key, yaml.ScalarNode) else None
+        if plan is not None and plan.skips(name):
+            if name is None:
+                raise yaml.constructor.ConstructorError(None, None, "mapping key is not a scalar", key.start_mark)
+            value = self.loader.construct_object(key, deep=True)  # type: ignore[no-untyped-call]
+            if value in skipped:
+                raise yaml.constructor.ConstructorError(None, None, f"duplicate key {value!r}", key.start_mark)
+            skipped.add(value)
+            self._skip_node()
+            return
+        child = plan.children.get(name) if plan is not None and plan.children and name else None
+        node.value.append((key, self.compose(node, key, child)))
 
     # building values straight from events (the composer's nodes are made only where needed)
 
@@ -662,6 +672,7 @@ class _ObjectReader:
         header = yaml.MappingNode(tag, [], start.start_mark, None, flow_style=start.flow_style)
         items: yaml.ScalarNode | None = None
         waiting: list[tuple[Any, LineOf, int]] = []
+        skipped: set[Any] = set()
         try:
             while not loader.check_event(yaml.MappingEndEvent):
                 key = loader.compose_node(header, None)
@@ -691,7 +702,10 @@ class _ObjectReader:
                     loader._depth = 1
                     loader._nodes = 0
                     continue
-                header.value.append((key, self.compose(header, key, None, root=items is None)))
+                # before any items the root is an object: planned by its kind, as `build` plans an item
+                # (`items` that are not a plain list are kept whole: the List's reading refuses them)
+                planned = items is None and not (isinstance(key, yaml.ScalarNode) and key.value == "items")
+                self._compose_entry(header, key, self._object_plan(header) if planned else None, skipped)
             header.end_mark = loader.get_event().end_mark
         finally:
             loader._depth = 0
@@ -768,13 +782,14 @@ def _plain_scalar_typer(cache: dict[str, Any]) -> Callable[[str], Any]:
     return typed
 
 
-def _fast_objects(text: str, source: str, plan_of: PlanOf) -> Iterator[RawObject]:
+def _fast_objects(text: str, source: str, plan_of: PlanOf, utf8: bytes | None = None) -> Iterator[RawObject]:
     """`yaml_objects` by the C fast path; raises `_yaml_fast.Fallback` on anything it does not read
-    (after yielding, in the same order, the objects the exact reader yields first)."""
+    (after yielding, in the same order, the objects the exact reader yields first). `utf8`: the
+    text's UTF-8 bytes, when the input was given so."""
     assert _yaml_fast is not None
     cache: dict[str, Any] = {}
     reader = _yaml_fast.Reader(
-        text.encode("utf-8"),
+        text.encode("utf-8") if utf8 is None else utf8,
         plan_of,
         _SKIP_ALL,
         _plain_scalar_typer(cache),
@@ -808,11 +823,12 @@ def yaml_objects(
 
     The C fast path reads ordinary dumps; on anything else (an anchor, a tag, a duplicate key, a
     syntax error…) the exact reader reads the stream again, past the objects already given."""
+    utf8 = text if isinstance(text, bytes) else None
     text = decode_text(text, source, max_bytes)
     given = 0
     if _yaml_fast is not None and _RESOLVED_FIRST is not None and _fast_enabled():
         try:  # libyaml refuses the characters PyYAML's Reader does: the exact reader names them
-            for obj in _fast_objects(text, source, plan_of):
+            for obj in _fast_objects(text, source, plan_of, utf8):
                 yield obj
                 given += 1
             return
