@@ -193,36 +193,53 @@ anchored:
 
 static PyObject *build(Reader *r, PyObject *plan, int root);
 
-/* Is `key` skipped by `plan`? Sets *child to the plan of its value (borrowed, or NULL). */
-static int plan_skips(PyObject *plan, PyObject *key, PyObject **child) {
+/* A plan's fields, read once for a mapping (borrowed: the frozen plan holds them). */
+typedef struct {
+    PyObject *skip, *keep, *children;
+} PlanView;
+
+static int plan_view(PyObject *plan, PlanView *view) {
+    static PyObject *names[3];
+    if (!names[0]) {
+        names[0] = PyUnicode_InternFromString("skip");
+        names[1] = PyUnicode_InternFromString("keep");
+        names[2] = PyUnicode_InternFromString("children");
+        if (!names[0] || !names[1] || !names[2]) return -1;
+    }
+    PyObject **fields[3] = {&view->skip, &view->keep, &view->children};
+    for (int i = 0; i < 3; i++) {
+        PyObject *field = PyObject_GetAttr(plan, names[i]);
+        if (!field) return -1;
+        *fields[i] = field;
+        Py_DECREF(field);
+    }
+    return 0;
+}
+
+/* Is `key` skipped by the plan? Sets *child to the plan of its value (borrowed, or NULL). */
+static int plan_skips(PlanView *view, PyObject *key, PyObject **child) {
     *child = NULL;
-    PyObject *skip = PyObject_GetAttrString(plan, "skip");
-    if (!skip) return -1;
-    int in = PySet_Contains(skip, key);
-    Py_DECREF(skip);
+    int in = PySet_Contains(view->skip, key);
     if (in != 0) return in;
-    PyObject *keep = PyObject_GetAttrString(plan, "keep");
-    if (!keep) return -1;
-    if (keep != Py_None) {
-        in = PySet_Contains(keep, key);
-        Py_DECREF(keep);
+    if (view->keep != Py_None) {
+        in = PySet_Contains(view->keep, key);
         if (in <= 0) return in < 0 ? -1 : 1;
+    }
+    if (!PyUnicode_Check(key) || view->children == Py_None) return 0;
+    PyObject *found;
+    if (PyDict_CheckExact(view->children)) {
+        found = PyDict_GetItemWithError(view->children, key);
+        if (!found) return PyErr_Occurred() ? -1 : 0;
     } else {
-        Py_DECREF(keep);
-    }
-    if (!PyUnicode_Check(key)) return 0;
-    PyObject *children = PyObject_GetAttrString(plan, "children");
-    if (!children) return -1;
-    if (children != Py_None && PyObject_IsTrue(children)) {
-        PyObject *found = PyObject_GetItem(children, key);
-        if (found) {
-            *child = found == Py_None ? NULL : found;
-            Py_DECREF(found); /* plans live as long as their parent plan */
-        } else {
+        found = PyObject_GetItem(view->children, key);
+        if (!found) {
+            if (!PyErr_ExceptionMatches(PyExc_KeyError)) return -1;
             PyErr_Clear();
+            return 0;
         }
+        Py_DECREF(found); /* held by the plan */
     }
-    Py_DECREF(children);
+    *child = found == Py_None ? NULL : found;
     return 0;
 }
 
@@ -291,8 +308,10 @@ static int is_kind(PyObject *key) {
 static PyObject *build_mapping(Reader *r, PyObject *plan, int root) {
     PyObject *result = PyDict_New();
     PyObject *owned_plan = NULL; /* the object's plan, once its kind is read */
+    PlanView view;
     int has_skipped = 0;
     if (!result) return NULL;
+    if (plan && plan_view(plan, &view) < 0) goto fail;
     for (;;) {
         if (peek(r) < 0) goto fail;
         if (r->event.type == YAML_MAPPING_END_EVENT) break;
@@ -307,11 +326,15 @@ static PyObject *build_mapping(Reader *r, PyObject *plan, int root) {
                     goto fail;
                 }
                 plan = owned_plan;
+                if (plan_view(plan, &view) < 0) {
+                    Py_DECREF(key);
+                    goto fail;
+                }
             }
         }
         PyObject *child = NULL, *value;
         if (plan) {
-            int skips = plan_skips(plan, key, &child);
+            int skips = plan_skips(&view, key, &child);
             if (skips < 0) {
                 Py_DECREF(key);
                 goto fail;
@@ -504,8 +527,9 @@ static PyObject *Reader_next(Reader *r, PyObject *Py_UNUSED(ignored)) {
             }
             plan = r->header_plan;
         }
+        PlanView view;
         if (plan) {
-            int skips = plan_skips(plan, key, &child);
+            int skips = plan_view(plan, &view) < 0 ? -1 : plan_skips(&view, key, &child);
             if (skips < 0) {
                 Py_DECREF(key);
                 return NULL;
