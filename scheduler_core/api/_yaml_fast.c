@@ -629,7 +629,7 @@ static PyTypeObject ReaderType = {
     .tp_methods = Reader_methods,
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_yaml_fast", NULL, -1, NULL};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, .m_name = "_yaml_fast", .m_size = -1};
 
 PyMODINIT_FUNC PyInit__yaml_fast(void) {
     if (PyType_Ready(&ReaderType) < 0) return NULL;
