@@ -193,3 +193,15 @@ def test_bytes_are_read_as_their_text() -> None:
         == outcome(yaml_objects, text)
         == outcome(yaml_reading._exact_objects, text)
     )
+
+
+def test_an_error_in_a_dump_given_as_bytes_names_its_line() -> None:
+    """ASCII bytes are read without being decoded; the text is decoded only to find an error's line."""
+    text = (
+        "kind: List\nitems:\n- kind: Node\n  metadata: {name: a}\n- kind: Pod\n  metadata: {name: p}\n"
+        "  spec:\n    containers:\n    - name: c\n      resources:\n        requests: {cpu: 1x}\n"
+    )
+    message = r"^f\.yaml:11: items\[1\]\.spec\.containers\[0\]\.resources\.requests\.cpu: .*1x"
+    for given in (text, text.encode()):
+        with pytest.raises(InputError, match=message):
+            load_cluster(given, "f.yaml")

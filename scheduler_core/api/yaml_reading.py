@@ -8,6 +8,7 @@ fields the scheduler never reads; `load_yaml_documents` keeps every document who
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -386,15 +387,16 @@ def _lines(text: str, first: int, stop: int) -> list[str]:
 Span = tuple[int, int, int, int]
 
 
-def _fragment_lines(text: str, span: Span) -> LineOf:
+def _fragment_lines(text: str | Callable[[], str], span: Span) -> LineOf:
     """Lines of the fields of an object built without nodes: its lines are composed again (only
-    when asked), as a document of their own."""
+    when asked), as a document of their own. `text` may be a function giving it (when asked)."""
     start_line, start_column, end_line, end_column = span
 
     def line(loc: tuple[int | str, ...]) -> int | None:
         first = start_line + 1
         try:
-            lines = _lines(text, start_line, end_line + (1 if end_column else 0))
+            whole = text if isinstance(text, str) else text()
+            lines = _lines(whole, start_line, end_line + (1 if end_column else 0))
             lines[0] = " " * start_column + lines[0][start_column:]
             node = yaml.compose("\n".join(lines), Loader=_StrictLoader)
         except (yaml.YAMLError, RecursionError, IndexError):
@@ -782,14 +784,19 @@ def _plain_scalar_typer(cache: dict[str, Any]) -> Callable[[str], Any]:
     return typed
 
 
-def _fast_objects(text: str, source: str, plan_of: PlanOf, utf8: bytes | None = None) -> Iterator[RawObject]:
+def _fast_objects(
+    text: str | Callable[[], str], source: str, plan_of: PlanOf, utf8: bytes | None = None
+) -> Iterator[RawObject]:
     """`yaml_objects` by the C fast path; raises `_yaml_fast.Fallback` on anything it does not read
     (after yielding, in the same order, the objects the exact reader yields first). `utf8`: the
-    text's UTF-8 bytes, when the input was given so."""
+    text's UTF-8 bytes (then `text` may be a function giving the text, for error lines only)."""
     assert _yaml_fast is not None
+    if utf8 is None:
+        assert isinstance(text, str)
+        utf8 = text.encode("utf-8")
     cache: dict[str, Any] = {}
     reader = _yaml_fast.Reader(
-        text.encode("utf-8") if utf8 is None else utf8,
+        utf8,
         plan_of,
         _SKIP_ALL,
         _plain_scalar_typer(cache),
@@ -824,17 +831,21 @@ def yaml_objects(
     The C fast path reads ordinary dumps; on anything else (an anchor, a tag, a duplicate key, a
     syntax error…) the exact reader reads the stream again, past the objects already given."""
     utf8 = text if isinstance(text, bytes) else None
-    text = decode_text(text, source, max_bytes)
+    if utf8 is not None and len(utf8) <= max_bytes and utf8.isascii():  # valid UTF-8: decoded if ever needed
+        decoded: Callable[[], str] = functools.cache(lambda: utf8.decode("ascii"))
+    else:
+        whole = decode_text(text, source, max_bytes)
+        decoded = lambda: whole  # noqa: E731
     given = 0
     if _yaml_fast is not None and _RESOLVED_FIRST is not None and _fast_enabled():
         try:  # libyaml refuses the characters PyYAML's Reader does: the exact reader names them
-            for obj in _fast_objects(text, source, plan_of, utf8):
+            for obj in _fast_objects(decoded if utf8 is not None else decoded(), source, plan_of, utf8):
                 yield obj
                 given += 1
             return
         except (_yaml_fast.Fallback, UnicodeEncodeError):
             pass
-    exact = _exact_objects(text, source, plan_of)
+    exact = _exact_objects(decoded(), source, plan_of)
     for _ in range(given):
         next(exact)
     yield from exact
