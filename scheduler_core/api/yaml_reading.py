@@ -8,6 +8,8 @@ fields the scheduler never reads; `load_yaml_documents` keeps every document who
 
 from __future__ import annotations
 
+import functools
+import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -381,6 +383,48 @@ def _lines(text: str, first: int, stop: int) -> list[str]:
     return text[start:end].rstrip("\n").split("\n")
 
 
+#: Where an object is in its text: 0-based line and column of its start, then of its end.
+Span = tuple[int, int, int, int]
+
+
+def _fragment_lines(text: str | Callable[[], str], span: Span) -> LineOf:
+    """Lines of the fields of an object built without nodes: its lines are composed again (only
+    when asked), as a document of their own. `text` may be a function giving it (when asked)."""
+    start_line, start_column, end_line, end_column = span
+
+    def line(loc: tuple[int | str, ...]) -> int | None:
+        first = start_line + 1
+        try:
+            whole = text if isinstance(text, str) else text()
+            lines = _lines(whole, start_line, end_line + (1 if end_column else 0))
+            lines[0] = " " * start_column + lines[0][start_column:]
+            node = yaml.compose("\n".join(lines), Loader=_StrictLoader)
+        except (yaml.YAMLError, RecursionError, IndexError):
+            return first
+        relative = line_of(node, loc)
+        return first + relative - 1 if relative else first
+
+    return line
+
+
+def _list_items(
+    data: Any, items_line: int, end: tuple[int, int], waiting: list[tuple[Any, LineOf, int]], source: str
+) -> Iterator[RawObject]:
+    """The items of a List that had no kind of their own, once the List's kind is read (`end`: the
+    0-based line and column where the List's mapping ends)."""
+    kind = data.get("kind") if isinstance(data, dict) else None
+    if isinstance(kind, str) and kind and not kind.endswith("List"):
+        raise InputError(f"{source}:{items_line}: items: a {kind} has no items (only a List has)")
+    if kind is None:  # kubectl writes `kind: List` after the items: a YAML dump cut short still parses
+        line = end[0] + (1 if end[1] else 0)
+        raise InputError(f"{source}:{line}: kind: Required value (items without `kind: List`: a truncated file?)")
+    item_kind = kind[: -len("List")] if isinstance(kind, str) else ""
+    for item_data, lines, index in waiting:
+        if item_kind:
+            item_data["kind"] = item_kind
+        yield item_data, lines, ("items", index)
+
+
 class _ObjectReader:
     """The strict composer, driven object by object over one libyaml parser."""
 
@@ -435,13 +479,13 @@ class _ObjectReader:
                 loader._nodes, loader._depth = nodes, base
                 return
 
-    def compose(self, parent: yaml.Node | None, index: object, plan: Plan | None, root: bool = False) -> yaml.Node:
-        """One node, skipping what `plan` says (`root`: an object, whose plan follows its kind)."""
+    def compose(self, parent: yaml.Node | None, index: object, plan: Plan | None) -> yaml.Node:
+        """One node, skipping what `plan` says."""
         loader = self.loader
         event = loader.peek_event()
-        if (plan is None and not root) or getattr(event, "anchor", None) is not None:
+        if plan is None or getattr(event, "anchor", None) is not None:
             return loader.compose_node(parent, index)  # type: ignore[no-any-return]
-        if isinstance(event, yaml.SequenceStartEvent) and plan is not None:
+        if isinstance(event, yaml.SequenceStartEvent):
             depth = self._count(event)
             loader.get_event()
             tag = event.tag if event.tag not in (None, "!") else loader.resolve(yaml.SequenceNode, None, event.implicit)
@@ -461,21 +505,31 @@ class _ObjectReader:
         tag = event.tag if event.tag not in (None, "!") else loader.resolve(yaml.MappingNode, None, event.implicit)
         node = yaml.MappingNode(tag, [], event.start_mark, None, flow_style=event.flow_style)
         loader._depth = depth
+        skipped: set[Any] = set()
         try:
             while not loader.check_event(yaml.MappingEndEvent):
                 key = loader.compose_node(node, None)
-                name = key.value if isinstance(key, yaml.ScalarNode) else None
-                if root:
-                    plan = self._object_plan(node)
-                if plan is not None and plan.skips(name):
-                    self._skip_node()
-                    continue
-                child = plan.children.get(name) if plan is not None and plan.children and name else None
-                node.value.append((key, self.compose(node, key, child)))
+                self._compose_entry(node, key, plan, skipped)
             node.end_mark = loader.get_event().end_mark
         finally:
             loader._depth = depth - 1
         return node
+
+    def _compose_entry(self, node: yaml.MappingNode, key: yaml.Node, plan: Plan | None, skipped: set[Any]) -> None:
+        """The value of `key` in `node`, composed as `plan` says, or consumed unread when it skips
+        the key (a key skipped twice is a duplicate, refused as `build` refuses it)."""
+        name = key.value if isinstance(key, yaml.ScalarNode) else None
+        if plan is not None and plan.skips(name):
+            if name is None:
+                raise yaml.constructor.ConstructorError(None, None, "mapping key is not a scalar", key.start_mark)
+            value = self.loader.construct_object(key, deep=True)  # type: ignore[no-untyped-call]
+            if value in skipped:
+                raise yaml.constructor.ConstructorError(None, None, f"duplicate key {value!r}", key.start_mark)
+            skipped.add(value)
+            self._skip_node()
+            return
+        child = plan.children.get(name) if plan is not None and plan.children and name else None
+        node.value.append((key, self.compose(node, key, child)))
 
     # building values straight from events (the composer's nodes are made only where needed)
 
@@ -581,22 +635,7 @@ class _ObjectReader:
         return result
 
     def _fragment_lines(self, start: yaml.Mark, end: yaml.Mark) -> LineOf:
-        """Lines of the fields of an object built without nodes: its lines are composed again
-        (only when asked), as a document of their own."""
-        text = self.text
-
-        def line(loc: tuple[int | str, ...]) -> int | None:
-            first = start.line + 1
-            try:
-                lines = _lines(text, start.line, end.line + (1 if end.column else 0))
-                lines[0] = " " * start.column + lines[0][start.column :]
-                node = yaml.compose("\n".join(lines), Loader=_StrictLoader)
-            except (yaml.YAMLError, RecursionError, IndexError):
-                return first
-            relative = line_of(node, loc)
-            return first + relative - 1 if relative else first
-
-        return line
+        return _fragment_lines(self.text, (start.line, start.column, end.line, end.column))
 
     def _object_plan(self, node: yaml.MappingNode) -> Plan | None:
         """The plan of an object once its kind is read (None before: everything is composed)."""
@@ -635,6 +674,7 @@ class _ObjectReader:
         header = yaml.MappingNode(tag, [], start.start_mark, None, flow_style=start.flow_style)
         items: yaml.ScalarNode | None = None
         waiting: list[tuple[Any, LineOf, int]] = []
+        skipped: set[Any] = set()
         try:
             while not loader.check_event(yaml.MappingEndEvent):
                 key = loader.compose_node(header, None)
@@ -664,7 +704,10 @@ class _ObjectReader:
                     loader._depth = 1
                     loader._nodes = 0
                     continue
-                header.value.append((key, self.compose(header, key, None, root=items is None)))
+                # before any items the root is an object: planned by its kind, as `build` plans an item
+                # (`items` that are not a plain list are kept whole: the List's reading refuses them)
+                planned = items is None and not (isinstance(key, yaml.ScalarNode) and key.value == "items")
+                self._compose_entry(header, key, self._object_plan(header) if planned else None, skipped)
             header.end_mark = loader.get_event().end_mark
         finally:
             loader._depth = 0
@@ -672,18 +715,8 @@ class _ObjectReader:
         if items is None:
             yield data, _locator(header), ()
             return
-        kind = data.get("kind") if isinstance(data, dict) else None
-        if isinstance(kind, str) and kind and not kind.endswith("List"):
-            line = items.start_mark.line + 1
-            raise InputError(f"{source}:{line}: items: a {kind} has no items (only a List has)")
-        if kind is None:  # kubectl writes `kind: List` after the items: a YAML dump cut short still parses
-            line = header.end_mark.line + (1 if header.end_mark.column else 0)
-            raise InputError(f"{source}:{line}: kind: Required value (items without `kind: List`: a truncated file?)")
-        item_kind = kind[: -len("List")] if isinstance(kind, str) else ""
-        for item_data, lines, index in waiting:
-            if item_kind:
-                item_data["kind"] = item_kind
-            yield item_data, lines, ("items", index)
+        end = header.end_mark
+        yield from _list_items(data, items.start_mark.line + 1, (end.line, end.column), waiting, source)
 
 
 def _locator(node: yaml.Node) -> LineOf:
@@ -691,12 +724,8 @@ def _locator(node: yaml.Node) -> LineOf:
     return lambda loc: line_of(node, loc)
 
 
-def yaml_objects(
-    text: str | bytes, source: str, plan_of: PlanOf, max_bytes: int = MAX_YAML_BYTES
-) -> Iterator[RawObject]:
-    """Every object of a YAML stream — a document, or an item of a `kind: List` — one at a time,
-    composed without the fields `plan_of` skips. Errors are `InputError`s located at line and column."""
-    text = decode_text(text, source, max_bytes)
+def _exact_objects(text: str, source: str, plan_of: PlanOf) -> Iterator[RawObject]:
+    """`yaml_objects` by the exact reader (PyYAML's composer and constructor over libyaml's events)."""
     try:
         yaml.reader.Reader(text)  # non-printable characters, with PyYAML's message (a regex: fast)
         loader = _StrictLoader(text)
@@ -709,3 +738,128 @@ def yaml_objects(
             loader.dispose()
     except (yaml.YAMLError, RecursionError) as exc:
         raise _yaml_error(exc, text, source) from None
+
+
+def _resolved_first() -> str | None:
+    """The characters some implicit resolver of the strict rules is keyed by (a plain scalar
+    starting otherwise is a string: `Resolver.resolve` looks no further), or None when a resolver
+    applies whatever the first character, or is keyed by a character that is not ASCII."""
+    firsts = _StrictRules.yaml_implicit_resolvers
+    if not all(isinstance(first, str) and len(first) <= 1 and first.isascii() for first in firsts):
+        return None
+    return "".join(firsts)
+
+
+def _known_rules() -> bool:
+    """Whether the strict rules' resolvers are PyYAML's YAML 1.1 ones less the timestamp, whose
+    patterns the fast path's shortcuts for plain scalars starting with a letter or digit rely on."""
+    expected = {
+        first: [(tag, regexp.pattern) for tag, regexp in resolvers if tag != _TIMESTAMP_TAG]
+        for first, resolvers in yaml.resolver.Resolver.yaml_implicit_resolvers.items()
+    }
+    actual = {
+        first: [(tag, regexp.pattern) for tag, regexp in resolvers]
+        for first, resolvers in _StrictRules.yaml_implicit_resolvers.items()
+    }
+    return yaml.__version__.startswith("6.") and actual == {k: v for k, v in expected.items() if v}
+
+
+def _plain_scalar_typer(cache: dict[str, Any]) -> Callable[[str], Any]:
+    """The value of a plain scalar by the strict rules' resolver and constructor (YAML 1.1, as
+    `_ObjectReader._scalar`), remembered in `cache` for the spellings that repeat."""
+    loader = _StrictLoader("")
+
+    def typed(value: str) -> Any:
+        tag = loader.resolve(yaml.ScalarNode, value, (True, False))
+        if tag == "tag:yaml.org,2002:str":
+            result: Any = value
+        else:
+            node = yaml.ScalarNode(tag, value, None, None)
+            result = loader.construct_object(node)  # type: ignore[no-untyped-call]
+            loader.constructed_objects.clear()
+        if len(value) <= 64 and len(cache) < 100_000:
+            cache[value] = result
+        return result
+
+    return typed
+
+
+def _fast_objects(
+    text: str | Callable[[], str], source: str, plan_of: PlanOf, utf8: bytes | None = None
+) -> Iterator[RawObject]:
+    """`yaml_objects` by the C fast path; raises `_yaml_fast.Fallback` on anything it does not read
+    (after yielding, in the same order, the objects the exact reader yields first). `utf8`: the
+    text's UTF-8 bytes (then `text` may be a function giving the text, for error lines only)."""
+    assert _yaml_fast is not None
+    if utf8 is None:
+        assert isinstance(text, str)
+        utf8 = text.encode("utf-8")
+    cache: dict[str, Any] = {}
+    reader = _yaml_fast.Reader(
+        utf8,
+        plan_of,
+        _SKIP_ALL,
+        _plain_scalar_typer(cache),
+        cache,
+        _RESOLVED_FIRST,
+        _KNOWN_RULES,
+        MAX_YAML_NODES - 8,  # near a limit, the exact reader counts (and names the place)
+        MAX_DEPTH - 3,
+    )
+    waiting: list[tuple[Any, LineOf, int]] = []
+    while (entry := reader.next()) is not None:
+        what, data, span, number = entry
+        lines = _fragment_lines(text, span)
+        if what == "item":
+            if isinstance(data, dict) and "kind" not in data:
+                waiting.append((data, lines, number))
+            else:
+                yield data, lines, ("items", number)
+        elif not number:  # a document that is one object
+            yield data, lines, ()
+        else:
+            yield from _list_items(data, number, (span[2], span[3]), waiting, source)
+            waiting = []
+
+
+def yaml_objects(
+    text: str | bytes, source: str, plan_of: PlanOf, max_bytes: int = MAX_YAML_BYTES
+) -> Iterator[RawObject]:
+    """Every object of a YAML stream — a document, or an item of a `kind: List` — one at a time,
+    composed without the fields `plan_of` skips. Errors are `InputError`s located at line and column.
+
+    The C fast path reads ordinary dumps; on anything else (an anchor, a tag, a duplicate key, a
+    syntax error…) the exact reader reads the stream again, past the objects already given."""
+    utf8 = text if isinstance(text, bytes) else None
+    if utf8 is not None and len(utf8) <= max_bytes and utf8.isascii():  # valid UTF-8: decoded if ever needed
+        decoded: Callable[[], str] = functools.cache(lambda: utf8.decode("ascii"))
+    else:
+        whole = decode_text(text, source, max_bytes)
+        decoded = lambda: whole  # noqa: E731
+    given = 0
+    if _yaml_fast is not None and _RESOLVED_FIRST is not None and _fast_enabled():
+        try:  # libyaml refuses the characters PyYAML's Reader does: the exact reader names them
+            for obj in _fast_objects(decoded if utf8 is not None else decoded(), source, plan_of, utf8):
+                yield obj
+                given += 1
+            return
+        except (_yaml_fast.Fallback, UnicodeEncodeError):
+            pass
+    exact = _exact_objects(decoded(), source, plan_of)
+    for _ in range(given):
+        next(exact)
+    yield from exact
+
+
+def _fast_enabled() -> bool:
+    """The fast path is used unless `CLUSTERVIZ_YAML_EXACT` is set (to compare the two)."""
+    return not os.environ.get("CLUSTERVIZ_YAML_EXACT")
+
+
+try:
+    from . import _yaml_fast  # type: ignore[attr-defined]
+except ImportError:  # not built (`python -m scheduler_core.api.build_yaml_fast`): the exact reader reads all
+    _yaml_fast = None
+
+_RESOLVED_FIRST = _resolved_first()
+_KNOWN_RULES = _known_rules()
