@@ -35,6 +35,8 @@ log = logging.getLogger(__name__)
 
 #: Called (in a thread of this process) once a worker has ended: (job id, whether the server stopped it).
 OnEnd = Callable[[int, bool], None]
+#: Called (in the same thread) every `every` seconds while the worker lives, from its start: (job id).
+Beat = Callable[[int], None]
 WORKER_MODULE = "clusterviz.import_worker"
 #: Settings the worker takes from the server (tests and deployments may set them at run time).
 PASSED_SETTINGS = ("CLUSTERVIZ_IMPORT_MAX_BYTES", "CLUSTERVIZ_IMPORT_MAX_OBJECTS")
@@ -46,6 +48,8 @@ class _Worker:
     job_id: int
     popen: subprocess.Popen[bytes]
     on_end: OnEnd
+    beat: Beat
+    every: float
     stopped_by_server: bool = False
     settled: threading.Event = field(default_factory=threading.Event)
 
@@ -59,9 +63,10 @@ _lock = threading.Lock()
 _exit_hook = False
 
 
-def start(job_id: int, dump: BinaryIO, on_end: OnEnd) -> int:
+def start(job_id: int, dump: BinaryIO, *, on_end: OnEnd, beat: Beat, every: float) -> int:
     """Start the worker of import `job_id` on the dump in `dump` (a real file: its descriptor is passed
-    on, and may be closed once this returns); its process id."""
+    on, and may be closed once this returns); its process id. `beat` proves the import alive while
+    the worker lives (it starts slowly on a busy machine), `on_end` settles its job."""
     _install_exit_hook()
     dump.flush()
     header = {
@@ -81,7 +86,7 @@ def start(job_id: int, dump: BinaryIO, on_end: OnEnd) -> int:
         pass_fds=(dump.fileno(),),
         env=env,
     )
-    worker = _Worker(job_id, popen, on_end)
+    worker = _Worker(job_id, popen, on_end, beat, every)
     with _lock:
         _workers[job_id] = worker
     assert popen.stdin is not None
@@ -100,8 +105,17 @@ def _frame(header: dict[str, Any]) -> bytes:
 
 
 def _watch(worker: _Worker) -> None:
-    """Wait for the worker to end, then settle its job (a job it left running is failed or cancelled)."""
-    code = worker.popen.wait()
+    """Wait for the worker to end, beating meanwhile, then settle its job (a job it left running is
+    failed or cancelled)."""
+    while True:
+        try:
+            code = worker.popen.wait(worker.every)
+            break
+        except subprocess.TimeoutExpired:
+            try:
+                worker.beat(worker.job_id)
+            except Exception:
+                log.exception("import %s: heartbeat failed", worker.job_id)
     try:
         if code < 0 and not worker.stopped_by_server:
             log.info("import %s: worker %s ended by signal %s", worker.job_id, worker.popen.pid, -code)

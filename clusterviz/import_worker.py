@@ -14,29 +14,38 @@ import pickle
 import signal
 import sys
 import threading
-from typing import Any, BinaryIO
+from typing import Any
 
 EXIT_ORPHANED = 70  # the server went away
+STDIN = 0
+#: The worker's scheduling niceness: when the CPUs are busy, the server (a live class's stream) goes
+#: first and the import takes what is left (on a quiet machine it gets a core all the same).
+NICENESS = 10
 
 
-def _read_header(stream: BinaryIO) -> dict[str, Any]:
-    size = int.from_bytes(_read_exactly(stream, 8), "big")
-    header: dict[str, Any] = pickle.loads(_read_exactly(stream, size))  # from our own parent only
+def _read_header() -> dict[str, Any]:
+    size = int.from_bytes(_read_exactly(8), "big")
+    header: dict[str, Any] = pickle.loads(_read_exactly(size))  # from our own parent only
     return header
 
 
-def _read_exactly(stream: BinaryIO, size: int) -> bytes:
-    data = stream.read(size)
-    if data is None or len(data) != size:
-        os._exit(EXIT_ORPHANED)  # the server died before it could say what to do
+def _read_exactly(size: int) -> bytes:
+    """Bytes of stdin, read from its descriptor (sys.stdin's buffer would be locked by the lifeline's
+    read when the interpreter exits)."""
+    data = b""
+    while len(data) < size:
+        part = os.read(STDIN, size - len(data))
+        if not part:
+            os._exit(EXIT_ORPHANED)  # the server died before it could say what to do
+        data += part
     return data
 
 
-def _exit_with_parent(lifeline: BinaryIO) -> None:
+def _exit_with_parent() -> None:
     """Exit as soon as the server's end of stdin closes (it never writes more)."""
 
     def watch() -> None:
-        while lifeline.read(4096):
+        while os.read(STDIN, 4096):
             pass
         os._exit(EXIT_ORPHANED)
 
@@ -60,17 +69,24 @@ def _setup(header: dict[str, Any]) -> None:
 
 def main() -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C at the terminal is for the server, which stops us
-    stdin = sys.stdin.buffer
-    header = _read_header(stdin)
-    _exit_with_parent(stdin)
+    os.nice(NICENESS)
+    header = _read_header()
+    _exit_with_parent()
     _setup(header)
     with os.fdopen(header["fd"], "rb") as dump:
         dump.seek(0)  # the offset is shared with the server, which wrote it
         data = [dump.read()]
+    from django.db import connections
+
     from clusterviz import imports
 
-    return imports.work(header["job"], data.pop())
+    code = imports.work(header["job"], data.pop())
+    connections.close_all()
+    return code
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)  # at once: the server settles the job when this process is gone (no teardown of its heap)

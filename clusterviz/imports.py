@@ -14,10 +14,8 @@ management command, tests).
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import secrets
-import threading
 import time
 import uuid
 from collections import Counter
@@ -25,7 +23,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 
 from scheduler_core.api.loading import KINDS, InputError, locate, parse_object
 from scheduler_core.api.objects import PriorityClass
@@ -415,49 +413,36 @@ def start(job: ImportJob, dump: BinaryIO) -> None:
     """Run the import in a worker process (clusterviz/import_process.py); `dump` is a file holding the
     dump (the worker reads it; it may be closed once this returns)."""
     try:
-        import_process.start(job.pk, dump, settle)
+        import_process.start(job.pk, dump, on_end=settle, beat=_beat, every=HEARTBEAT_SECONDS)
     except OSError as exc:  # no process could be started (out of memory, process limit)
         log.error("import %s: no worker process: %s", job.pk, exc)
         _finish(job, IMPORT_FAILED, f"the import could not start: {exc.strerror or exc}; nothing was stored")
 
 
 def work(job_id: int, data: bytes) -> int:
-    """The worker process's part: carry out the import, beating its heartbeat; its exit status (0:
-    done, 1: refused or cancelled, 2: failed). Its outcome is in the job's row."""
+    """The worker process's part: carry out the import; its exit status (0: done, 1: refused,
+    cancelled or taken for dead, 2: failed). Its outcome is in the job's row."""
     from .controllers.runner import PROCESS_ID
 
-    ImportJob.objects.filter(pk=job_id).update(worker=PROCESS_ID, heartbeat=time.time())
+    ImportJob.objects.filter(pk=job_id).update(worker=PROCESS_ID)
     job = ImportJob.objects.get(pk=job_id)
+    if job.state != IMPORT_RUNNING or job.staging_id is None:
+        return 1  # settled before the worker could begin (cancelled, or its server taken for dead)
     held = [data]
     del data
-    with _heartbeat(job_id):
-        try:
-            run(job, held.pop(), announce=False)  # the only reference: run() lets the bytes go once decoded
-        except (InputError, store.StoreError, ImportCancelled):
-            return 1
-        except Exception:  # logged by run()
-            return 2
+    try:
+        run(job, held.pop(), announce=False)  # the only reference: run() lets the bytes go once decoded
+    except (InputError, store.StoreError, ImportCancelled):
+        return 1
+    except Exception:  # logged by run()
+        return 2
     return 0
 
 
-@contextlib.contextmanager
-def _heartbeat(job_id: int) -> Iterator[None]:
-    """Prove the import alive every HEARTBEAT_SECONDS (its reading passes write nothing for a while)."""
-    done = threading.Event()
-
-    def beat() -> None:
-        while not done.wait(HEARTBEAT_SECONDS):
-            with contextlib.suppress(Exception):
-                ImportJob.objects.filter(pk=job_id, state=IMPORT_RUNNING).update(heartbeat=time.time())
-        connection.close()
-
-    beater = threading.Thread(target=beat, name=f"import-{job_id}-heartbeat", daemon=True)
-    beater.start()
-    try:
-        yield
-    finally:
-        done.set()
-        beater.join()
+def _beat(job_id: int) -> None:
+    """Prove a running import alive (the server does it while its worker lives: the worker starts
+    slowly on a busy machine, and its reading passes write nothing for a while)."""
+    ImportJob.objects.filter(pk=job_id, state=IMPORT_RUNNING).update(heartbeat=time.time())
 
 
 def settle(job_id: int, interrupted: bool = False) -> ImportJob | None:
@@ -472,7 +457,7 @@ def settle(job_id: int, interrupted: bool = False) -> ImportJob | None:
             _finish(job, IMPORT_CANCELLED, "cancelled")
         else:
             _finish(job, IMPORT_FAILED, INTERRUPTED if interrupted else FAILED_ON_SERVER)
-    elif job.state == IMPORT_DONE:
+    elif job.state == IMPORT_DONE and not interrupted:  # (a stopping server publishes no more)
         target = Cluster.objects.filter(slug=job.slug).first()
         if target is not None:
             _announce(job, target)
