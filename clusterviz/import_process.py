@@ -18,11 +18,12 @@ import contextlib
 import logging
 import os
 import pickle
+import select
 import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
@@ -107,15 +108,13 @@ def _frame(header: dict[str, Any]) -> bytes:
 def _watch(worker: _Worker) -> None:
     """Wait for the worker to end, beating meanwhile, then settle its job (a job it left running is
     failed or cancelled)."""
-    while True:
-        try:
-            code = worker.popen.wait(worker.every)
-            break
-        except subprocess.TimeoutExpired:
+    with _exit_notice(worker.popen) as ended_within:
+        while not ended_within(worker.every):
             try:
                 worker.beat(worker.job_id)
             except Exception:
                 log.exception("import %s: heartbeat failed", worker.job_id)
+    code = worker.popen.wait()
     try:
         if code < 0 and not worker.stopped_by_server:
             log.info("import %s: worker %s ended by signal %s", worker.job_id, worker.popen.pid, -code)
@@ -136,6 +135,29 @@ def running() -> list[int]:
     """The imports whose workers this process runs (until each is settled)."""
     with _lock:
         return sorted(_workers)
+
+
+@contextlib.contextmanager
+def _exit_notice(popen: subprocess.Popen[bytes]) -> Iterator[Callable[[float], bool]]:
+    """`ended_within(seconds)`: whether the process ends within that time, waited for in the kernel
+    (a pidfd: Popen.wait with a timeout would wake this process every 50 ms)."""
+    try:
+        pidfd = os.pidfd_open(popen.pid)
+    except (AttributeError, OSError):  # not Linux ≥ 5.3
+
+        def polled(seconds: float) -> bool:
+            try:
+                popen.wait(seconds)
+            except subprocess.TimeoutExpired:
+                return False
+            return True
+
+        yield polled
+        return
+    try:
+        yield lambda seconds: bool(select.select([pidfd], [], [], seconds)[0])
+    finally:
+        os.close(pidfd)
 
 
 def pid_of(job_id: int) -> int | None:
