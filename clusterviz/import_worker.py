@@ -18,9 +18,17 @@ from typing import Any
 
 EXIT_ORPHANED = 70  # the server went away
 STDIN = 0
-#: The worker's scheduling niceness: when the CPUs are busy, the server (a live class's stream) goes
-#: first and the import takes what is left (on a quiet machine it gets a core all the same).
-NICENESS = 10
+#: The worker's scheduling niceness ($CLUSTERVIZ_IMPORT_NICENESS, 0-19): when the CPUs are busy, the
+#: server (a live class's stream) goes first and the import takes what is left (on a quiet machine it
+#: gets a core all the same).
+DEFAULT_NICENESS = 10
+
+
+def niceness() -> int:
+    try:
+        return min(19, max(0, int(os.environ.get("CLUSTERVIZ_IMPORT_NICENESS", DEFAULT_NICENESS))))
+    except ValueError:
+        return DEFAULT_NICENESS
 
 
 def _read_header() -> dict[str, Any]:
@@ -69,7 +77,7 @@ def _setup(header: dict[str, Any]) -> None:
 
 def main() -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C at the terminal is for the server, which stops us
-    os.nice(NICENESS)
+    os.nice(niceness())
     header = _read_header()
     _exit_with_parent()
     _setup(header)

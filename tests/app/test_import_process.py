@@ -71,6 +71,10 @@ def parent_of(pid: int) -> int:
     raise AssertionError(f"no PPid for {pid}")
 
 
+def nice_of(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])  # field 19: nice
+
+
 def command_of(pid: int) -> str:
     return Path(f"/proc/{pid}/cmdline").read_bytes().rstrip(b"\0").replace(b"\0", b" ").decode()
 
@@ -105,6 +109,7 @@ def test_the_import_runs_in_a_worker_process_and_cancel_kills_it(processes: Proc
     url, pid = start_import(server, db, "imp", json.dumps(dump(1500, 10)).encode())
     assert pid != server.pid and parent_of(pid) == server.pid, "a child process of the server does the work"
     assert command_of(pid).endswith("-m clusterviz.import_worker")
+    assert nice_of(pid) == nice_of(server.pid) + 10, "a busy machine serves the class first"
     status, body = http_json(url + "/cancel", {})
     assert status == 200, body
     # the answer comes once the worker is killed and its job settled
