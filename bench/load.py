@@ -678,6 +678,7 @@ def start(registry: Registry, options: argparse.Namespace, say: Callable[[str], 
             options.import_nodes,
             options.import_pods_per_node,
             size,
+            servers[0].pid,
         )
     return Bench(options, servers, others, base_rvs, importer)
 

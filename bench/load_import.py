@@ -5,8 +5,10 @@ N nodes and `--import-pods-per-node` Running pods each is generated (bench/clust
 bench's temporary directory. When scenario A's followers are connected, the dump is uploaded as its
 owner does (`POST /api/clusters/<slug>/imports`, into an empty cluster of the same server) and the
 presenter starts acting once the server accepted it (202); the job's progress is followed
-(`GET <url>`) until it is done, and its duration and outcome are reported beside A's figures. A
-failed import, or one that did not finish within `--import-timeout`, fails the run.
+(`GET <url>`) until it is done, and its duration and outcome are reported beside A's figures, with
+the CPU the server process used meanwhile and the CPU of the import's worker process (the server's
+child: counted once it has exited). A failed import, or one that did not finish within
+`--import-timeout`, fails the run.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from cluster_dump import dump_json
-from load_procs import http_exchange
+from load_procs import children_cpu_seconds, cpu_seconds, http_exchange, live_children, wait_for
 
 SLUG = "load-import"
 POLL_SECONDS = 0.5
@@ -50,7 +52,9 @@ class ImportRun:
     nodes: int
     pods_per_node: int
     size: int
+    server_pid: int
     started: float = 0.0
+    cpu_at_start: tuple[float, float] = (0.0, 0.0)  # the server's own CPU, its ended children's
     accepted: float = 0.0
     ended: float | None = None
     url: str = ""
@@ -62,6 +66,7 @@ class ImportRun:
     async def start(self) -> None:
         """Upload the dump; returns once the server accepted it (the job runs in the background)."""
         data = self.path.read_bytes()
+        self.cpu_at_start = self._cpu()
         self.started = time.monotonic()
         status, answer = await _request(self.base, "POST", f"/api/clusters/{SLUG}/imports", self.token, data)
         self.accepted = time.monotonic()
@@ -81,6 +86,9 @@ class ImportRun:
             self.job = answer["import"]
         self.ended = time.monotonic()
 
+    def _cpu(self) -> tuple[float, float]:
+        return cpu_seconds(self.server_pid), children_cpu_seconds(self.server_pid)
+
     def mark_actions_end(self) -> None:
         """Remember how far the import was when the presenter's actions were over (the overlap)."""
         self.at_actions_end = {k: self.job.get(k) for k in ("state", "phase", "read", "stored", "total")}
@@ -97,6 +105,11 @@ class ImportRun:
                 self._follow.cancel()
                 with contextlib.suppress(BaseException):
                     await self._follow
+        server_cpu, worker_cpu = (0.0, 0.0)
+        if self.ended is not None:
+            wait_for(lambda: not live_children(self.server_pid), 30, "the import's worker process to exit")
+            now = self._cpu()
+            server_cpu, worker_cpu = (now[0] - self.cpu_at_start[0], now[1] - self.cpu_at_start[1])
         state = self.job.get("state")
         if self.error is None and state != "done":
             self.error = f"the import ended {state}: {self.job.get('error')}"
@@ -110,6 +123,8 @@ class ImportRun:
             "uploadSeconds": round(self.accepted - self.started, 2),
             "seconds": round(self.ended - self.started, 2) if self.ended else None,
             "atActionsEnd": self.at_actions_end,
+            "serverCpuSeconds": round(server_cpu, 2),
+            "workerCpuSeconds": round(worker_cpu, 2),
             "problems": [self.error] if self.error else [],
         }
 
@@ -121,4 +136,6 @@ def table_lines(figures: dict[str, Any]) -> list[str]:
         f"({figures['dumpMiB']} MiB): {figures['state']}, {figures['stored']} / {figures['total']} stored, "
         f"{figures['seconds']} s (upload {figures['uploadSeconds']} s); when the actions ended: "
         f"{end.get('phase')}, {end.get('stored')} stored",
+        f"  CPU during the import     server process {figures['serverCpuSeconds']} s, "
+        f"import worker process {figures['workerCpuSeconds']} s",
     ]

@@ -201,6 +201,21 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime (fields 14, 15 of stat)
 
 
+def children_cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process's children that have ended and been waited for."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[13]) + int(fields[14])) / CLOCK_TICKS  # cutime, cstime (fields 16, 17 of stat)
+
+
+def live_children(pid: int) -> list[int]:
+    """The process ids of a process's running children."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            found += [int(child) for child in (task / "children").read_text().split()]
+    return found
+
+
 def memory_kib(pid: int) -> dict[str, int]:
     """VmRSS and VmHWM (peak resident set) in KiB."""
     out: dict[str, int] = {}

@@ -1,13 +1,16 @@
 """HTTP for background imports: start one (owner only), follow its progress, cancel it.
 
 `POST /api/clusters/<slug>/imports` takes the dump as the request body (JSON or YAML, any size up
-to `CLUSTERVIZ_IMPORT_MAX_BYTES`) and answers 202 with the job; `GET …/imports/<id>` is its progress
+to `CLUSTERVIZ_IMPORT_MAX_BYTES`; copied into a temporary file for the import's worker process) and
+answers 202 with the job; `GET …/imports/<id>` is its progress
 (objects read / stored) and outcome; `POST …/imports/<id>/cancel` stops it, leaving nothing behind.
 Like the actions endpoint these are not CSRF-protected (scripts call them), so they refuse the
 content types an HTML form can send cross-site.
 """
 
 from __future__ import annotations
+
+import tempfile
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
@@ -54,17 +57,16 @@ def start_import(request: HttpRequest, slug: str) -> HttpResponse:
     too_large = InputError(f"snapshot: larger than {limit // 2**20} MiB (CLUSTERVIZ_IMPORT_MAX_BYTES)")
     if declared.isdigit() and int(declared) > limit:
         return _status(too_large, 413, "RequestEntityTooLarge")
-    chunks: list[bytes] = []
-    size = 0
-    while chunk := request.read(READ_CHUNK):
-        size += len(chunk)
-        if size > limit:
-            return _status(too_large, 413, "RequestEntityTooLarge")
-        chunks.append(chunk)
-    data = b"".join(chunks)
-    del chunks
-    job = imports.new_job(cluster.slug, request.headers.get("X-Filename") or "snapshot")
-    imports.start(job, data)
+    with tempfile.TemporaryFile(prefix="clusterviz-import-") as dump:  # the worker process reads it
+        size = 0
+        while chunk := request.read(READ_CHUNK):
+            size += len(chunk)
+            if size > limit:
+                return _status(too_large, 413, "RequestEntityTooLarge")
+            dump.write(chunk)
+        job = imports.new_job(cluster.slug, request.headers.get("X-Filename") or "snapshot")
+        imports.start(job, dump)
+    job.refresh_from_db()
     return JsonResponse({"import": job.to_dict(), "url": _progress_url(job)}, status=202)
 
 

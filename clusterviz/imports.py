@@ -7,31 +7,28 @@ empty) and resets its watch log (watchers relist, as after an etcd compaction). 
 cancelled or killed import therefore never leaves a half cluster: its staging cluster is deleted,
 at once or — after a crash — by the next process that looks at the job (`recover_interrupted`).
 
-`start()` runs an import in a worker thread (the server's event loop stays free); `run()` runs it
-in the caller's thread (the management command).
+`start()` runs an import in a worker process (clusterviz/import_process.py: the server's event loop
+and GIL stay free; `work()` is what that process does); `run()` runs it in the caller's thread (the
+management command, tests).
 """
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import logging
 import secrets
-import sys
-import threading
 import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, BinaryIO
 
 from django.conf import settings
-from django.db import close_old_connections, connection, transaction
+from django.db import transaction
 
 from scheduler_core.api.loading import KINDS, InputError, locate, parse_object
 from scheduler_core.api.objects import PriorityClass
 
-from . import services, store
+from . import import_process, services, store
 from .dump_reading import Dump, Item, read_dump
 from .models import (
     IMPORT_CANCELLED,
@@ -57,7 +54,9 @@ __all__ = [
     "new_job",
     "recover_interrupted",
     "run",
+    "settle",
     "start",
+    "work",
 ]
 
 log = logging.getLogger(__name__)
@@ -73,6 +72,8 @@ BATCH_SIZE = 1000  # objects per progress update (and cancel check)
 WRITE_ROWS = 100  # objects per write transaction (see _write)
 HEARTBEAT_SECONDS = 2.0  # how often a running import proves it is alive
 COMPONENT = "kubectl"
+INTERRUPTED = "interrupted: the server stopped during the import; nothing was stored"
+FAILED_ON_SERVER = "the import failed on the server; nothing was stored"
 _SERVER_FIELDS = ("resourceVersion", "generation", "managedFields", "selfLink")
 
 
@@ -149,6 +150,8 @@ def _admission_pass(job: ImportJob, dump: Dump) -> dict[str, PriorityClass]:
         elif not _stored(kind):
             skipped[kind] += 1
         total += 1
+        if total % BATCH_SIZE == 0:
+            _check_cancel(job)
         if total > max_objects():
             raise InputError(f"{source}: more than {max_objects()} objects (CLUSTERVIZ_IMPORT_MAX_OBJECTS)")
     _progress(job, total=total, skipped=dict(skipped), phase="storing")
@@ -253,8 +256,13 @@ def _rows(job: ImportJob, dump: Dump, classes: dict[str, PriorityClass], first_r
         )
 
 
-def run(job: ImportJob, data: bytes, on_progress: Callable[[ImportJob], None] | None = None) -> Cluster:
-    """Carry out an import (in this thread); the target cluster, or an error with nothing stored."""
+def run(
+    job: ImportJob, data: bytes, on_progress: Callable[[ImportJob], None] | None = None, *, announce: bool = True
+) -> Cluster:
+    """Carry out an import (in this thread); the target cluster, or an error with nothing stored.
+
+    `announce`: publish `cluster.imported` once it is swapped in (a worker process leaves that to the
+    server, whose channel layer the target's clients and control loop listen to: `settle`)."""
     source = job.source or "snapshot"
     try:
         if len(data) > max_bytes():
@@ -278,7 +286,7 @@ def run(job: ImportJob, data: bytes, on_progress: Callable[[ImportJob], None] | 
         del dump
         _check_cancel(job)
         _progress(job, phase="swapping")
-        cluster = _swap(job, first_rv, stored)
+        cluster = _swap(job, first_rv, stored, announce)
     except ImportCancelled:
         _finish(job, IMPORT_CANCELLED, "cancelled")
         raise
@@ -290,7 +298,7 @@ def run(job: ImportJob, data: bytes, on_progress: Callable[[ImportJob], None] | 
         raise
     except Exception:
         log.exception("import %s failed", job.pk)
-        _finish(job, IMPORT_FAILED, "the import failed on the server; nothing was stored")
+        _finish(job, IMPORT_FAILED, FAILED_ON_SERVER)
         raise
     return cluster
 
@@ -305,7 +313,7 @@ def _write(batch: list[KubeObject]) -> None:
             KubeObject.objects.bulk_create(batch[start : start + WRITE_ROWS])
 
 
-def _swap(job: ImportJob, first_rv: int, stored: int) -> Cluster:
+def _swap(job: ImportJob, first_rv: int, stored: int, announce: bool) -> Cluster:
     """Move the staged rows into the target in one transaction; the watch log restarts after them."""
     with transaction.atomic():
         target = Cluster.objects.select_for_update().filter(slug=job.slug).first()
@@ -331,18 +339,30 @@ def _swap(job: ImportJob, first_rv: int, stored: int) -> Cluster:
         ImportJob.objects.filter(pk=job.pk).update(state=IMPORT_DONE, phase="done", staging=None, heartbeat=time.time())
         Cluster.objects.filter(pk=staging_id).delete()
         job.state, job.phase, job.staging_id = IMPORT_DONE, "done", None
-        message = {"type": "cluster.imported", "import": job.pk, "resourceVersion": str(rv)}
-        transaction.on_commit(lambda: publish(target.pk, message))
+        if announce:
+            transaction.on_commit(lambda: _announce(job, target))
     return target
 
 
+def _announce(job: ImportJob, target: Cluster) -> None:
+    """Tell the target's clients and control loop that its objects were swapped in."""
+    message = {"type": "cluster.imported", "import": job.pk, "resourceVersion": str(target.resource_version)}
+    publish(target.pk, message)
+
+
 def _finish(job: ImportJob, state: str, error: str) -> None:
-    """A job that did not complete: record why and drop its staging cluster (nothing stays)."""
+    """A job that did not complete: record why and drop its staging cluster (nothing stays). A job
+    already settled (done, or taken for dead by another process) keeps its outcome; what this one
+    staged since is dropped all the same."""
     staging_id = job.staging_id
-    ImportJob.objects.filter(pk=job.pk).update(state=state, error=error, staging=None, heartbeat=time.time())
+    taken = ImportJob.objects.filter(pk=job.pk, state=IMPORT_RUNNING).update(
+        state=state, error=error, staging=None, heartbeat=time.time()
+    )
     if staging_id is not None:
         _drop_staging(staging_id)
-    job.state, job.error, job.staging_id = state, error, None
+    job.staging_id = None
+    if taken:
+        job.state, job.error = state, error
 
 
 def _drop_staging(cluster_id: int) -> None:
@@ -356,8 +376,11 @@ def _drop_staging(cluster_id: int) -> None:
 
 
 def cancel(job: ImportJob) -> ImportJob:
-    """Ask a running import to stop; it removes what it staged (a finished import is left as it is)."""
+    """Stop a running import: its worker process, when this server runs it, is killed and the job
+    settled here; another process's worker stops at its next batch. Nothing it staged stays (a
+    finished import is left as it is)."""
     ImportJob.objects.filter(pk=job.pk, state=IMPORT_RUNNING).update(cancel_requested=True)
+    import_process.stop(job.pk)
     job.refresh_from_db()
     return job
 
@@ -371,7 +394,7 @@ def recover_interrupted() -> int:
     count = 0
     for job in ImportJob.objects.filter(state=IMPORT_RUNNING, heartbeat__lt=stale):
         taken = ImportJob.objects.filter(pk=job.pk, state=IMPORT_RUNNING, heartbeat__lt=stale).update(
-            state=IMPORT_FAILED, error="interrupted: the server stopped during the import; nothing was stored"
+            state=IMPORT_FAILED, error=INTERRUPTED
         )
         if taken:
             count += 1
@@ -383,78 +406,59 @@ def recover_interrupted() -> int:
     return count
 
 
-# --- in the background --------------------------------------------------------------------------------
-
-_running: dict[int, threading.Thread] = {}
-#: While an import runs in the background: sys.setswitchinterval (Python's default is 5 ms), and how
-#: many collections of the younger generations come between two full ones (gc threshold2, default 10).
-IMPORT_SWITCH_SECONDS = 0.001
-IMPORT_FULL_GC_EVERY = 200
-_turns_lock = threading.Lock()
-_turns_holders = 0
-_switch_default = sys.getswitchinterval()
-_thresholds_default = gc.get_threshold()
+# --- in a worker process -------------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def _live_server_turns() -> Iterator[None]:
-    """While a background import runs, the rest of the server keeps its turns.
-
-    The import's thread is CPU-bound Python beside a live class (bench/load.py --import-nodes 5000):
-    - the event loop and the request thread drop the GIL at every socket and database call, then wait
-      for the holder's turn to end to get it back (the "convoy effect"): turns are 1 ms instead of 5;
-    - the rows it keeps while a batch is built survive the young collections, which made the collector
-      scan the whole heap (100-150 ms with the GIL held) about once a second: full collections are
-      made 20 times rarer meanwhile (the young generations, where the server's garbage dies, are
-      collected as usual).
-    """
-    global _turns_holders
-    with _turns_lock:
-        _turns_holders += 1
-        if _turns_holders == 1:
-            sys.setswitchinterval(min(IMPORT_SWITCH_SECONDS, _switch_default))
-            gc.set_threshold(*_thresholds_default[:2], max(IMPORT_FULL_GC_EVERY, _thresholds_default[2]))
+def start(job: ImportJob, dump: BinaryIO) -> None:
+    """Run the import in a worker process (clusterviz/import_process.py); `dump` is a file holding the
+    dump (the worker reads it; it may be closed once this returns)."""
     try:
-        yield
-    finally:
-        with _turns_lock:
-            _turns_holders -= 1
-            if not _turns_holders:
-                sys.setswitchinterval(_switch_default)
-                gc.set_threshold(*_thresholds_default)
+        import_process.start(job.pk, dump, on_end=settle, beat=_beat, every=HEARTBEAT_SECONDS)
+    except OSError as exc:  # no process could be started (out of memory, process limit)
+        log.error("import %s: no worker process: %s", job.pk, exc)
+        _finish(job, IMPORT_FAILED, f"the import could not start: {exc.strerror or exc}; nothing was stored")
 
 
-def start(job: ImportJob, data: bytes) -> threading.Thread:
-    """Run the import in a worker thread, with a heartbeat while it reads (a server stays responsive)."""
+def work(job_id: int, data: bytes) -> int:
+    """The worker process's part: carry out the import; its exit status (0: done, 1: refused,
+    cancelled or taken for dead, 2: failed). Its outcome is in the job's row."""
+    from .controllers.runner import PROCESS_ID
+
+    ImportJob.objects.filter(pk=job_id).update(worker=PROCESS_ID)
+    job = ImportJob.objects.get(pk=job_id)
+    if job.state != IMPORT_RUNNING or job.staging_id is None:
+        return 1  # settled before the worker could begin (cancelled, or its server taken for dead)
     held = [data]
     del data
+    try:
+        run(job, held.pop(), announce=False)  # the only reference: run() lets the bytes go once decoded
+    except (InputError, store.StoreError, ImportCancelled):
+        return 1
+    except Exception:  # logged by run()
+        return 2
+    return 0
 
-    def work() -> None:
-        done = threading.Event()
 
-        def beat() -> None:
-            while not done.wait(HEARTBEAT_SECONDS):
-                with contextlib.suppress(Exception):
-                    ImportJob.objects.filter(pk=job.pk, state=IMPORT_RUNNING).update(heartbeat=time.time())
-            connection.close()
+def _beat(job_id: int) -> None:
+    """Prove a running import alive (the server does it while its worker lives: the worker starts
+    slowly on a busy machine, and its reading passes write nothing for a while)."""
+    ImportJob.objects.filter(pk=job_id, state=IMPORT_RUNNING).update(heartbeat=time.time())
 
-        beater = threading.Thread(target=beat, name=f"import-{job.pk}-heartbeat", daemon=True)
-        beater.start()
-        try:
-            close_old_connections()
-            with _live_server_turns():
-                run(job, held.pop())  # the only reference: run() lets the bytes go once they are decoded
-        except (InputError, store.StoreError, ImportCancelled):
-            pass
-        except Exception:
-            log.exception("import %s failed", job.pk)
-        finally:
-            done.set()
-            beater.join()
-            _running.pop(job.pk, None)
-            connection.close()
 
-    thread = threading.Thread(target=work, name=f"import-{job.pk}", daemon=True)
-    _running[job.pk] = thread
-    thread.start()
-    return thread
+def settle(job_id: int, interrupted: bool = False) -> ImportJob | None:
+    """After a worker process ended: a job it left running is marked cancelled (when that was asked),
+    interrupted (the server stopped it) or failed (it crashed), its staging dropped; a done one is
+    announced."""
+    job = ImportJob.objects.filter(pk=job_id).first()
+    if job is None:
+        return None
+    if job.state == IMPORT_RUNNING:
+        if job.cancel_requested:
+            _finish(job, IMPORT_CANCELLED, "cancelled")
+        else:
+            _finish(job, IMPORT_FAILED, INTERRUPTED if interrupted else FAILED_ON_SERVER)
+    elif job.state == IMPORT_DONE and not interrupted:  # (a stopping server publishes no more)
+        target = Cluster.objects.filter(slug=job.slug).first()
+        if target is not None:
+            _announce(job, target)
+    return job

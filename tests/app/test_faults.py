@@ -45,6 +45,7 @@ from .servers import (
     Process,
     Processes,
     Stream,
+    _gone,
     http_json,
     prepare_cluster,
     server_env,
@@ -930,26 +931,37 @@ def _stored(db: Path) -> int:
         connection.close()
 
 
-def test_sigkill_during_an_import_then_restart(processes: Processes) -> None:
-    """A server killed while it stores a 16,500-object import leaves the cluster empty (the staged
-    rows are invisible); after the restart the job reads as interrupted, its staging is gone, and
-    the same import then completes."""
+def _worker_pid(db: Path) -> int:
+    """The process id of the import's worker (it begins the job's `worker`)."""
+    with contextlib.closing(sqlite3.connect(db, timeout=20)) as connection:
+        (worker,) = connection.execute("select worker from clusterviz_importjob").fetchone()
+    return int(worker.split("-")[0])
+
+
+@pytest.mark.parametrize("kind", ["daphne", "uvicorn"])
+def test_sigkill_during_an_import_then_restart(processes: Processes, kind: str) -> None:
+    """A server killed while its worker process stores a 16,500-object import takes the worker along
+    (no orphan goes on storing) and leaves the cluster empty (the staged rows are invisible); after
+    the restart the job reads as interrupted, its staging is gone, and the same import then completes."""
     from bench.cluster_dump import dump
 
     db = processes.tmp / "db.sqlite3"
     env = server_env(str(db), CLUSTERVIZ_LEASE_SECONDS="1")
     prepare_cluster(env, "imp")
     big = dump(1500, 10)
-    server = start_server(processes, "uvicorn", env)
+    server = start_server(processes, kind, env)
     status, body = http_json(f"{server.base_url}/api/clusters/imp/imports", big, timeout=60)
     assert status == 202, body
     job_path = body["url"]
     kill_when(server, lambda: _stored(db) >= 3000, 120, "part of the import stored")
+    worker = _worker_pid(db)
+    assert worker != server.pid
+    wait_for(lambda: _gone(worker), 10, "the import's worker to exit with its server")
     objects, rv, staging, staged = _import_state(db, "imp")
     assert (objects, rv, staging) == (0, 0, 1), "no half cluster: the staged rows are not the cluster's"
     assert 3000 <= staged < 16_500
 
-    server = start_server(processes, "uvicorn", env)
+    server = start_server(processes, kind, env)
     seen: dict[str, Any] = {}
 
     def interrupted() -> bool:

@@ -3,11 +3,11 @@ the background, with progress, cancellation and recovery from a killed import.""
 
 from __future__ import annotations
 
-import gc
 import io
 import json
-import sys
+import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ from django.core.management.base import CommandError
 from django.test import Client
 
 from bench.cluster_dump import dump, dump_json
-from clusterviz import imports, store
+from clusterviz import import_process, imports, store
 from clusterviz.models import IMPORT_CANCELLED, IMPORT_DONE, IMPORT_FAILED, Change, Cluster, ImportJob, KubeObject
 from scheduler_core.api.loading import InputError
 from tests.app.servers import wait_for
@@ -36,6 +36,25 @@ def command(*args: str) -> str:
 
 def no_staging_left() -> bool:
     return not Cluster.objects.filter(slug__startswith="import.").exists()
+
+
+def command_of(pid: int) -> str:
+    """The command line of a running process ("" once it is gone)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().rstrip(b"\0").replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+@pytest.fixture(autouse=True)
+def _no_worker_left() -> Iterator[None]:
+    """No import worker outlives its test (it would write into the next test's database): a finished
+    import's worker exits by itself."""
+    yield
+    try:
+        wait_for(lambda: not import_process.running(), 15, "the import workers to exit")
+    finally:
+        import_process.stop_all()
 
 
 def test_the_command_imports_a_dump_far_above_the_request_limit_and_prints_the_absolute_link(tmp_path: Path) -> None:
@@ -209,31 +228,36 @@ def wait_job(
 
 
 @pytest.mark.django_db(transaction=True)
-def test_http_import_runs_in_the_background_with_progress(client: Client, make_cluster: Any) -> None:
+def test_http_import_runs_in_a_worker_process_with_progress(client: Client, make_cluster: Any) -> None:
     make_cluster("c1")
     response = start(client, "c1", dump_json(400, 10), HTTP_X_FILENAME="cluster.json")
     assert response.status_code == 202, response.content
+    number = response.json()["import"]["id"]
     url = response.json()["url"]
-    assert url == f"/api/clusters/c1/imports/{response.json()['import']['id']}"
+    assert url == f"/api/clusters/c1/imports/{number}"
     progress: list[tuple[int, int]] = []
-    turns: set[tuple[float, int]] = set()  # (GIL switch interval, full-collection threshold) while it ran
+    workers: set[tuple[str, str]] = set()  # the process the job names as its worker while it stores, its command
 
     def finished() -> bool:
         job = client.get(url).json()["import"]
         progress.append((job["read"], job["stored"]))
         if 0 < job["stored"] < 4400:
-            turns.add((sys.getswitchinterval(), gc.get_threshold()[2]))
+            worker = ImportJob.objects.get(pk=number).worker
+            workers.add((worker, command_of(int(worker.split("-")[0]))))
         return job["state"] == IMPORT_DONE
 
-    normal = (sys.getswitchinterval(), gc.get_threshold())
     wait_for(finished, 120, "the import", interval=0.02)
     job = client.get(url).json()["import"]
     assert (job["total"], job["read"], job["stored"], job["error"]) == (4400, 4400, 4400, "")
     assert any(0 < stored < 4400 for _, stored in progress), "progress was reported while storing"
-    # meanwhile the server kept its turns (1 ms GIL turns, rare full collections), then got its own back
-    assert turns == {(imports.IMPORT_SWITCH_SECONDS, imports.IMPORT_FULL_GC_EVERY)}
-    wait_for(lambda: (sys.getswitchinterval(), gc.get_threshold()) == normal, 10, "the defaults back")
     assert all(read >= stored for read, stored in progress)
+    # the work was done by one other process, the worker (its id begins the job's worker name), gone now
+    assert len(workers) == 1, workers
+    worker, command = workers.pop()
+    pid = int(worker.split("-")[0])
+    assert pid != os.getpid() and command.endswith("-m clusterviz.import_worker"), (pid, command)
+    wait_for(lambda: import_process.pid_of(number) is None, 10, "the worker to be reaped")
+    assert not Path(f"/proc/{pid}").exists()
     assert KubeObject.objects.filter(cluster__slug="c1").count() == 4400
     assert no_staging_left()
 

@@ -1,5 +1,5 @@
-"""A live class keeps going while a big import runs in the same server process (the import works in
-a worker thread and writes in short transactions), on the server `./dev run` starts (daphne) and
+"""A live class keeps going while a big import runs beside it in the same server (the import works in
+a worker process and writes in short transactions), on the server `./dev run` starts (daphne) and
 on uvicorn."""
 
 from __future__ import annotations

@@ -179,8 +179,8 @@ IMPORT_TINY = ["--scenarios", "A", "--followers", "3", "--actions", "6", "--spac
 
 
 def test_scenario_a_with_an_import_running_reports_the_import() -> None:
-    """`--import-nodes 20`: a 20-node dump is imported over HTTP during scenario A; its outcome and
-    duration are reported beside A's figures."""
+    """`--import-nodes 20`: a 20-node dump is imported over HTTP during scenario A; its outcome,
+    duration and CPU (the server's, its worker process's) are reported beside A's figures."""
     argv = [*IMPORT_TINY, "--import-nodes", "20", "--import-pods-per-node", "2", "-o", "json"]
     result = subprocess.run(
         [sys.executable, str(SCRIPT), *argv], cwd=REPO, env=_env(), capture_output=True, text=True, timeout=120
@@ -194,8 +194,11 @@ def test_scenario_a_with_an_import_running_reports_the_import() -> None:
     assert (imported["state"], imported["stored"], imported["total"]) == ("done", 60, 60)  # 20 nodes, 40 pods
     assert 0 < imported["uploadSeconds"] <= imported["seconds"]
     assert imported["atActionsEnd"]["state"] in ("running", "done")
+    # the import's worker process used CPU of its own (it starts a Python with Django: well over 0.1 s)
+    assert imported["workerCpuSeconds"] > 0.1 and imported["serverCpuSeconds"] > 0
     text = _load_module().table(report)
     assert "import during the run     20 nodes x 2 pods" in text and "done, 60 / 60 stored" in text
+    assert f"import worker process {imported['workerCpuSeconds']} s" in text
 
 
 def test_a_refused_import_fails_the_run() -> None:
