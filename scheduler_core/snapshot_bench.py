@@ -8,7 +8,6 @@ time, CPU time and peak RSS it prints. Figures, not a test: the machine's load s
 
 from __future__ import annotations
 
-import gc
 import json
 import resource
 import subprocess
@@ -25,12 +24,11 @@ __all__ = ["format_table", "measure", "run"]
 
 def measure(path: str) -> dict[str, Any]:
     """Load the snapshot at `path` and explain one pod (in this process): the figures."""
-    from .api.loading import admit_pod, load_cluster_file, parse_object
+    from .api.loading import admit_pod, load_kept_cluster_file, parse_object
     from .explain import explain
 
     started, cpu = time.perf_counter(), time.process_time()
-    cluster = load_cluster_file(path)
-    gc.freeze()  # as the CLI does: the snapshot is long-lived
+    cluster = load_kept_cluster_file(path)  # as the CLI does: the snapshot is long-lived
     loaded, loaded_cpu = time.perf_counter(), time.process_time()
     pod = parse_object(pending_pod(), "pod")
     classes = {pc.metadata.name: pc for pc in cluster.priority_classes}
