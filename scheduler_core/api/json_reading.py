@@ -3,6 +3,8 @@
 The input is decoded chunk by chunk; each object — a top-level object, or an item of a `kind: List`
 — is parsed by the standard library's C scanner (`json.JSONDecoder.raw_decode`), so a 1 GB dump
 never sits in memory whole, and the consumer drops unread fields before the next object is read.
+A List's items printed as kubectl prints them are decoded ~1 MB at a time by msgspec (1.5× faster),
+falling back to the scanner, item by item, for anything msgspec reads otherwise or refuses.
 Errors are located at line and column; a field's line (for validation errors) is found only when
 needed, by composing that one object's text again as YAML (JSON is YAML).
 """
@@ -12,9 +14,11 @@ from __future__ import annotations
 import codecs
 import json
 import re
+import sys
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
+import msgspec
 import yaml
 
 from .errors import InputError, LineOf
@@ -25,9 +29,12 @@ __all__ = ["CHUNK_BYTES", "json_objects", "looks_like_json"]
 
 #: Bytes read at a time.
 CHUNK_BYTES = 4 * 1024 * 1024
+#: Characters of a List's items decoded at once (see `_Reader.batch`).
+BATCH_CHARS = 1024 * 1024
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
+_FAST_DECODER = msgspec.json.Decoder()
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -50,25 +57,32 @@ class _Reader:
         self.line = 1  # the line of buf[0] (the buffer always starts at a line's start)
         self.read = 0
         self.eof = False
+        self.slow_until = 0  # items before this position are read one by one (see `batch`)
+        self.failed: InputError | None = None  # what reading more gave (raised again if asked again)
 
     # --- the buffer ----------------------------------------------------------------------------
 
     def more(self) -> None:
         """Append the next chunk (dropping the lines before `keep`); at the end, set `eof`."""
+        if self.failed is not None:
+            raise self.failed
         if self.eof:
             return
         chunk = self.stream.read(CHUNK_BYTES)
         self.read += len(chunk)
         if self.read > self.max_bytes:
-            raise size_error(self.source, self.max_bytes)
+            self.failed = size_error(self.source, self.max_bytes)
+            raise self.failed
         try:
             text = self.utf8.decode(chunk, final=not chunk)
         except UnicodeDecodeError as exc:
             good = chunk[: max(exc.start, 0)].decode("utf-8", "ignore")
-            self.buf += good
+            buf, self.buf = self.buf, self.buf + good
             line, column = self.where(len(self.buf))
+            self.buf = buf
             byte = self.read - len(chunk) + exc.start
-            raise InputError(f"{self.source}:{line}:{column}: not valid UTF-8 (byte {byte})") from None
+            self.failed = InputError(f"{self.source}:{line}:{column}: not valid UTF-8 (byte {byte})")
+            raise self.failed from None
         if not chunk:
             self.eof = True
         cut = self.buf.rfind("\n", 0, self.keep) + 1
@@ -77,6 +91,7 @@ class _Reader:
             self.buf = self.buf[cut:]
             self.pos -= cut
             self.keep -= cut
+            self.slow_until -= cut
         self.buf += text
 
     def where(self, pos: int) -> tuple[int, int]:
@@ -143,21 +158,64 @@ class _Reader:
         """Lines of fields of the object at buf[start:end], found (only when asked, before the next
         object is read — or at any time with `copy`) by composing its text as YAML."""
         if copy:
-            first_line, text, end, start = self.where(start)[0], self.buf[start:end], end - start, 0
-        else:
-            first_line, text = 0, self.buf
-            base, buf = self.line, self.buf
+            first_line, text = self.where(start)[0], self.buf[start:end]
+            return lambda loc: _field_line(text, first_line, 0, len(text), loc)
+        base, buf = self.line, self.buf
+        return lambda loc: _field_line(buf, base + buf.count("\n", 0, start), start, end, loc)
+
+    def batch_locator(self, start: int, k: int) -> LineOf:
+        """`locator` of the k-th item of a batch read from `start` (its place is found when asked)."""
+        base, buf = self.line, self.buf
 
         def line(loc: tuple[int | str, ...]) -> int | None:
-            first = first_line or base + buf.count("\n", 0, start)
-            try:
-                node = yaml.compose(text[start:end], Loader=_LOADER)
-            except (yaml.YAMLError, RecursionError):
-                return first
-            relative = line_of(node, loc)
-            return first + relative - 1 if relative else first
+            item_start, item_end = _nth_value(buf, start, k)
+            return _field_line(buf, base + buf.count("\n", 0, item_start), item_start, item_end, loc)
 
         return line
+
+    def batch(self) -> tuple[list[dict[str, Any]], int] | None:
+        """The items from the current position on, about `BATCH_CHARS` of them, decoded at once by
+        msgspec (several times faster than item by item with the standard library), with the start
+        of the first; None — for `items` to read them one by one as always, with the same result or
+        error — when they are not printed as kubectl prints them (each `{` ending its line, its `}`
+        alone on a line at the same indentation), do not decode as a JSON array (a syntax error, a
+        lone surrogate, NaN, a number out of range…) or are not all objects with a kind.
+
+        A JSON value ends where its own text says, so when the text up to a closing `}` decodes
+        as `[` + text + `]`, its values are exactly the items the reader would read one by one."""
+        start = self.pos
+        if start < self.slow_until or self.buf[start : start + 2] != "{\n":
+            return None
+        line_start = self.buf.rfind("\n", 0, start) + 1
+        closing = "\n" + self.buf[line_start:start] + "}"
+        if closing.strip(" \t\n}"):  # the `{` does not start its line
+            return None
+        while True:
+            start = self.pos  # (reading more may move the buffer)
+            if start + BATCH_CHARS < len(self.buf):
+                end = self.buf.find(closing, start + BATCH_CHARS)
+            else:
+                end = -1 if not self.eof else self.buf.rfind(closing, start)
+            if end >= 0 or self.eof or len(self.buf) - start > BATCH_CHARS + MAX_OBJECT_BYTES:
+                break
+            try:
+                self.more()
+            except InputError:  # raised again, at the same place, when reading item by item needs more
+                self.slow_until = sys.maxsize
+                return None
+        end = end + len(closing) if end >= 0 else -1
+        if end < 0 or end - start > MAX_OBJECT_BYTES:
+            self.slow_until = end if end >= 0 else len(self.buf)
+            return None
+        try:
+            values = _FAST_DECODER.decode("[" + self.buf[start:end] + "]")
+        except (msgspec.DecodeError, RecursionError):
+            values = None
+        if values is None or not all(isinstance(value, dict) and "kind" in value for value in values):
+            self.slow_until = end
+            return None
+        self.pos = end
+        return values, start
 
     # --- documents --------------------------------------------------------------------------
 
@@ -229,6 +287,15 @@ class _Reader:
         while True:
             self.skip_space()
             self.keep = self.pos
+            batch = self.batch()
+            if batch is not None:
+                values, start = batch
+                for k, data in enumerate(values):
+                    yield data, self.batch_locator(start, k), ("items", index + k)
+                index += len(values)
+                if self.expect(",]", "Expecting ',' delimiter") == "]":
+                    return
+                continue
             data, start, end = self.value()
             if isinstance(data, dict) and "kind" not in data:
                 waiting.append((data, self.locator(start, end, copy=True), index))
@@ -237,6 +304,24 @@ class _Reader:
             index += 1
             if self.expect(",]", "Expecting ',' delimiter") == "]":
                 return
+
+
+def _field_line(text: str, first: int, start: int, end: int, loc: tuple[int | str, ...]) -> int:
+    """The line of the field at `loc` of the object at text[start:end], which starts on line `first`."""
+    try:
+        node = yaml.compose(text[start:end], Loader=_LOADER)
+    except (yaml.YAMLError, RecursionError):
+        return first
+    relative = line_of(node, loc)
+    return first + relative - 1 if relative else first
+
+
+def _nth_value(text: str, start: int, k: int) -> tuple[int, int]:
+    """Start and end of the k-th (0-based) value of the comma-separated values from `start`."""
+    for _ in range(k):
+        _, start = _DECODER.raw_decode(text, start)
+        start = _WHITESPACE.match(text, _WHITESPACE.match(text, start).end() + 1).end()  # type: ignore[union-attr]
+    return start, _DECODER.raw_decode(text, start)[1]
 
 
 def json_objects(stream: BinaryIO, source: str, max_bytes: int = MAX_YAML_BYTES) -> Iterator[RawObject]:
