@@ -323,7 +323,7 @@ class ResourceRequirements(K8sModel):
     @classmethod
     def _non_negative(cls, value: dict[str, Quantity]) -> dict[str, Quantity]:
         for name, quantity in value.items():
-            if quantity.amount < 0:
+            if quantity.amount.numerator < 0:  # (an int comparison: Fraction comparisons are slow)
                 # ValidateResourceQuantityValue: the path names the key, e.g. requests[cpu].
                 raise ValueError(f'[{name}]: Invalid value: "{quantity.text}": must be greater than or equal to 0')
         return value
@@ -450,7 +450,7 @@ class PodSpec(K8sModel):
         # validateOverhead reuses ValidateResourceRequirements with the overhead as Limits, hence
         # upstream's path `spec.overhead.limits[cpu]`.
         for name, quantity in value.items():
-            if quantity.amount < 0:
+            if quantity.amount.numerator < 0:  # (an int comparison: Fraction comparisons are slow)
                 raise ValueError(
                     f'.limits[{name}]: Invalid value: "{quantity.text}": must be greater than or equal to 0'
                 )
@@ -540,7 +540,7 @@ class NodeStatus(K8sModel):
     def _non_negative(cls, value: dict[str, Quantity]) -> dict[str, Quantity]:
         # ValidateNode: ValidateResourceQuantityValue on status.capacity.<name> and status.allocatable.<name>
         for name, quantity in value.items():
-            if quantity.amount < 0:
+            if quantity.amount.numerator < 0:  # (an int comparison: Fraction comparisons are slow)
                 raise ValueError(f'.{name}: Invalid value: "{quantity.text}": must be greater than or equal to 0')
         return value
 

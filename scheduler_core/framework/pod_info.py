@@ -31,6 +31,8 @@ DEFAULT_MILLI_CPU_REQUEST = 100
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
 
 _sequence = itertools.count()
+_ZERO = Fraction(0)
+_NON_ZERO_DEFAULTS = {"cpu": Fraction(DEFAULT_MILLI_CPU_REQUEST, 1000), "memory": Fraction(DEFAULT_MEMORY_REQUEST)}
 
 
 def is_scalar_resource(name: str) -> bool:
@@ -47,14 +49,14 @@ def is_scalar_resource(name: str) -> bool:
 def resource_value(name: str, quantity: Quantity | Fraction) -> int:
     """cpu in millicores (`MilliValue()`), everything else in units (`Value()`), rounded up."""
     amount = quantity.amount if isinstance(quantity, Quantity) else quantity
-    if name == "cpu":
-        return -((-amount * 1000) // 1)
-    return -((-amount) // 1)
+    # ceil(numerator / denominator) in integers (a Fraction's denominator is positive)
+    numerator = amount.numerator * 1000 if name == "cpu" else amount.numerator
+    return -(-numerator // amount.denominator)
 
 
 def _add(into: dict[str, Fraction], requests: Mapping[str, Fraction]) -> None:
     for name, amount in requests.items():
-        into[name] = into.get(name, Fraction(0)) + amount
+        into[name] = into[name] + amount if name in into else amount
 
 
 def _max(into: dict[str, Fraction], requests: Mapping[str, Fraction]) -> None:
@@ -202,7 +204,7 @@ class PodInfo:
         }
         # types.go calculateResource: the non-zero defaults apply per container, and with pod-level
         # requests only to the resources the pod level leaves unset (getNonMissingContainerRequests).
-        defaults = {"cpu": Fraction(DEFAULT_MILLI_CPU_REQUEST, 1000), "memory": Fraction(DEFAULT_MEMORY_REQUEST)}
+        defaults = _NON_ZERO_DEFAULTS
         if spec.resources is not None and spec.resources.requests:
             defaults = {k: v for k, v in defaults.items() if k not in spec.resources.requests}
         non_zero = pod_requests(pod, defaults) if defaults else exact
@@ -224,8 +226,8 @@ class PodInfo:
             labels=pod.metadata.labels,
             priority=spec.priority or 0,
             requests=requests,
-            non_zero_cpu=resource_value("cpu", non_zero.get("cpu", Fraction(0))),
-            non_zero_memory=resource_value("memory", non_zero.get("memory", Fraction(0))),
+            non_zero_cpu=resource_value("cpu", non_zero.get("cpu", _ZERO)),
+            non_zero_memory=resource_value("memory", non_zero.get("memory", _ZERO)),
             host_ports=ports,
             tolerations=tuple(spec.tolerations),
             terminating=pod.metadata.deletion_timestamp is not None,
