@@ -157,3 +157,41 @@ def test_a_truncated_dump(objects: list[dict[str, Any]], small_batches: dict[str
     message = loaded(half)
     assert message == one_by_one(half)
     assert str(message).endswith("unexpected end of input (a truncated or half-written file?)")
+
+
+@pytest.mark.parametrize(
+    ("needle", "replacement"),
+    [
+        pytest.param('"operation": "Update"', '"operation": "Update",', id="syntax"),
+        pytest.param('"operation": "Update"', '"operation": NaN', id="NaN"),
+        pytest.param('"operation": "Update"', '"operation": "\\ud800"', id="lone surrogate"),
+        pytest.param('"operation": "Update"', '"operation": 1e999', id="out of range"),
+        pytest.param('"operation": "Update"', '"operation": "a\tb"', id="control character"),
+        pytest.param('"managedFields": [', '"managedFields": 5, "x": [', id="not a list"),
+        pytest.param('"operation": "Update"', '"operation": ' + "[" * 1390 + "]" * 1390, id="deep"),
+        pytest.param('"operation": "Update"', '"operation": ' + "[" * 1500 + "]" * 1500, id="too deep"),
+    ],
+)
+def test_managed_fields_are_skipped_but_checked(
+    objects: list[dict[str, Any]], small_batches: dict[str, int], needle: str, replacement: str
+) -> None:
+    """A snapshot's reader skips metadata.managedFields without building it (every reader drops
+    it), yet what is wrong in it is refused as when it is read."""
+    text = break_at(kubectl_json(objects), needle, replacement, nth=20)
+    assert replacement in text
+    result = loaded(text)
+    reference = one_by_one(text)
+    assert (dicts(result) if not isinstance(result, str) else result) == (
+        dicts(reference) if not isinstance(reference, str) else reference
+    )
+
+
+def test_a_managed_fields_key_elsewhere_is_kept(objects: list[dict[str, Any]], small_batches: dict[str, int]) -> None:
+    deployment = next(o for o in objects if o["kind"] == "Deployment")
+    odd = {**deployment, "spec": {"managedFields": [{"kept": True}], **deployment["spec"]}}  # not the last key
+    odd["metadata"] = {**deployment["metadata"], "name": "odd", "x": {"managedFields": [1]}}
+    text = kubectl_json([*objects[:30], odd, *objects[30:]])
+    cluster = loaded(text)
+    assert isinstance(cluster, ClusterObjects) and dicts(cluster) == dicts(one_by_one(text))
+    kept = next(w for w in cluster.workloads if w.metadata.name == "odd")
+    assert kept.spec["managedFields"] == [{"kept": True}] and kept.metadata.model_extra == {"x": {"managedFields": [1]}}

@@ -30,11 +30,12 @@ __all__ = ["CHUNK_BYTES", "json_objects", "looks_like_json"]
 #: Bytes read at a time.
 CHUNK_BYTES = 4 * 1024 * 1024
 #: Characters of a List's items decoded at once (see `_Reader.batch`).
-BATCH_CHARS = 1024 * 1024
+BATCH_CHARS = 256 * 1024
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
 _FAST_DECODER = msgspec.json.Decoder()
+_SYNTAX_CHECKER = msgspec.json.Decoder(msgspec.Raw)  # checks a value's syntax without building it
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -46,7 +47,8 @@ def looks_like_json(head: bytes | str) -> bool:
 
 
 class _Reader:
-    def __init__(self, stream: BinaryIO, source: str, max_bytes: int) -> None:
+    def __init__(self, stream: BinaryIO, source: str, max_bytes: int, skip_managed_fields: bool = False) -> None:
+        self.skip_managed_fields = skip_managed_fields
         self.stream = stream
         self.source = source
         self.max_bytes = max_bytes
@@ -208,7 +210,10 @@ class _Reader:
             self.slow_until = end if end >= 0 else len(self.buf)
             return None
         try:
-            values = _FAST_DECODER.decode("[" + self.buf[start:end] + "]")
+            text: str | None = self.buf[start:end]
+            if self.skip_managed_fields:
+                text = _without_managed_fields(text, closing[1:-1])  # type: ignore[arg-type]
+            values = None if text is None else _FAST_DECODER.decode("[" + text + "]")
         except (msgspec.DecodeError, RecursionError):
             values = None
         if values is None or not all(isinstance(value, dict) and "kind" in value for value in values):
@@ -324,7 +329,44 @@ def _nth_value(text: str, start: int, k: int) -> tuple[int, int]:
     return start, _DECODER.raw_decode(text, start)[1]
 
 
-def json_objects(stream: BinaryIO, source: str, max_bytes: int = MAX_YAML_BYTES) -> Iterator[RawObject]:
+def _without_managed_fields(items: str, indent: str) -> str | None:
+    """A batch of items, kubectl-printed at `indent`, without the text of their
+    `metadata.managedFields` (a third of a dump, and dropped by every reader of a snapshot); None
+    — read the batch whole — when one is not plainly metadata's own field followed by another, or
+    is not valid JSON: its syntax is still checked (without building it), so a broken one is
+    refused, at its place, by the item-by-item reading."""
+    keys = items[2 : len(items) - len(items[2:].lstrip(" "))]  # `{\n` then the first key's indentation
+    inner = keys + keys[len(indent) :]  # metadata's keys, one step deeper
+    field, close, key = f'\n{inner}"managedFields": [', f"\n{inner}],", f'\n{keys}"'
+    kept: list[str] = []
+    last = 0
+    at = items.find(field)
+    while at >= 0:
+        stop = at + len(field) + 2 - len(close) if items.startswith("],", at + len(field)) else items.find(close, at)
+        owner = items.rfind(key, 0, at)  # the item's key the field is under
+        if not items.startswith(f'{key}metadata": {{', owner):  # another managedFields: kept
+            at = items.find(field, at + len(field))
+            continue
+        if stop < 0:
+            return None
+        before = items[items.index("{", owner) : at].rstrip()  # metadata's fields before it
+        before = before[:-1] if before.endswith(",") else before
+        try:  # metadata's own field, and valid JSON
+            if not isinstance(_FAST_DECODER.decode(before + "}"), dict):
+                return None
+            _SYNTAX_CHECKER.decode(items[at + len(field) - 1 : stop + len(close) - 1])
+        except (msgspec.DecodeError, RecursionError):
+            return None
+        kept.append(items[last:at])
+        last = stop + len(close)
+        at = items.find(field, last)
+    kept.append(items[last:])
+    return "".join(kept)
+
+
+def json_objects(
+    stream: BinaryIO, source: str, max_bytes: int = MAX_YAML_BYTES, skip_managed_fields: bool = False
+) -> Iterator[RawObject]:
     """Every object of a JSON input — a top-level object (several may follow one another), or an
     item of a `kind: List` — one at a time, with a locator of its fields' lines."""
-    return _Reader(stream, source, max_bytes).objects()
+    return _Reader(stream, source, max_bytes, skip_managed_fields).objects()

@@ -272,7 +272,8 @@ def _stream_objects(stream: BinaryIO, source: str, max_bytes: int) -> Iterator[R
     if looks_like_json(head):
         count = 0
         try:
-            for obj in json_objects(stream, source, max_bytes):
+            # metadata.managedFields: dropped by `prune` anyway, so not even built
+            for obj in json_objects(stream, source, max_bytes, skip_managed_fields=True):
                 count += 1
                 yield obj
             return
