@@ -207,7 +207,11 @@ class PodInfo:
         defaults = _NON_ZERO_DEFAULTS
         if spec.resources is not None and spec.resources.requests:
             defaults = {k: v for k, v in defaults.items() if k not in spec.resources.requests}
-        non_zero = pod_requests(pod, defaults) if defaults else exact
+        containers = itertools.chain(spec.containers, spec.init_containers)
+        if defaults and any(not defaults.keys() <= c.resources.requests.keys() for c in containers):
+            non_zero = pod_requests(pod, defaults)
+        else:  # every container requests what the defaults would fill in: the same sums
+            non_zero = exact
         # pkg/scheduler/util GetHostPorts: restartable init containers (sidecars) first, then containers.
         sidecars = [c for c in spec.init_containers if c.is_sidecar]
         ports = tuple(
