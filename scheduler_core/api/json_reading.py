@@ -3,8 +3,9 @@
 The input is decoded chunk by chunk; each object — a top-level object, or an item of a `kind: List`
 — is parsed by the standard library's C scanner (`json.JSONDecoder.raw_decode`), so a 1 GB dump
 never sits in memory whole, and the consumer drops unread fields before the next object is read.
-A List's items printed as kubectl prints them are decoded ~1 MB at a time by msgspec (1.5× faster),
-falling back to the scanner, item by item, for anything msgspec reads otherwise or refuses.
+A List's items printed as kubectl prints them are decoded ~256 KiB at a time by msgspec (1.5×
+faster), falling back to the scanner, item by item, for anything msgspec reads otherwise or refuses;
+a reader that drops `metadata.managedFields` (the snapshot loader) can have its text cut first.
 Errors are located at line and column; a field's line (for validation errors) is found only when
 needed, by composing that one object's text again as YAML (JSON is YAML).
 """
@@ -177,7 +178,7 @@ class _Reader:
 
     def batch(self) -> tuple[list[dict[str, Any]], int] | None:
         """The items from the current position on, about `BATCH_CHARS` of them, decoded at once by
-        msgspec (several times faster than item by item with the standard library), with the start
+        msgspec (1.5× faster than item by item with the standard library), with the start
         of the first; None — for `items` to read them one by one as always, with the same result or
         error — when they are not printed as kubectl prints them (each `{` ending its line, its `}`
         alone on a line at the same indentation), do not decode as a JSON array (a syntax error, a
@@ -368,5 +369,7 @@ def json_objects(
     stream: BinaryIO, source: str, max_bytes: int = MAX_YAML_BYTES, skip_managed_fields: bool = False
 ) -> Iterator[RawObject]:
     """Every object of a JSON input — a top-level object (several may follow one another), or an
-    item of a `kind: List` — one at a time, with a locator of its fields' lines."""
+    item of a `kind: List` — one at a time, with a locator of its fields' lines. With
+    `skip_managed_fields`, items read in a batch may come without their `metadata.managedFields`
+    (for a consumer that drops it anyway; a broken one is still refused)."""
     return _Reader(stream, source, max_bytes, skip_managed_fields).objects()
