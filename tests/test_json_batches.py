@@ -112,6 +112,12 @@ def break_at(text: str, needle: str, replacement: str, nth: int = 40) -> str:
         pytest.param('"name": ', '"name" ', r"^c\.json:\d+:\d+: Expecting ':' delimiter$", id="syntax"),
         pytest.param('"uid": ', '"uid": 1e999, "u": ', None, id="number out of range"),
         pytest.param("\n        },", "\n        }", r"^c\.json:\d+:\d+: Expecting ',' delimiter$", id="no comma"),
+        pytest.param(
+            '"uid": ',
+            '"uid": 1, "n": ' + "7" * 5000 + ', "u": ',
+            r"^c\.json:\d+:\d+: integer with too many digits$",
+            id="integer longer than Python converts",
+        ),
     ],
 )
 def test_errors_in_a_batch_are_those_of_reading_one_by_one(

@@ -149,6 +149,8 @@ class _Reader:
                 raise self.error(exc.pos, exc.msg) from None
             except RecursionError:  # the C scanner's own guard (about 1,000 levels)
                 raise self.error(start, "nesting too deep") from None
+            except ValueError:  # Python's bound on integer digits (sys.get_int_max_str_digits)
+                raise self.error(_long_integer_at(self.buf, start), "integer with too many digits") from None
             if end == len(self.buf) and not self.eof:  # a number may go on in the next chunk
                 self.more()
                 continue
@@ -320,6 +322,15 @@ def _field_line(text: str, first: int, start: int, end: int, loc: tuple[int | st
         return first
     relative = line_of(node, loc)
     return first + relative - 1 if relative else first
+
+
+_LONG_INTEGER = re.compile(rf"-?[0-9]{{{sys.get_int_max_str_digits() + 1},}}")
+
+
+def _long_integer_at(text: str, start: int) -> int:
+    """Where the first integer longer than Python converts begins, from `start` (`start` if none)."""
+    found = _LONG_INTEGER.search(text, start)
+    return found.start() if found else start
 
 
 def _nth_value(text: str, start: int, k: int) -> tuple[int, int]:
