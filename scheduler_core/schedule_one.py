@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .framework.columns import compact
 from .framework.cycle_state import CycleState
 from .framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis
 from .framework.events import (
@@ -174,7 +175,7 @@ class Scheduler:
                 Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                 (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(with_nodes))}]",),
             )
-            first_fail = np.where(in_scope, first_fail, -1).astype(np.int16)
+            first_fail = np.where(in_scope, first_fail, -1).astype(first_fail.dtype)
             fw.emit_skipped(np.flatnonzero(~in_scope), diagnosis.absent_status.message())
         diagnosis.first_fail = first_fail
         any_failed = bool(len(first_fail)) and int(first_fail.max()) >= 0
@@ -209,8 +210,8 @@ class Scheduler:
             result.status = score_status
             result.message = score_status.message()
             return result
-        totals = scores[0].weighted + scores[1].weighted if len(scores) > 1 else np.zeros(len(candidates), np.int64)
-        for entry in scores[2:] if len(scores) > 1 else scores:
+        totals = np.zeros(len(candidates), np.int64)
+        for entry in scores:
             totals += entry.weighted
         return self._select(result, candidates, totals)
 
@@ -270,9 +271,9 @@ class Scheduler:
             chosen = int(candidates[0])
             tied = [chosen]
         else:
-            result.totals = totals
-            best = totals.max()
-            tied = candidates[totals == best]
+            best = int(totals.max())
+            result.totals = compact(totals, high=best)
+            tied = compact(candidates[totals == best], low=0, high=result.table.n)  # node indexes
             chosen = int(tied[self.rng.randrange(len(tied))]) if len(tied) > 1 else int(tied[0])
         result.selected = chosen
         result.tied_top = tied

@@ -566,10 +566,6 @@ class NodeTable:
         """`column[idx]`, without a copy when `idx` (sorted, unique) covers every node."""
         return column if len(idx) == self.n else column[idx]
 
-    def gather(self, column: np.ndarray, idx: np.ndarray) -> np.ndarray:
-        """`column[idx]` as a new array (a plain copy when `idx`, sorted and unique, covers every node)."""
-        return column.copy() if len(idx) == self.n else column[idx]
-
     @property
     def has_labels(self) -> np.ndarray:
         """Nodes with at least one label."""

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..api.loading import InputError
-from .columns import scaled
+from .columns import compact, scaled
 from .cycle_state import CycleState
 from .diagnosis import Diagnosis
 from .events import (
@@ -49,6 +49,7 @@ __all__ = ["SKIP_FILTER_PLUGINS", "SKIP_SCORE_PLUGINS", "FilterOutcome", "Framew
 PluginFactory = Callable[[dict[str, Any], "Framework"], Any]
 SKIP_FILTER_PLUGINS = "SkipFilterPlugins"
 SKIP_SCORE_PLUGINS = "SkipScorePlugins"
+_SKIPPED = Status(Code.SKIP)
 
 _POINT_METHODS = {
     "preFilter": "pre_filter",
@@ -76,7 +77,8 @@ class FilterOutcome:
 
 @dataclass
 class PluginScores:
-    """One score plugin's numbers over the scored nodes `idx`."""
+    """One score plugin's numbers over the scored nodes `idx`, each column kept in the smallest
+    integer dtype holding it (`columns.compact`)."""
 
     plugin: str
     weight: int
@@ -87,7 +89,7 @@ class PluginScores:
 
     def __post_init__(self) -> None:
         # weight 1 (most plugins): the normalized column itself; nothing writes to either
-        self.weighted = self.normalized if self.weight == 1 else scaled(self.normalized, self.weight)
+        self.weighted = self.normalized if self.weight == 1 else compact(scaled(self.normalized, self.weight))
 
 
 class Framework:
@@ -189,7 +191,7 @@ class Framework:
         first_fail, verdicts = self.filter_columns(state, pod, table)
         for plugin, result in zip(self.filter_plugins, verdicts, strict=True):
             if result is None:
-                emit(PLUGIN_EVALUATED, point="Filter", plugin=plugin.name, status=Status(Code.SKIP, (), plugin.name))
+                emit(PLUGIN_EVALUATED, point="Filter", plugin=plugin.name, status=_SKIPPED.with_plugin(plugin.name))
         if table.nominated:
             self._with_nominated_pods(state, pod, table, verdicts, first_fail)
         for plugin, result in zip(self.filter_plugins, verdicts, strict=True):
@@ -205,7 +207,8 @@ class Framework:
         """Every filter plugin (None where skipped at PreFilter) on every node, and per node the
         index of the first plugin that rejects it (-1: none). Quiet; no nominated pods."""
         skip: set[str] = state.get(SKIP_FILTER_PLUGINS, set())
-        first_fail = np.full(table.n, -1, dtype=np.int16)
+        # a kept column: int8 holds the plugin indexes of any real profile
+        first_fail = np.full(table.n, -1, dtype=np.int8 if len(self.filter_plugins) < 128 else np.int16)
         verdicts: list[NodeVerdicts | None] = []
         for k, plugin in enumerate(self.filter_plugins):
             if plugin.name in skip:
@@ -359,14 +362,15 @@ class Framework:
         for plugin in self.score_plugins:
             if plugin.name in skip:
                 continue
-            raw = np.asarray(plugin.score(state, pod, table, idx), dtype=np.int64)
+            raw = compact(_integers(plugin.score(state, pod, table, idx)))
             scored.append((plugin, raw))
             emit(PLUGIN_EVALUATED, point="Score", plugin=plugin.name, raw=PerNode(raw, idx))
         emit(PHASE_STARTED, point="NormalizeScore")
         results: list[PluginScores] = []
         for plugin, raw in scored:
             if plugin.name in self._normalizes:
-                normalized = np.asarray(plugin.normalize_score(state, pod, table, idx, raw.copy()), dtype=np.int64)
+                # the plugin rewrites an int64 copy of the raw scores in place
+                normalized = _integers(plugin.normalize_score(state, pod, table, idx, raw.astype(np.int64)))
             else:
                 normalized = raw
             weight = self.weights[plugin.name]
@@ -377,7 +381,7 @@ class Framework:
                     f'plugin "{plugin.name}" returns an invalid score {value}, '
                     f"it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
                 )
-            entry = PluginScores(plugin.name, weight, raw, normalized)
+            entry = PluginScores(plugin.name, weight, raw, compact(normalized, low=0, high=MAX_NODE_SCORE))
             results.append(entry)
             emit(
                 SCORES_NORMALIZED,
@@ -413,11 +417,20 @@ def _replace_node(target: NodeVerdicts, source: NodeVerdicts, i: int) -> NodeVer
     return NodeVerdicts(codes, reasons, target.detail)
 
 
+def _integers(values: np.ndarray) -> np.ndarray:
+    """A plugin's scores as integers: its own integer column as is, anything else as int64."""
+    column = np.asarray(values)
+    return column if column.dtype.kind in "iu" and column.dtype != np.uint64 else column.astype(np.int64)
+
+
 def _out_of_range(scores: np.ndarray) -> bool:
     """Whether a normalized score lies outside [MIN_NODE_SCORE, MAX_NODE_SCORE], in one pass: with
-    MIN_NODE_SCORE 0, a negative int64 read as uint64 is above MAX_NODE_SCORE."""
+    MIN_NODE_SCORE 0, a negative integer read as unsigned is above MAX_NODE_SCORE."""
     assert MIN_NODE_SCORE == 0
-    return bool(len(scores)) and int(scores.view(np.uint64).max()) > MAX_NODE_SCORE
+    if not len(scores):
+        return False
+    unsigned = scores.view(scores.dtype.str.replace("i", "u")) if scores.dtype.kind == "i" else scores
+    return int(unsigned.max()) > MAX_NODE_SCORE
 
 
 def _error(message: str) -> Status:

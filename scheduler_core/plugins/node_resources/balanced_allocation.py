@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ...framework.columns import compact
 from ...framework.cycle_state import CycleState
 from ...framework.interface import MAX_NODE_SCORE
 from ...framework.node_table import NodeTable
@@ -38,7 +39,7 @@ class BalancedAllocation:
         # is kept across cycles for pods requesting the same, recomputed where pods changed.
         key = (NAME, self.resources, request_key(pod, self.resources, True))
         scores = table.memo(key, lambda nodes: self._node_scores(table, pod, nodes))
-        return table.gather(scores, idx)
+        return compact(table.take(scores, idx), copy=True)  # the memo changes later
 
     def _node_scores(self, table: NodeTable, pod: PodInfo, idx: np.ndarray) -> np.ndarray:
         n = len(idx)

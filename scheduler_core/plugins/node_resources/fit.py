@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ...api.loading import InputError
+from ...framework.columns import compact
 from ...framework.cycle_state import CycleState
 from ...framework.events import PerNode
 from ...framework.node_table import NodeTable
@@ -126,7 +127,7 @@ class Fit:
         # is kept across cycles for pods requesting the same, recomputed where pods changed.
         key = (NAME, self.strategy, self.resources, tuple(self.shape or ()), request_key(pod, self.resources, False))
         scores = table.memo(key, lambda nodes: self._node_scores(table, pod, nodes))
-        return table.gather(scores, idx)
+        return compact(table.take(scores, idx), copy=True)  # the memo changes later
 
     def _node_scores(self, table: NodeTable, pod: PodInfo, nodes: np.ndarray) -> np.ndarray:
         columns = [resource_column(table, pod, nodes, spec, use_requested=False) for spec in self.resources]
