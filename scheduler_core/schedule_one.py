@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .framework.columns import compact
 from .framework.cycle_state import CycleState
 from .framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis
 from .framework.events import (
@@ -22,6 +21,7 @@ from .framework.events import (
     HOST_SELECTED,
     PHASE_STARTED,
     PLUGIN_EVALUATED,
+    Deferred,
     EventSink,
     NodeNames,
     PerNode,
@@ -36,6 +36,7 @@ from .plugins.registry import new_framework
 __all__ = ["ScheduleResult", "Scheduler", "num_feasible_nodes_to_find"]
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
+_NONE_REJECTED = PerNode(np.empty(0, dtype=object), np.empty(0, dtype=np.int64))
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 
 
@@ -68,10 +69,29 @@ class ScheduleResult:
     not_evaluated: np.ndarray | None = None  # bool per node: left out by sampling
     skipped_score_plugins: list[str] = field(default_factory=list)
     scores: list[PluginScores] = field(default_factory=list)
-    totals: np.ndarray | None = None
-    tied_top: list[int] | np.ndarray = field(default_factory=list)
+    best_total: int | None = None  # the top total score, when the candidates were scored
     post_filter_status: Status | None = None
     post_filter_result: PostFilterResult | None = None
+    _totals: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def totals(self) -> np.ndarray | None:
+        """Per candidate, the sum of the weighted scores (None: not scored). Summed again when first
+        read, so a kept result holds only the score columns it is made of."""
+        if self.best_total is None:
+            return None
+        if self._totals is None:
+            self._totals = total_scores(self.scores, len(self.candidates))
+        return self._totals
+
+    @property
+    def tied_top(self) -> list[int] | np.ndarray:
+        """The candidates with the top total (the selected node alone when there was no scoring)."""
+        if self.best_total is None:
+            return [] if self.selected is None else [self.selected]
+        totals = self.totals
+        assert totals is not None
+        return self.candidates[totals == self.best_total]
 
     @property
     def scheduled(self) -> bool:
@@ -210,19 +230,19 @@ class Scheduler:
             result.status = score_status
             result.message = score_status.message()
             return result
-        totals = np.zeros(len(candidates), np.int64)
-        for entry in scores:
-            totals += entry.weighted
-        return self._select(result, candidates, totals)
+        return self._select(result, candidates, total_scores(scores, len(candidates)))
 
     def _emit_filter_finished(self, outcome: FilterOutcome, first_fail: np.ndarray, feasible: np.ndarray) -> None:
         """Per rejected node, the plugin whose status upstream records (the first failing one)."""
-        rejected = np.flatnonzero(first_fail >= 0)
-        plugins = np.asarray(outcome.plugins, dtype=object)[first_fail[rejected]]
+        if feasible.all():  # nothing rejected: the shared empty column
+            rejected_by = _NONE_REJECTED
+        else:
+            rejected = np.flatnonzero(first_fail >= 0)
+            rejected_by = PerNode(np.asarray(outcome.plugins, dtype=object)[first_fail[rejected]], rejected)
         self.framework.emitter.emit(
             FILTER_FINISHED,
             point="Filter",
-            rejectedBy=PerNode(plugins, rejected),
+            rejectedBy=rejected_by,
             feasible=int(np.count_nonzero(feasible)),
         )
 
@@ -266,26 +286,20 @@ class Scheduler:
 
     def _select(self, result: ScheduleResult, candidates: np.ndarray, totals: np.ndarray | None) -> ScheduleResult:
         """`selectHost`: the top total; ties broken uniformly at random (seeded)."""
-        best = None
         if totals is None:
             chosen = int(candidates[0])
-            tied = [chosen]
+            tied_top: NodeNames | Deferred = NodeNames(np.asarray([chosen]))
         else:
-            best = int(totals.max())
-            result.totals = compact(totals, high=best)
-            tied = compact(candidates[totals == best], low=0, high=result.table.n)  # node indexes
+            best = result.best_total = int(totals.max())
+            tied = candidates[totals == best]
             chosen = int(tied[self.rng.randrange(len(tied))]) if len(tied) > 1 else int(tied[0])
+            # the kept result and event name the tied nodes from its scores when read
+            tied_top = Deferred(lambda names: NodeNames(np.asarray(result.tied_top)))
         result.selected = chosen
-        result.tied_top = tied
         pod = result.pod
         node = result.table.names[chosen]
         result.message = f"Successfully assigned {pod.namespace}/{pod.name} to {node}"
-        self.framework.emitter.emit(
-            HOST_SELECTED,
-            node=node,
-            total=None if totals is None else int(best),
-            tiedTop=NodeNames(np.asarray(tied)),
-        )
+        self.framework.emitter.emit(HOST_SELECTED, node=node, total=result.best_total, tiedTop=tied_top)
         return result
 
     def _fail(self, state: CycleState, table: NodeTable, pod: PodInfo, result: ScheduleResult) -> ScheduleResult:
@@ -300,6 +314,14 @@ class Scheduler:
             diagnosis.post_filter_msg = status.message()
         result.message = diagnosis.message()
         return result
+
+
+def total_scores(scores: list[PluginScores], n: int) -> np.ndarray:
+    """Per scored node, the sum of every plugin's weighted score (int64)."""
+    totals = np.zeros(n, np.int64)
+    for entry in scores:
+        totals += entry.weighted
+    return totals
 
 
 def _filter_error(outcome: FilterOutcome, first_fail: np.ndarray, rejecting: list[int]) -> Status | None:

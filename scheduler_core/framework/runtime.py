@@ -9,6 +9,7 @@ failure) records for each node.
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..api.loading import InputError
-from .columns import compact, scaled
+from .columns import compact, is_constant, scaled
 from .cycle_state import CycleState
 from .diagnosis import Diagnosis
 from .events import (
@@ -193,6 +194,7 @@ class Framework:
             if result is None:
                 emit(PLUGIN_EVALUATED, point="Filter", plugin=plugin.name, status=_SKIPPED.with_plugin(plugin.name))
         if table.nominated:
+            first_fail = first_fail.copy()  # changed in place below
             self._with_nominated_pods(state, pod, table, verdicts, first_fail)
         for plugin, result in zip(self.filter_plugins, verdicts, strict=True):
             if result is not None and result.detail:
@@ -207,8 +209,10 @@ class Framework:
         """Every filter plugin (None where skipped at PreFilter) on every node, and per node the
         index of the first plugin that rejects it (-1: none). Quiet; no nominated pods."""
         skip: set[str] = state.get(SKIP_FILTER_PLUGINS, set())
-        # a kept column: int8 holds the plugin indexes of any real profile
-        first_fail = np.full(table.n, -1, dtype=np.int8 if len(self.filter_plugins) < 128 else np.int16)
+        # a kept column: int8 holds the plugin indexes of any real profile; while no node is
+        # rejected, the shared read-only column of -1
+        dtype = np.int8 if len(self.filter_plugins) < 128 else np.int16
+        first_fail = _no_failures(table.n, dtype)
         verdicts: list[NodeVerdicts | None] = []
         for k, plugin in enumerate(self.filter_plugins):
             if plugin.name in skip:
@@ -218,6 +222,8 @@ class Framework:
             if not result.passes_all:
                 failed = result.codes != 0
                 if failed.any():
+                    if not first_fail.flags.writeable:
+                        first_fail = first_fail.copy()
                     first_fail[failed & (first_fail < 0)] = k
             verdicts.append(result)
         return first_fail, verdicts
@@ -417,6 +423,14 @@ def _replace_node(target: NodeVerdicts, source: NodeVerdicts, i: int) -> NodeVer
     return NodeVerdicts(codes, reasons, target.detail)
 
 
+@functools.lru_cache(maxsize=64)
+def _no_failures(n: int, dtype: type[np.integer]) -> np.ndarray:
+    """`first_fail` where no node is rejected: -1 everywhere, read-only and shared."""
+    column = np.full(n, -1, dtype=dtype)
+    column.flags.writeable = False
+    return column
+
+
 def _integers(values: np.ndarray) -> np.ndarray:
     """A plugin's scores as integers: its own integer column as is, anything else as int64."""
     column = np.asarray(values)
@@ -429,6 +443,8 @@ def _out_of_range(scores: np.ndarray) -> bool:
     assert MIN_NODE_SCORE == 0
     if not len(scores):
         return False
+    if is_constant(scores):
+        return not MIN_NODE_SCORE <= int(scores[0]) <= MAX_NODE_SCORE
     unsigned = scores.view(scores.dtype.str.replace("i", "u")) if scores.dtype.kind == "i" else scores
     return int(unsigned.max()) > MAX_NODE_SCORE
 
