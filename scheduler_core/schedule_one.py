@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .framework.columns import compact
 from .framework.cycle_state import CycleState
 from .framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis
 from .framework.events import (
@@ -258,8 +259,11 @@ class Scheduler:
         if percentage is None:
             in_scope_count = table.n if in_scope is None else int(np.count_nonzero(in_scope))
             self.next_start_node_index = (self.next_start_node_index + in_scope_count) % table.n
-            # every node feasible: the table's shared 0..n-1 (read-only), not a new copy per cycle
-            return table.every_node if np.count_nonzero(feasible) == table.n else np.flatnonzero(feasible)
+            # every node feasible: the table's shared 0..n-1 (read-only), not a new copy per cycle;
+            # else the feasible node indexes, kept in the smallest dtype holding them
+            if np.count_nonzero(feasible) == table.n:
+                return table.every_node
+            return compact(np.flatnonzero(feasible), low=0, high=table.n)
         if in_scope is None:
             in_scope = np.ones(table.n, dtype=bool)
         scope = np.flatnonzero(in_scope)

@@ -86,8 +86,8 @@ class Fit:
         failed: np.ndarray | None = None
         pods = table.memo((NAME, "pods"), lambda i: take(table.pod_count, i) + 1 > take(table.alloc["pods"], i))
         if pods.any():
-            failed = pods.copy()
-            reasons.append((ERR_REASON_TOO_MANY_PODS, pods.copy()))
+            failed = pods.copy()  # one kept copy for both: neither is changed in place
+            reasons.append((ERR_REASON_TOO_MANY_PODS, failed))
         scalars = sorted(r for r, v in requests.items() if r not in ("cpu", "memory", "ephemeral-storage") and v)
         base_zero = all(requests.get(r, 0) == 0 for r in ("cpu", "memory", "ephemeral-storage"))
         detail: dict[str, object] = {}
@@ -108,7 +108,7 @@ class Fit:
                 if short.any():
                     short = short.copy()
                     reasons.append((insufficient(resource), short))
-                    failed = short.copy() if failed is None else failed | short
+                    failed = short if failed is None else failed | short
                     beyond = short & (request > alloc)
                     unresolvable = beyond if unresolvable is None else unresolvable | beyond
         if failed is None:
