@@ -31,7 +31,7 @@ from .framework.interface import PostFilterResult
 from .framework.node_table import NodeTable
 from .framework.pod_info import PodInfo
 from .framework.runtime import SKIP_SCORE_PLUGINS, FilterOutcome, Framework, PluginScores
-from .framework.status import Code, Status
+from .framework.status import SUCCESS, Code, Status
 from .plugins.registry import new_framework
 
 __all__ = ["ScheduleResult", "Scheduler", "num_feasible_nodes_to_find"]
@@ -142,7 +142,7 @@ class Scheduler:
         """DefaultBinder: account the pod on the chosen node."""
         emit = self.framework.emitter.emit
         emit(PHASE_STARTED, point="Bind")
-        status = Status()
+        status = SUCCESS
         for plugin in self.framework.bind_plugins:
             status = plugin.bind(CycleState(), pod, table, i)
             emit(
@@ -161,7 +161,7 @@ class Scheduler:
     def _find_and_prioritize(self, table: NodeTable, pod: PodInfo) -> ScheduleResult:
         fw = self.framework
         state = CycleState()
-        result = ScheduleResult(self.cycle, pod, table, Status())
+        result = ScheduleResult(self.cycle, pod, table, SUCCESS)
         if table.n == 0:
             result.status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_NODES_AVAILABLE,))
             result.message = NO_NODES_AVAILABLE

@@ -43,14 +43,13 @@ from .interface import (
 from .node_table import NodeTable
 from .pod_info import PodInfo
 from .profile import Profile
-from .status import Code, NodeVerdicts, PreFilterResult, Status
+from .status import SKIP, SUCCESS, Code, NodeVerdicts, PreFilterResult, Status
 
 __all__ = ["SKIP_FILTER_PLUGINS", "SKIP_SCORE_PLUGINS", "FilterOutcome", "Framework", "PluginFactory", "PluginScores"]
 
 PluginFactory = Callable[[dict[str, Any], "Framework"], Any]
 SKIP_FILTER_PLUGINS = "SkipFilterPlugins"
 SKIP_SCORE_PLUGINS = "SkipScorePlugins"
-_SKIPPED = Status(Code.SKIP)
 
 _POINT_METHODS = {
     "preFilter": "pre_filter",
@@ -148,7 +147,7 @@ class Framework:
         skip: set[str] = set()
         state[SKIP_FILTER_PLUGINS] = skip
         result: PreFilterResult | None = None
-        returned = Status()
+        returned = SUCCESS
         with_nodes: list[str] = []
         for plugin in self.pre_filter_plugins:
             narrowed, status = plugin.pre_filter(state, pod, table)
@@ -192,7 +191,7 @@ class Framework:
         first_fail, verdicts = self.filter_columns(state, pod, table)
         for plugin, result in zip(self.filter_plugins, verdicts, strict=True):
             if result is None:
-                emit(PLUGIN_EVALUATED, point="Filter", plugin=plugin.name, status=_SKIPPED.with_plugin(plugin.name))
+                emit(PLUGIN_EVALUATED, point="Filter", plugin=plugin.name, status=SKIP.with_plugin(plugin.name))
         if table.nominated:
             first_fail = first_fail.copy()  # changed in place below
             self._with_nominated_pods(state, pod, table, verdicts, first_fail)
@@ -232,7 +231,7 @@ class Framework:
         """Upstream `RunFilterPlugins`' answer for node i: the first rejecting plugin's status."""
         k = int(first_fail[i])
         if k < 0:
-            return Status()
+            return SUCCESS
         result = verdicts[k]
         assert result is not None
         return result.status_of(i, self.filter_plugins[k].name)
@@ -356,7 +355,7 @@ class Framework:
                 skip.add(plugin.name)
             elif not status.is_success():
                 return _error(f'running PreScore plugin "{plugin.name}": {status.message()}')
-        return Status()
+        return SUCCESS
 
     def run_score_plugins(
         self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray
@@ -397,7 +396,7 @@ class Framework:
                 weight=weight,
                 weighted=PerNode(entry.weighted, idx),
             )
-        return results, Status()
+        return results, SUCCESS
 
     def emit_skipped(self, names_idx: np.ndarray, reason: str) -> None:
         if len(names_idx):

@@ -7,7 +7,7 @@ from enum import IntEnum
 
 import numpy as np
 
-__all__ = ["SUCCESS", "Code", "NodeVerdicts", "PreFilterResult", "Status"]
+__all__ = ["SKIP", "SUCCESS", "Code", "NodeVerdicts", "PreFilterResult", "Status"]
 
 
 class Code(IntEnum):
@@ -73,7 +73,8 @@ class Status:
         return {"plugin": self.plugin, "code": self.code.label, "reasons": list(self.reasons)}
 
 
-SUCCESS = Status()
+SUCCESS = Status()  # statuses are immutable: plugins return these shared ones
+SKIP = Status(Code.SKIP)
 _PLAIN: dict[tuple[Code, str], Status] = {}
 _ZEROS: dict[int, np.ndarray] = {}
 

@@ -16,7 +16,7 @@ from ...framework.cycle_state import CycleState
 from ...framework.interface import MAX_NODE_SCORE
 from ...framework.node_table import NodeTable
 from ...framework.pod_info import PodInfo
-from ...framework.status import Code, Status
+from ...framework.status import SKIP, SUCCESS, Status
 from ..names import NODE_RESOURCES_BALANCED_ALLOCATION
 from .resource_allocation import ResourceSpec, parse_resources, request_key, resource_column
 
@@ -31,8 +31,8 @@ class BalancedAllocation:
 
     def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> Status:
         if all(pod.requests.get(spec.name, 0) == 0 for spec in self.resources):
-            return Status(Code.SKIP)
-        return Status()
+            return SKIP
+        return SUCCESS
 
     def score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> np.ndarray:
         # A node's score depends on that node alone and on the pod's requests: every node's score

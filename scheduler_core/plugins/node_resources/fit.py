@@ -17,7 +17,7 @@ from ...framework.cycle_state import CycleState
 from ...framework.events import PerNode
 from ...framework.node_table import NodeTable
 from ...framework.pod_info import PodInfo
-from ...framework.status import Code, NodeVerdicts, PreFilterResult, Status
+from ...framework.status import SUCCESS, Code, NodeVerdicts, PreFilterResult, Status
 from ..names import NODE_RESOURCES_FIT
 from .resource_allocation import (
     ResourceSpec,
@@ -73,7 +73,7 @@ class Fit:
 
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> tuple[PreFilterResult | None, Status]:
         state[PRE_FILTER_STATE_KEY] = pod.requests
-        return None, Status()
+        return None, SUCCESS
 
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> NodeVerdicts:
         # Each check is per node and reads that node alone: kept across cycles (NodeTable.memo)
@@ -120,7 +120,7 @@ class Fit:
         return NodeVerdicts(codes, reasons, detail)
 
     def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> Status:
-        return Status()
+        return SUCCESS
 
     def score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> np.ndarray:
         # A node's score depends on that node alone and on the pod's requests: every node's score
