@@ -374,8 +374,10 @@ class Framework:
         results: list[PluginScores] = []
         for plugin, raw in scored:
             if plugin.name in self._normalizes:
-                # the plugin rewrites an int64 copy of the raw scores in place
-                normalized = _integers(plugin.normalize_score(state, pod, table, idx, raw.astype(np.int64)))
+                # the plugin may rewrite an int64 copy of the raw scores in place (a constant
+                # column, read-only, is handed over as it is: nothing to rewrite node by node)
+                widened = raw if is_constant(raw) else raw.astype(np.int64)
+                normalized = _integers(plugin.normalize_score(state, pod, table, idx, widened))
             else:
                 normalized = raw
             weight = self.weights[plugin.name]
