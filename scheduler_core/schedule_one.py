@@ -37,8 +37,8 @@ from .plugins.registry import new_framework
 __all__ = ["ScheduleResult", "Scheduler", "num_feasible_nodes_to_find"]
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
-_NONE_REJECTED = PerNode(np.empty(0, dtype=object), np.empty(0, dtype=np.int64))
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+_NONE_REJECTED = PerNode(np.empty(0, dtype=object), np.empty(0, dtype=np.int64))  # filter.finished, all feasible
 
 
 def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
@@ -200,7 +200,8 @@ class Scheduler:
             fw.emit_skipped(np.flatnonzero(~in_scope), diagnosis.absent_status.message())
         diagnosis.first_fail = first_fail
         any_failed = bool(len(first_fail)) and int(first_fail.max()) >= 0
-        rejecting = np.unique(first_fail[first_fail >= 0]).tolist() if any_failed else []
+        # the plugins that are some node's first rejection, in order (a bincount: np.unique sorts)
+        rejecting = np.flatnonzero(np.bincount(first_fail[first_fail >= 0])).tolist() if any_failed else []
         error = _filter_error(outcome, first_fail, rejecting)
         if error is not None:  # an Error ends the cycle (findNodesThatPassFilters)
             result.status = error
