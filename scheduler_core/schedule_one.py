@@ -215,7 +215,10 @@ class Scheduler:
         if fw.emitter.sinks:
             self._emit_filter_finished(outcome, first_fail, feasible)
         candidates = self._candidates(table, pod, feasible, in_scope, result)
-        result.candidates = candidates
+        # kept by the result and the score events in the smallest index dtype; the plugins gather
+        # by the int64 indexes (numpy gathers by a narrower index type at twice the cost)
+        kept = candidates if candidates is table.every_node else compact(candidates, low=0, high=table.n)
+        result.candidates = kept
         if len(candidates) == 0:
             return self._fail(state, table, pod, result)
         if len(candidates) == 1:
@@ -226,7 +229,7 @@ class Scheduler:
             result.message = pre_score_status.message()
             return result
         result.skipped_score_plugins = [p.name for p in fw.score_plugins if p.name in state.get(SKIP_SCORE_PLUGINS, ())]
-        scores, score_status = fw.run_score_plugins(state, pod, table, candidates)
+        scores, score_status = fw.run_score_plugins(state, pod, table, candidates, kept)
         result.scores = scores
         if not score_status.is_success():
             result.status = score_status
@@ -260,11 +263,8 @@ class Scheduler:
         if percentage is None:
             in_scope_count = table.n if in_scope is None else int(np.count_nonzero(in_scope))
             self.next_start_node_index = (self.next_start_node_index + in_scope_count) % table.n
-            # every node feasible: the table's shared 0..n-1 (read-only), not a new copy per cycle;
-            # else the feasible node indexes, kept in the smallest dtype holding them
-            if np.count_nonzero(feasible) == table.n:
-                return table.every_node
-            return compact(np.flatnonzero(feasible), low=0, high=table.n)
+            # every node feasible: the table's shared 0..n-1 (read-only), not a new copy per cycle
+            return table.every_node if np.count_nonzero(feasible) == table.n else np.flatnonzero(feasible)
         if in_scope is None:
             in_scope = np.ones(table.n, dtype=bool)
         scope = np.flatnonzero(in_scope)

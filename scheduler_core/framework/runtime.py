@@ -358,8 +358,11 @@ class Framework:
         return SUCCESS
 
     def run_score_plugins(
-        self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray
+        self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray, kept_idx: np.ndarray | None = None
     ) -> tuple[list[PluginScores], Status]:
+        """Score and NormalizeScore on the nodes `idx`; the events name them by `kept_idx` (the
+        same indexes as the result keeps them, default `idx`)."""
+        shown = idx if kept_idx is None else kept_idx
         emit = self.emitter.emit
         emit(PHASE_STARTED, point="Score")
         skip: set[str] = state.get(SKIP_SCORE_PLUGINS, set())
@@ -369,7 +372,7 @@ class Framework:
                 continue
             raw = compact(_integers(plugin.score(state, pod, table, idx)))
             scored.append((plugin, raw))
-            emit(PLUGIN_EVALUATED, point="Score", plugin=plugin.name, raw=PerNode(raw, idx))
+            emit(PLUGIN_EVALUATED, point="Score", plugin=plugin.name, raw=PerNode(raw, shown))
         emit(PHASE_STARTED, point="NormalizeScore")
         results: list[PluginScores] = []
         for plugin, raw in scored:
@@ -394,9 +397,9 @@ class Framework:
                 SCORES_NORMALIZED,
                 point="NormalizeScore",
                 plugin=plugin.name,
-                normalized=PerNode(normalized, idx),
+                normalized=PerNode(normalized, shown),
                 weight=weight,
-                weighted=PerNode(entry.weighted, idx),
+                weighted=PerNode(entry.weighted, shown),
             )
         return results, SUCCESS
 
