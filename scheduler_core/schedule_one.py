@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .framework.columns import compact
 from .framework.cycle_state import CycleState
 from .framework.diagnosis import NO_NODES_AVAILABLE, Diagnosis
 from .framework.events import (
@@ -21,6 +22,7 @@ from .framework.events import (
     HOST_SELECTED,
     PHASE_STARTED,
     PLUGIN_EVALUATED,
+    Deferred,
     EventSink,
     NodeNames,
     PerNode,
@@ -29,13 +31,14 @@ from .framework.interface import PostFilterResult
 from .framework.node_table import NodeTable
 from .framework.pod_info import PodInfo
 from .framework.runtime import SKIP_SCORE_PLUGINS, FilterOutcome, Framework, PluginScores
-from .framework.status import Code, Status
+from .framework.status import SUCCESS, Code, Status
 from .plugins.registry import new_framework
 
 __all__ = ["ScheduleResult", "Scheduler", "num_feasible_nodes_to_find"]
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+_NONE_REJECTED = PerNode(np.empty(0, dtype=object), np.empty(0, dtype=np.int64))  # filter.finished, all feasible
 
 
 def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
@@ -67,10 +70,29 @@ class ScheduleResult:
     not_evaluated: np.ndarray | None = None  # bool per node: left out by sampling
     skipped_score_plugins: list[str] = field(default_factory=list)
     scores: list[PluginScores] = field(default_factory=list)
-    totals: np.ndarray | None = None
-    tied_top: list[int] | np.ndarray = field(default_factory=list)
+    best_total: int | None = None  # the top total score, when the candidates were scored
     post_filter_status: Status | None = None
     post_filter_result: PostFilterResult | None = None
+    _totals: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def totals(self) -> np.ndarray | None:
+        """Per candidate, the sum of the weighted scores (None: not scored). Summed again when first
+        read, so a kept result holds only the score columns it is made of."""
+        if self.best_total is None:
+            return None
+        if self._totals is None:
+            self._totals = total_scores(self.scores, len(self.candidates))
+        return self._totals
+
+    @property
+    def tied_top(self) -> list[int] | np.ndarray:
+        """The candidates with the top total (the selected node alone when there was no scoring)."""
+        if self.best_total is None:
+            return [] if self.selected is None else [self.selected]
+        totals = self.totals
+        assert totals is not None
+        return self.candidates[totals == self.best_total]
 
     @property
     def scheduled(self) -> bool:
@@ -120,7 +142,7 @@ class Scheduler:
         """DefaultBinder: account the pod on the chosen node."""
         emit = self.framework.emitter.emit
         emit(PHASE_STARTED, point="Bind")
-        status = Status()
+        status = SUCCESS
         for plugin in self.framework.bind_plugins:
             status = plugin.bind(CycleState(), pod, table, i)
             emit(
@@ -139,7 +161,7 @@ class Scheduler:
     def _find_and_prioritize(self, table: NodeTable, pod: PodInfo) -> ScheduleResult:
         fw = self.framework
         state = CycleState()
-        result = ScheduleResult(self.cycle, pod, table, Status())
+        result = ScheduleResult(self.cycle, pod, table, SUCCESS)
         if table.n == 0:
             result.status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_NODES_AVAILABLE,))
             result.message = NO_NODES_AVAILABLE
@@ -174,11 +196,12 @@ class Scheduler:
                 Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                 (f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(with_nodes))}]",),
             )
-            first_fail = np.where(in_scope, first_fail, -1).astype(np.int16)
+            first_fail = np.where(in_scope, first_fail, -1).astype(first_fail.dtype)
             fw.emit_skipped(np.flatnonzero(~in_scope), diagnosis.absent_status.message())
         diagnosis.first_fail = first_fail
         any_failed = bool(len(first_fail)) and int(first_fail.max()) >= 0
-        rejecting = np.unique(first_fail[first_fail >= 0]).tolist() if any_failed else []
+        # the plugins that are some node's first rejection, in order (a bincount: np.unique sorts)
+        rejecting = np.flatnonzero(np.bincount(first_fail[first_fail >= 0])).tolist() if any_failed else []
         error = _filter_error(outcome, first_fail, rejecting)
         if error is not None:  # an Error ends the cycle (findNodesThatPassFilters)
             result.status = error
@@ -192,7 +215,10 @@ class Scheduler:
         if fw.emitter.sinks:
             self._emit_filter_finished(outcome, first_fail, feasible)
         candidates = self._candidates(table, pod, feasible, in_scope, result)
-        result.candidates = candidates
+        # kept by the result and the score events in the smallest index dtype; the plugins gather
+        # by the int64 indexes (numpy gathers by a narrower index type at twice the cost)
+        kept = candidates if candidates is table.every_node else compact(candidates, low=0, high=table.n)
+        result.candidates = kept
         if len(candidates) == 0:
             return self._fail(state, table, pod, result)
         if len(candidates) == 1:
@@ -203,25 +229,25 @@ class Scheduler:
             result.message = pre_score_status.message()
             return result
         result.skipped_score_plugins = [p.name for p in fw.score_plugins if p.name in state.get(SKIP_SCORE_PLUGINS, ())]
-        scores, score_status = fw.run_score_plugins(state, pod, table, candidates)
+        scores, score_status = fw.run_score_plugins(state, pod, table, candidates, kept)
         result.scores = scores
         if not score_status.is_success():
             result.status = score_status
             result.message = score_status.message()
             return result
-        totals = scores[0].weighted + scores[1].weighted if len(scores) > 1 else np.zeros(len(candidates), np.int64)
-        for entry in scores[2:] if len(scores) > 1 else scores:
-            totals += entry.weighted
-        return self._select(result, candidates, totals)
+        return self._select(result, candidates, total_scores(scores, len(candidates)))
 
     def _emit_filter_finished(self, outcome: FilterOutcome, first_fail: np.ndarray, feasible: np.ndarray) -> None:
         """Per rejected node, the plugin whose status upstream records (the first failing one)."""
-        rejected = np.flatnonzero(first_fail >= 0)
-        plugins = np.asarray(outcome.plugins, dtype=object)[first_fail[rejected]]
+        if feasible.all():  # nothing rejected: the shared empty column
+            rejected_by = _NONE_REJECTED
+        else:
+            rejected = np.flatnonzero(first_fail >= 0)
+            rejected_by = PerNode(np.asarray(outcome.plugins, dtype=object)[first_fail[rejected]], rejected)
         self.framework.emitter.emit(
             FILTER_FINISHED,
             point="Filter",
-            rejectedBy=PerNode(plugins, rejected),
+            rejectedBy=rejected_by,
             feasible=int(np.count_nonzero(feasible)),
         )
 
@@ -265,26 +291,20 @@ class Scheduler:
 
     def _select(self, result: ScheduleResult, candidates: np.ndarray, totals: np.ndarray | None) -> ScheduleResult:
         """`selectHost`: the top total; ties broken uniformly at random (seeded)."""
-        best = None
         if totals is None:
             chosen = int(candidates[0])
-            tied = [chosen]
+            tied_top: NodeNames | Deferred = NodeNames(np.asarray([chosen]))
         else:
-            result.totals = totals
-            best = totals.max()
+            best = result.best_total = int(totals.max())
             tied = candidates[totals == best]
             chosen = int(tied[self.rng.randrange(len(tied))]) if len(tied) > 1 else int(tied[0])
+            # the kept result and event name the tied nodes from its scores when read
+            tied_top = Deferred(lambda names: NodeNames(np.asarray(result.tied_top)))
         result.selected = chosen
-        result.tied_top = tied
         pod = result.pod
         node = result.table.names[chosen]
         result.message = f"Successfully assigned {pod.namespace}/{pod.name} to {node}"
-        self.framework.emitter.emit(
-            HOST_SELECTED,
-            node=node,
-            total=None if totals is None else int(best),
-            tiedTop=NodeNames(np.asarray(tied)),
-        )
+        self.framework.emitter.emit(HOST_SELECTED, node=node, total=result.best_total, tiedTop=tied_top)
         return result
 
     def _fail(self, state: CycleState, table: NodeTable, pod: PodInfo, result: ScheduleResult) -> ScheduleResult:
@@ -299,6 +319,14 @@ class Scheduler:
             diagnosis.post_filter_msg = status.message()
         result.message = diagnosis.message()
         return result
+
+
+def total_scores(scores: list[PluginScores], n: int) -> np.ndarray:
+    """Per scored node, the sum of every plugin's weighted score (int64)."""
+    totals = np.zeros(n, np.int64)
+    for entry in scores:
+        totals += entry.weighted
+    return totals
 
 
 def _filter_error(outcome: FilterOutcome, first_fail: np.ndarray, rejecting: list[int]) -> Status | None:

@@ -252,6 +252,7 @@ class NodeTable:
         self._journal: list[int] = []
         self._generation = 0
         self._memos: dict[object, _Memo] = {}
+        self._dirty: tuple[tuple[int, int, int], np.ndarray] | None = None  # see _dirty_since
 
     # --- construction -----------------------------------------------------------------------
 
@@ -579,9 +580,8 @@ class NodeTable:
         if entry is not None and entry.generation == self._generation:
             if entry.position == len(journal):
                 return entry.column
-            dirty = journal[entry.position :]
-            if len(dirty) <= self.n // 8:
-                idx = np.fromiter(set(dirty), dtype=np.int64)
+            if len(journal) - entry.position <= self.n // 8:
+                idx = self._dirty_since(entry.position)
                 entry.column[idx] = compute(idx)
                 entry.position = len(journal)
                 return entry.column
@@ -591,6 +591,16 @@ class NodeTable:
         self._memos.pop(key, None)
         self._memos[key] = _Memo(column, self._generation, len(journal))
         return column
+
+    def _dirty_since(self, position: int) -> np.ndarray:
+        """The nodes changed since journal `position` (read-only), shared by the memos a cycle
+        brings up to date from the same position."""
+        key = (self._generation, position, len(self._journal))
+        if self._dirty is None or self._dirty[0] != key:
+            idx = np.fromiter(set(self._journal[position:]), dtype=np.int64)
+            idx.flags.writeable = False
+            self._dirty = (key, idx)
+        return self._dirty[1]
 
     # --- queries ----------------------------------------------------------------------------
 
@@ -618,10 +628,6 @@ class NodeTable:
     def take(self, column: np.ndarray, idx: np.ndarray) -> np.ndarray:
         """`column[idx]`, without a copy when `idx` (sorted, unique) covers every node."""
         return column if len(idx) == self.n else column[idx]
-
-    def gather(self, column: np.ndarray, idx: np.ndarray) -> np.ndarray:
-        """`column[idx]` as a new array (a plain copy when `idx`, sorted and unique, covers every node)."""
-        return column.copy() if len(idx) == self.n else column[idx]
 
     @property
     def has_labels(self) -> np.ndarray:

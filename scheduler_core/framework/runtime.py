@@ -9,6 +9,7 @@ failure) records for each node.
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..api.loading import InputError
-from .columns import scaled
+from .columns import compact, is_constant, scaled
 from .cycle_state import CycleState
 from .diagnosis import Diagnosis
 from .events import (
@@ -42,7 +43,7 @@ from .interface import (
 from .node_table import NodeTable
 from .pod_info import PodInfo
 from .profile import Profile
-from .status import Code, NodeVerdicts, PreFilterResult, Status
+from .status import SKIP, SUCCESS, Code, NodeVerdicts, PreFilterResult, Status
 
 __all__ = ["SKIP_FILTER_PLUGINS", "SKIP_SCORE_PLUGINS", "FilterOutcome", "Framework", "PluginFactory", "PluginScores"]
 
@@ -76,7 +77,8 @@ class FilterOutcome:
 
 @dataclass
 class PluginScores:
-    """One score plugin's numbers over the scored nodes `idx`."""
+    """One score plugin's numbers over the scored nodes `idx`, each column kept in the smallest
+    integer dtype holding it (`columns.compact`)."""
 
     plugin: str
     weight: int
@@ -87,7 +89,7 @@ class PluginScores:
 
     def __post_init__(self) -> None:
         # weight 1 (most plugins): the normalized column itself; nothing writes to either
-        self.weighted = self.normalized if self.weight == 1 else scaled(self.normalized, self.weight)
+        self.weighted = self.normalized if self.weight == 1 else compact(scaled(self.normalized, self.weight))
 
 
 class Framework:
@@ -145,7 +147,7 @@ class Framework:
         skip: set[str] = set()
         state[SKIP_FILTER_PLUGINS] = skip
         result: PreFilterResult | None = None
-        returned = Status()
+        returned = SUCCESS
         with_nodes: list[str] = []
         for plugin in self.pre_filter_plugins:
             narrowed, status = plugin.pre_filter(state, pod, table)
@@ -189,8 +191,9 @@ class Framework:
         first_fail, verdicts = self.filter_columns(state, pod, table)
         for plugin, result in zip(self.filter_plugins, verdicts, strict=True):
             if result is None:
-                emit(PLUGIN_EVALUATED, point="Filter", plugin=plugin.name, status=Status(Code.SKIP, (), plugin.name))
+                emit(PLUGIN_EVALUATED, point="Filter", plugin=plugin.name, status=SKIP.with_plugin(plugin.name))
         if table.nominated:
+            first_fail = first_fail.copy()  # changed in place below
             self._with_nominated_pods(state, pod, table, verdicts, first_fail)
         for plugin, result in zip(self.filter_plugins, verdicts, strict=True):
             if result is not None and result.detail:
@@ -205,7 +208,10 @@ class Framework:
         """Every filter plugin (None where skipped at PreFilter) on every node, and per node the
         index of the first plugin that rejects it (-1: none). Quiet; no nominated pods."""
         skip: set[str] = state.get(SKIP_FILTER_PLUGINS, set())
-        first_fail = np.full(table.n, -1, dtype=np.int16)
+        # a kept column: int8 holds the plugin indexes of any real profile; while no node is
+        # rejected, the shared read-only column of -1
+        dtype = np.int8 if len(self.filter_plugins) < 128 else np.int16
+        first_fail = _no_failures(table.n, dtype)
         verdicts: list[NodeVerdicts | None] = []
         for k, plugin in enumerate(self.filter_plugins):
             if plugin.name in skip:
@@ -215,6 +221,8 @@ class Framework:
             if not result.passes_all:
                 failed = result.codes != 0
                 if failed.any():
+                    if not first_fail.flags.writeable:
+                        first_fail = first_fail.copy()
                     first_fail[failed & (first_fail < 0)] = k
             verdicts.append(result)
         return first_fail, verdicts
@@ -223,7 +231,7 @@ class Framework:
         """Upstream `RunFilterPlugins`' answer for node i: the first rejecting plugin's status."""
         k = int(first_fail[i])
         if k < 0:
-            return Status()
+            return SUCCESS
         result = verdicts[k]
         assert result is not None
         return result.status_of(i, self.filter_plugins[k].name)
@@ -347,11 +355,14 @@ class Framework:
                 skip.add(plugin.name)
             elif not status.is_success():
                 return _error(f'running PreScore plugin "{plugin.name}": {status.message()}')
-        return Status()
+        return SUCCESS
 
     def run_score_plugins(
-        self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray
+        self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray, kept_idx: np.ndarray | None = None
     ) -> tuple[list[PluginScores], Status]:
+        """Score and NormalizeScore on the nodes `idx`; the events name them by `kept_idx` (the
+        same indexes as the result keeps them, default `idx`)."""
+        shown = idx if kept_idx is None else kept_idx
         emit = self.emitter.emit
         emit(PHASE_STARTED, point="Score")
         skip: set[str] = state.get(SKIP_SCORE_PLUGINS, set())
@@ -359,14 +370,17 @@ class Framework:
         for plugin in self.score_plugins:
             if plugin.name in skip:
                 continue
-            raw = np.asarray(plugin.score(state, pod, table, idx), dtype=np.int64)
+            raw = compact(_integers(plugin.score(state, pod, table, idx)))
             scored.append((plugin, raw))
-            emit(PLUGIN_EVALUATED, point="Score", plugin=plugin.name, raw=PerNode(raw, idx))
+            emit(PLUGIN_EVALUATED, point="Score", plugin=plugin.name, raw=PerNode(raw, shown))
         emit(PHASE_STARTED, point="NormalizeScore")
         results: list[PluginScores] = []
         for plugin, raw in scored:
             if plugin.name in self._normalizes:
-                normalized = np.asarray(plugin.normalize_score(state, pod, table, idx, raw.copy()), dtype=np.int64)
+                # the plugin may rewrite an int64 copy of the raw scores in place (a constant
+                # column, read-only, is handed over as it is: nothing to rewrite node by node)
+                widened = raw if is_constant(raw) else raw.astype(np.int64)
+                normalized = _integers(plugin.normalize_score(state, pod, table, idx, widened))
             else:
                 normalized = raw
             weight = self.weights[plugin.name]
@@ -377,17 +391,17 @@ class Framework:
                     f'plugin "{plugin.name}" returns an invalid score {value}, '
                     f"it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
                 )
-            entry = PluginScores(plugin.name, weight, raw, normalized)
+            entry = PluginScores(plugin.name, weight, raw, compact(normalized, low=0, high=MAX_NODE_SCORE))
             results.append(entry)
             emit(
                 SCORES_NORMALIZED,
                 point="NormalizeScore",
                 plugin=plugin.name,
-                normalized=PerNode(normalized, idx),
+                normalized=PerNode(normalized, shown),
                 weight=weight,
-                weighted=PerNode(entry.weighted, idx),
+                weighted=PerNode(entry.weighted, shown),
             )
-        return results, Status()
+        return results, SUCCESS
 
     def emit_skipped(self, names_idx: np.ndarray, reason: str) -> None:
         if len(names_idx):
@@ -413,11 +427,30 @@ def _replace_node(target: NodeVerdicts, source: NodeVerdicts, i: int) -> NodeVer
     return NodeVerdicts(codes, reasons, target.detail)
 
 
+@functools.lru_cache(maxsize=64)
+def _no_failures(n: int, dtype: type[np.integer]) -> np.ndarray:
+    """`first_fail` where no node is rejected: -1 everywhere, read-only and shared."""
+    column = np.full(n, -1, dtype=dtype)
+    column.flags.writeable = False
+    return column
+
+
+def _integers(values: np.ndarray) -> np.ndarray:
+    """A plugin's scores as integers: its own integer column as is, anything else as int64."""
+    column = np.asarray(values)
+    return column if column.dtype.kind in "iu" and column.dtype != np.uint64 else column.astype(np.int64)
+
+
 def _out_of_range(scores: np.ndarray) -> bool:
     """Whether a normalized score lies outside [MIN_NODE_SCORE, MAX_NODE_SCORE], in one pass: with
-    MIN_NODE_SCORE 0, a negative int64 read as uint64 is above MAX_NODE_SCORE."""
+    MIN_NODE_SCORE 0, a negative integer read as unsigned is above MAX_NODE_SCORE."""
     assert MIN_NODE_SCORE == 0
-    return bool(len(scores)) and int(scores.view(np.uint64).max()) > MAX_NODE_SCORE
+    if not len(scores):
+        return False
+    if is_constant(scores):
+        return not MIN_NODE_SCORE <= int(scores[0]) <= MAX_NODE_SCORE
+    unsigned = scores.view(scores.dtype.str.replace("i", "u")) if scores.dtype.kind == "i" else scores
+    return int(unsigned.max()) > MAX_NODE_SCORE
 
 
 def _error(message: str) -> Status:

@@ -7,7 +7,7 @@ from enum import IntEnum
 
 import numpy as np
 
-__all__ = ["SUCCESS", "Code", "NodeVerdicts", "PreFilterResult", "Status"]
+__all__ = ["SKIP", "SUCCESS", "Code", "NodeVerdicts", "PreFilterResult", "Status"]
 
 
 class Code(IntEnum):
@@ -60,13 +60,22 @@ class Status:
         return self.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
 
     def with_plugin(self, plugin: str) -> Status:
-        return Status(self.code, self.reasons, plugin)
+        if self.reasons:
+            return Status(self.code, self.reasons, plugin)
+        # without reasons: one shared (immutable) Status per code and plugin, not one per cycle
+        key = (self.code, plugin)
+        status = _PLAIN.get(key)
+        if status is None:
+            status = _PLAIN[key] = Status(self.code, (), plugin)
+        return status
 
     def to_dict(self) -> dict[str, object]:
         return {"plugin": self.plugin, "code": self.code.label, "reasons": list(self.reasons)}
 
 
-SUCCESS = Status()
+SUCCESS = Status()  # statuses are immutable: plugins return these shared ones
+SKIP = Status(Code.SKIP)
+_PLAIN: dict[tuple[Code, str], Status] = {}
 _ZEROS: dict[int, np.ndarray] = {}
 
 

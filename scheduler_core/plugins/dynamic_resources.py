@@ -15,7 +15,7 @@ from ..framework.diagnosis import Diagnosis
 from ..framework.interface import PostFilterResult
 from ..framework.node_table import NodeTable
 from ..framework.pod_info import PodInfo
-from ..framework.status import Code, NodeVerdicts, PreFilterResult, Status
+from ..framework.status import SKIP, Code, NodeVerdicts, PreFilterResult, Status
 from .names import DYNAMIC_RESOURCES
 
 NAME = DYNAMIC_RESOURCES
@@ -29,7 +29,7 @@ class DynamicResources:
 
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> tuple[PreFilterResult | None, Status]:
         state[STATE_KEY] = ()
-        return None, Status(Code.SKIP)
+        return None, SKIP
 
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> NodeVerdicts:
         return NodeVerdicts.all_pass(table.n)

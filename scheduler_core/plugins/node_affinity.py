@@ -14,7 +14,7 @@ from ..framework.events import NodeNames
 from ..framework.node_table import NodeTable
 from ..framework.pod_info import PodInfo
 from ..framework.selectors import NodeTermCompiled, compile_node_selector_term
-from ..framework.status import Code, NodeVerdicts, PreFilterResult, Status
+from ..framework.status import SKIP, SUCCESS, Code, NodeVerdicts, PreFilterResult, Status
 from .helper import default_normalize_score
 from .names import NODE_AFFINITY
 
@@ -76,10 +76,10 @@ class NodeAffinity:
         node_affinity = spec.affinity.node_affinity if spec.affinity else None
         required = node_affinity.required_during_scheduling_ignored_during_execution if node_affinity else None
         if required is None and not spec.node_selector and self.added_required is None:
-            return None, Status(Code.SKIP)
+            return None, SKIP
         state[PRE_FILTER_STATE_KEY] = required_node_affinity(pod)
         if required is None or not required.node_selector_terms:
-            return None, Status()
+            return None, SUCCESS
         # Only when every term names nodes via matchFields metadata.name In: the union of each term's intersection.
         union: set[str] = set()
         for term in required.node_selector_terms:
@@ -89,11 +89,11 @@ class NodeAffinity:
                     values = set(requirement.values)
                     names = values if names is None else names & values
             if names is None:
-                return None, Status()
+                return None, SUCCESS
             union |= names
         if not union:
             return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_REASON_CONFLICT,))
-        return PreFilterResult(frozenset(union)), Status()
+        return PreFilterResult(frozenset(union)), SUCCESS
 
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> NodeVerdicts:
         codes = np.zeros(table.n, dtype=np.int8)
@@ -120,7 +120,7 @@ class NodeAffinity:
         node_affinity = spec.affinity.node_affinity if spec.affinity else None
         preferred = node_affinity.preferred_during_scheduling_ignored_during_execution if node_affinity else []
         if not preferred and not self.added_preferred:
-            return Status(Code.SKIP)
+            return SKIP
         terms = list(self.added_preferred)
         for k, t in enumerate(preferred):
             if t.weight == 0:
@@ -134,7 +134,7 @@ class NodeAffinity:
                 )
             terms.append((t.weight, compiled))
         state[PRE_SCORE_STATE_KEY] = terms
-        return Status()
+        return SUCCESS
 
     def score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> np.ndarray:
         total = np.zeros(table.n, dtype=np.int64)

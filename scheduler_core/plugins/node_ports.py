@@ -9,7 +9,7 @@ import numpy as np
 from ..framework.cycle_state import CycleState
 from ..framework.node_table import NodeTable
 from ..framework.pod_info import PodInfo
-from ..framework.status import Code, NodeVerdicts, PreFilterResult, Status
+from ..framework.status import SKIP, SUCCESS, Code, NodeVerdicts, PreFilterResult, Status
 from .names import NODE_PORTS
 
 NAME = NODE_PORTS
@@ -30,8 +30,8 @@ class NodePorts:
 
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> tuple[PreFilterResult | None, Status]:
         if not pod.host_ports:
-            return None, Status(Code.SKIP)
-        return None, Status()
+            return None, SKIP
+        return None, SUCCESS
 
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> NodeVerdicts:
         conflict = np.zeros(table.n, dtype=bool)

@@ -18,7 +18,7 @@ from ..api.storage import CSINode, PersistentVolumeClaim, claim_class
 from ..framework.cycle_state import CycleState
 from ..framework.node_table import NodeTable
 from ..framework.pod_info import PodInfo
-from ..framework.status import Code, NodeVerdicts, PreFilterResult, Status
+from ..framework.status import SKIP, SUCCESS, Code, NodeVerdicts, PreFilterResult, Status
 from ..framework.volume_index import VolumeIndex, claim_is_for_pod, ephemeral_owner_error, not_found
 from .names import NODE_VOLUME_LIMITS
 
@@ -169,10 +169,10 @@ class NodeVolumeLimits:
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> tuple[PreFilterResult | None, Status]:
         for volume in pod.pod.spec.volumes:
             if volume.persistent_volume_claim is not None or volume.ephemeral is not None:
-                return None, Status()
+                return None, SUCCESS
             if is_inline_migratable(volume):
-                return None, Status()
-        return None, Status(Code.SKIP)
+                return None, SUCCESS
+        return None, SKIP
 
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> NodeVerdicts:
         index = table.volumes

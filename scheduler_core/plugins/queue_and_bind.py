@@ -7,7 +7,7 @@ from typing import Any
 from ..framework.cycle_state import CycleState
 from ..framework.node_table import NodeTable
 from ..framework.pod_info import PodInfo
-from ..framework.status import Code, Status
+from ..framework.status import SUCCESS, Code, Status
 from .names import DEFAULT_BINDER, PRIORITY_SORT, SCHEDULING_GATES
 
 
@@ -19,7 +19,7 @@ class SchedulingGates:
     def pre_enqueue(self, pod: PodInfo) -> Status:
         gates = [g.name for g in pod.pod.spec.scheduling_gates]
         if not gates:
-            return Status()
+            return SUCCESS
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (f"waiting for scheduling gates: [{' '.join(gates)}]",))
 
 
@@ -40,7 +40,7 @@ class DefaultBinder:
 
     def bind(self, state: CycleState, pod: PodInfo, table: NodeTable, i: int) -> Status:
         table.add_pod(pod, i)
-        return Status()
+        return SUCCESS
 
 
 def new_scheduling_gates(args: dict[str, Any], handle: object) -> SchedulingGates:

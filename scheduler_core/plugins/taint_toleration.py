@@ -10,7 +10,7 @@ from ..framework.columns import constant
 from ..framework.cycle_state import CycleState
 from ..framework.node_table import NodeTable
 from ..framework.pod_info import PodInfo
-from ..framework.status import Code, NodeVerdicts, Status
+from ..framework.status import SUCCESS, Code, NodeVerdicts, Status
 from .helper import default_normalize_score, find_untolerated_taint, tolerates
 from .names import TAINT_TOLERATION
 
@@ -47,7 +47,7 @@ class TaintToleration:
 
     def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> Status:
         state[PRE_SCORE_STATE_KEY] = tuple(t for t in pod.tolerations if t.effect in ("", "PreferNoSchedule"))
-        return Status()
+        return SUCCESS
 
     def score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> np.ndarray:
         tolerations = state[PRE_SCORE_STATE_KEY]

@@ -29,7 +29,7 @@ from ..framework.cycle_state import CycleState
 from ..framework.node_table import NodeTable
 from ..framework.pod_info import PodInfo
 from ..framework.selectors import compile_label_selector, is_valid_label_key, is_valid_label_value
-from ..framework.status import Code, NodeVerdicts, PreFilterResult, Status
+from ..framework.status import SKIP, SUCCESS, Code, NodeVerdicts, PreFilterResult, Status
 from ..framework.volume_index import VolumeIndex, claim_is_for_pod, ephemeral_owner_error, not_found, pv_affinity_mask
 from .names import VOLUME_BINDING
 
@@ -192,7 +192,7 @@ class VolumeBinding:
 
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> tuple[PreFilterResult | None, Status]:
         if not _claim_names(pod):
-            return None, Status(Code.SKIP)
+            return None, SKIP
         index = table.volumes
         claims, problem = pod_claims(pod, index)
         if problem:
@@ -201,7 +201,7 @@ class VolumeBinding:
         if split.immediate:
             return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (ERR_UNBOUND_IMMEDIATE,))
         state[STATE_KEY] = split
-        return None, Status()
+        return None, SUCCESS
 
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> NodeVerdicts:
         """`FindPodVolumes` on every node; the reasons keep upstream's order."""
@@ -303,7 +303,7 @@ class VolumeBinding:
         return rejected, errors
 
     def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> Status:
-        return Status(Code.SKIP)  # no scorer: StorageCapacityScoring is off by default in v1.34
+        return SKIP  # no scorer: StorageCapacityScoring is off by default in v1.34
 
     def score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> np.ndarray:
         return np.zeros(len(idx), dtype=np.int64)

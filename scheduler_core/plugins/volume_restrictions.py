@@ -16,7 +16,7 @@ from ..api.objects import Volume
 from ..framework.cycle_state import CycleState
 from ..framework.node_table import NodeTable
 from ..framework.pod_info import PodInfo
-from ..framework.status import Code, NodeVerdicts, PreFilterResult, Status
+from ..framework.status import SKIP, SUCCESS, Code, NodeVerdicts, PreFilterResult, Status
 from ..framework.volume_index import not_found
 from .names import VOLUME_RESTRICTIONS
 
@@ -84,7 +84,7 @@ class VolumeRestrictions:
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> tuple[PreFilterResult | None, Status]:
         volumes = pod.pod.spec.volumes
         if not volumes:
-            return None, Status(Code.SKIP)  # nothing to check, no claim to hold
+            return None, SKIP  # nothing to check, no claim to hold
         needs_check = any(_needs_check(v) for v in volumes)
         rwop: set[str] = set()
         for volume in volumes:
@@ -99,9 +99,9 @@ class VolumeRestrictions:
         # `IsPVCUsedByPods`: the claim is referenced by a pod on some node of the snapshot.
         conflicting = sum(1 for name in rwop if table.pvc_refs.get(f"{pod.namespace}/{name}", 0) > 0)
         if not needs_check and conflicting == 0:
-            return None, Status(Code.SKIP)
+            return None, SKIP
         state[PRE_FILTER_STATE_KEY] = _PreFilterState(frozenset(rwop), conflicting)
-        return None, Status()
+        return None, SUCCESS
 
     # --- PreFilterExtensions (volume_restrictions.go AddPod / RemovePod → updateWithPod) -------
 

@@ -15,7 +15,7 @@ from ..api.storage import PersistentVolume, claim_class
 from ..framework.cycle_state import CycleState
 from ..framework.node_table import NodeTable
 from ..framework.pod_info import PodInfo
-from ..framework.status import Code, NodeVerdicts, PreFilterResult, Status
+from ..framework.status import SKIP, SUCCESS, Code, NodeVerdicts, PreFilterResult, Status
 from ..framework.volume_index import not_found
 from .names import VOLUME_ZONE
 
@@ -85,9 +85,9 @@ class VolumeZone:
                 return None, _unresolvable(not_found("PersistentVolume", pv_name))
             topologies.extend(pv_topologies(pv))
         if not topologies:
-            return None, Status(Code.SKIP)
+            return None, SKIP
         state[PRE_FILTER_STATE_KEY] = topologies
-        return None, Status()
+        return None, SUCCESS
 
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> NodeVerdicts:
         topologies: list[tuple[str, set[str]]] = state.get(PRE_FILTER_STATE_KEY, [])

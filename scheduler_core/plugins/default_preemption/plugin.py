@@ -24,7 +24,7 @@ from ...framework.events import PREEMPTION_EVALUATED, Deferred
 from ...framework.interface import PostFilterResult
 from ...framework.node_table import NodeTable
 from ...framework.pod_info import PodInfo
-from ...framework.status import Code, Status
+from ...framework.status import SUCCESS, Code, Status
 from ..names import DEFAULT_PREEMPTION
 from .dry_run import ERR_NO_VICTIMS, NodeVictims, more_important_first, select_victims, start_time
 from .pdb import Budgets
@@ -198,7 +198,7 @@ class DefaultPreemption:
             outcome = PostFilterResult("", {"preemption": evaluation})
             return outcome, Status(Code.UNSCHEDULABLE, (PREFIX + message,))
         outcome = PostFilterResult(table.names[chosen.node], {"victims": chosen.victims, "preemption": evaluation})
-        return outcome, Status()
+        return outcome, SUCCESS
 
     def num_candidates(self, num_nodes: int) -> int:
         """`calculateNumCandidates`: max(percentage of the nodes, the absolute minimum), at most all."""

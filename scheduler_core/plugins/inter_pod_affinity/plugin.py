@@ -18,7 +18,7 @@ from ...framework.cycle_state import CycleState
 from ...framework.interface import MAX_NODE_SCORE
 from ...framework.node_table import LabelColumn, NodeTable
 from ...framework.pod_info import AffinityTerm, PodInfo
-from ...framework.status import Code, NodeVerdicts, PreFilterResult, Status
+from ...framework.status import SKIP, SUCCESS, Code, NodeVerdicts, PreFilterResult, Status
 from ..names import INTER_POD_AFFINITY
 
 NAME = INTER_POD_AFFINITY
@@ -112,14 +112,14 @@ class InterPodAffinity:
         affinity = [t.merge_namespaces(namespaces) for t in pod.required_affinity]
         anti = [t.merge_namespaces(namespaces) for t in pod.required_anti_affinity]
         if not existing and not affinity and not anti:
-            return None, Status(Code.SKIP)
+            return None, SKIP
         affinity_counts: list[np.ndarray] = []
         if affinity:
             matching = _matching_pods(table, affinity)
             affinity_counts = [_domain_counts(table, t.topology_key, matching) for t in affinity]
         anti_counts = [_domain_counts(table, t.topology_key, _matching_pods(table, [t])) for t in anti]
         state[PRE_FILTER_STATE_KEY] = _FilterState(affinity, anti, affinity_counts, anti_counts, existing)
-        return None, Status()
+        return None, SUCCESS
 
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> NodeVerdicts:
         s: _FilterState = state[PRE_FILTER_STATE_KEY]
@@ -213,9 +213,9 @@ class InterPodAffinity:
     def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> Status:
         has_constraints = bool(pod.preferred_affinity or pod.preferred_anti_affinity)
         if self.ignore_preferred_of_existing and not has_constraints:
-            return Status(Code.SKIP)
+            return SKIP
         if not has_constraints and not table.affinity_groups:
-            return Status(Code.SKIP)  # nothing can produce a score entry
+            return SKIP  # nothing can produce a score entry
         namespaces = table.namespace_labels
         incoming_ns_labels = namespaces.get(pod.namespace)
         # per topology value: the summed weighted counts (integers) of the nodes carrying it
@@ -257,9 +257,9 @@ class InterPodAffinity:
                 if weighted.term.matches(pod, incoming_ns_labels):
                     add(weighted.term.topology_key, group.counts, -weighted.weight)
         if not produced:
-            return Status(Code.SKIP)
+            return SKIP
         state[PRE_SCORE_STATE_KEY] = topology_score
-        return Status()
+        return SUCCESS
 
     def score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> np.ndarray:
         topology_score: dict[str, np.ndarray] = state[PRE_SCORE_STATE_KEY]

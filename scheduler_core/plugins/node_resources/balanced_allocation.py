@@ -11,11 +11,12 @@ from typing import Any
 
 import numpy as np
 
+from ...framework.columns import compact
 from ...framework.cycle_state import CycleState
 from ...framework.interface import MAX_NODE_SCORE
 from ...framework.node_table import NodeTable
 from ...framework.pod_info import PodInfo
-from ...framework.status import Code, Status
+from ...framework.status import SKIP, SUCCESS, Status
 from ..names import NODE_RESOURCES_BALANCED_ALLOCATION
 from .resource_allocation import ResourceSpec, parse_resources, request_key, resource_column
 
@@ -30,15 +31,15 @@ class BalancedAllocation:
 
     def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> Status:
         if all(pod.requests.get(spec.name, 0) == 0 for spec in self.resources):
-            return Status(Code.SKIP)
-        return Status()
+            return SKIP
+        return SUCCESS
 
     def score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> np.ndarray:
         # A node's score depends on that node alone and on the pod's requests: every node's score
         # is kept across cycles for pods requesting the same, recomputed where pods changed.
         key = (NAME, self.resources, request_key(pod, self.resources, True))
         scores = table.memo(key, lambda nodes: self._node_scores(table, pod, nodes))
-        return table.gather(scores, idx)
+        return compact(table.take(scores, idx), copy=True)  # the memo changes later
 
     def _node_scores(self, table: NodeTable, pod: PodInfo, idx: np.ndarray) -> np.ndarray:
         n = len(idx)

@@ -12,11 +12,12 @@ from typing import Any
 import numpy as np
 
 from ...api.loading import InputError
+from ...framework.columns import compact
 from ...framework.cycle_state import CycleState
 from ...framework.events import PerNode
 from ...framework.node_table import NodeTable
 from ...framework.pod_info import PodInfo
-from ...framework.status import Code, NodeVerdicts, PreFilterResult, Status
+from ...framework.status import SUCCESS, Code, NodeVerdicts, PreFilterResult, Status
 from ..names import NODE_RESOURCES_FIT
 from .resource_allocation import (
     ResourceSpec,
@@ -72,7 +73,7 @@ class Fit:
 
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> tuple[PreFilterResult | None, Status]:
         state[PRE_FILTER_STATE_KEY] = pod.requests
-        return None, Status()
+        return None, SUCCESS
 
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> NodeVerdicts:
         # Each check is per node and reads that node alone: kept across cycles (NodeTable.memo)
@@ -85,8 +86,8 @@ class Fit:
         failed: np.ndarray | None = None
         pods = table.memo((NAME, "pods"), lambda i: take(table.pod_count, i) + 1 > take(table.alloc["pods"], i))
         if pods.any():
-            failed = pods.copy()
-            reasons.append((ERR_REASON_TOO_MANY_PODS, pods.copy()))
+            failed = pods.copy()  # one kept copy for both: neither is changed in place
+            reasons.append((ERR_REASON_TOO_MANY_PODS, failed))
         scalars = sorted(r for r, v in requests.items() if r not in ("cpu", "memory", "ephemeral-storage") and v)
         base_zero = all(requests.get(r, 0) == 0 for r in ("cpu", "memory", "ephemeral-storage"))
         detail: dict[str, object] = {}
@@ -107,7 +108,7 @@ class Fit:
                 if short.any():
                     short = short.copy()
                     reasons.append((insufficient(resource), short))
-                    failed = short.copy() if failed is None else failed | short
+                    failed = short if failed is None else failed | short
                     beyond = short & (request > alloc)
                     unresolvable = beyond if unresolvable is None else unresolvable | beyond
         if failed is None:
@@ -119,14 +120,14 @@ class Fit:
         return NodeVerdicts(codes, reasons, detail)
 
     def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> Status:
-        return Status()
+        return SUCCESS
 
     def score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> np.ndarray:
         # A node's score depends on that node alone and on the pod's requests: every node's score
         # is kept across cycles for pods requesting the same, recomputed where pods changed.
         key = (NAME, self.strategy, self.resources, tuple(self.shape or ()), request_key(pod, self.resources, False))
         scores = table.memo(key, lambda nodes: self._node_scores(table, pod, nodes))
-        return table.gather(scores, idx)
+        return compact(table.take(scores, idx), copy=True)  # the memo changes later
 
     def _node_scores(self, table: NodeTable, pod: PodInfo, nodes: np.ndarray) -> np.ndarray:
         columns = [resource_column(table, pod, nodes, spec, use_requested=False) for spec in self.resources]

@@ -18,7 +18,7 @@ from ...framework.cycle_state import CycleState
 from ...framework.interface import MAX_NODE_SCORE
 from ...framework.node_table import NodeTable
 from ...framework.pod_info import PodInfo
-from ...framework.status import Code, NodeVerdicts, PreFilterResult, Status
+from ...framework.status import SKIP, SUCCESS, Code, NodeVerdicts, PreFilterResult, Status
 from ..names import POD_TOPOLOGY_SPREAD
 from .common import (
     DO_NOT_SCHEDULE,
@@ -105,7 +105,7 @@ class PodTopologySpread:
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> tuple[PreFilterResult | None, Status]:
         constraints = self._constraints(pod, table, DO_NOT_SCHEDULE)
         if not constraints:
-            return None, Status(Code.SKIP)
+            return None, SKIP
         has_all = np.ones(table.n, dtype=bool)
         for c in constraints:
             has_all &= table.key_mask(c.topology_key)
@@ -126,7 +126,7 @@ class PodTopologySpread:
             domains_present.append(present)
             min_match.append(_global_min(c, counts, present))
         state[PRE_FILTER_STATE_KEY] = _FilterState(constraints, domain_counts, min_match, domains_present, has_all)
-        return None, Status()
+        return None, SUCCESS
 
     # --- PreFilterExtensions (filtering.go AddPod / RemovePod → preFilterState.updateWithPod) --
 
@@ -185,10 +185,10 @@ class PodTopologySpread:
 
     def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> Status:
         if table.n == 0:
-            return Status(Code.SKIP)
+            return SKIP
         constraints = self._constraints(pod, table, SCHEDULE_ANYWAY)
         if not constraints:
-            return Status(Code.SKIP)
+            return SKIP
         require_all = bool(pod.pod.spec.topology_spread_constraints) or not self.system_defaulted
         has_all = np.ones(table.n, dtype=bool)
         for c in constraints:
@@ -221,7 +221,7 @@ class PodTopologySpread:
             counts = np.bincount(codes[counted], weights=per_node[counted], minlength=len(column.values) + 1)
             domain_counts.append(counts.astype(np.int64))
         state[PRE_SCORE_STATE_KEY] = _ScoreState(constraints, ignored, weights, domain_counts, codes_list)
-        return Status()
+        return SUCCESS
 
     def score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> np.ndarray:
         s: _ScoreState = state[PRE_SCORE_STATE_KEY]
