@@ -299,6 +299,8 @@ def changes_since(cluster: Cluster, since: int, kind: str | None = None, before:
     current = int(Cluster.objects.filter(pk=cluster.pk).values_list("resource_version", flat=True).get())
     if since > current or not log_reaches_back_to(cluster, since, current):
         raise LogGap(since, current)
+    if since == current:  # nothing after it yet (an idle stream's heartbeat): no need to look
+        return []
     changes = Change.objects.filter(cluster=cluster, resource_version__gt=since)
     if kind is not None:
         changes = changes.filter(kind=kind)

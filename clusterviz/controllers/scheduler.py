@@ -25,12 +25,18 @@ COMPONENT = "default-scheduler"
 CYCLES_KEPT = 500
 
 
-def next_pod(cluster: Cluster, scheduler_names: Collection[str] = (COMPONENT,)) -> KubeObject | None:
+def next_pod(
+    cluster: Cluster, scheduler_names: Collection[str] = (COMPONENT,), queue: list[KubeObject] | None = None
+) -> KubeObject | None:
     """PrioritySort: higher priority first, then the earlier queue timestamp; only pods whose
     `schedulerName` names a profile of the cluster's configuration. A pod the class is asked about
-    (an open prediction question) is held back, Pending, until the reveal."""
+    (an open prediction question) is held back, Pending, until the reveal. `queue`: the
+    `active_unbound_pods` already read."""
+    queue = active_unbound_pods(cluster) if queue is None else queue
+    if not queue:
+        return None
     held = prediction.held_pods(cluster)
-    for row in active_unbound_pods(cluster):
+    for row in queue:
         spec, meta = row.body.get("spec", {}), row.body.get("metadata", {})
         phase = row.body.get("status", {}).get("phase")
         if spec.get("schedulerName", "default-scheduler") not in scheduler_names or meta.get("deletionTimestamp"):
@@ -56,9 +62,12 @@ def _condition(body: dict[str, Any], status: str, reason: str = "", message: str
 
 def schedule_next(cluster: Cluster) -> bool:
     """One scheduling cycle for the next pod; False when the queue is empty."""
+    queue = active_unbound_pods(cluster)
+    if not queue:  # (most steps): the configuration is not read
+        return False
     config = profiles.config_of(cluster)
     by_name = profiles.profiles_of(config)
-    row = next_pod(cluster, by_name)
+    row = next_pod(cluster, by_name, queue)
     if row is None:
         return False
     key = f"{row.namespace}/{row.name}"
