@@ -11,12 +11,14 @@ otherwise: capacity, ChannelFull members skipped, expiry.
 
 `send_soon` lets the database thread publish without waiting: channels' way from sync code
 (`async_to_sync(group_send)`) parks the thread until the loop has run the send — a round trip
-between the two threads for every change, paid while every other write waits behind it.
+between the two threads for every change, paid while every other write waits behind it. The sends
+queued while the loop has not yet run them go out together (one wake-up of the loop, not one each).
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from copy import deepcopy
 from typing import Any
@@ -33,6 +35,9 @@ class SharedCopyInMemoryChannelLayer(InMemoryChannelLayer):  # type: ignore[misc
         super().__init__(*args, **kwargs)
         self._swept = 0.0
         self._loop: asyncio.AbstractEventLoop | None = None  # where the receivers wait (last seen)
+        self._outgoing: list[tuple[str, dict[str, Any]]] = []  # `send_soon`'s, not yet delivered
+        self._outgoing_lock = threading.Lock()
+        self._outgoing_loop: asyncio.AbstractEventLoop | None = None  # the loop called to deliver them
 
     def _clean_expired(self) -> None:
         now = time.monotonic()
@@ -61,11 +66,27 @@ class SharedCopyInMemoryChannelLayer(InMemoryChannelLayer):  # type: ignore[misc
         if _running_loop() is loop:  # already on the loop's thread
             self._deliver(group, message)
             return True
+        with self._outgoing_lock:
+            self._outgoing.append((group, message))
+            if self._outgoing_loop is loop:  # already called: it takes this one too
+                return True
+            self._outgoing_loop = loop
         try:
-            loop.call_soon_threadsafe(self._deliver, group, message)
+            loop.call_soon_threadsafe(self._deliver_outgoing)
         except RuntimeError:  # the loop closed meanwhile
+            with self._outgoing_lock:
+                self._outgoing.clear()
+                self._outgoing_loop = None
             return False
         return True
+
+    def _deliver_outgoing(self) -> None:
+        """Deliver what `send_soon` queued, in the order it was sent (on the receivers' loop)."""
+        with self._outgoing_lock:
+            outgoing, self._outgoing = self._outgoing, []
+            self._outgoing_loop = None
+        for group, message in outgoing:
+            self._deliver(group, message)
 
     def _deliver(self, group: str, message: dict[str, Any]) -> None:
         """Put `message` into the queue of every member of `group` (on the receivers' loop)."""

@@ -202,7 +202,7 @@ class ClusterRunner:
         self.task: asyncio.Task[None] | None = None
         self.listener: asyncio.Task[None] | None = None
         self.holding = False  # whether this process held the lease at the last attempt
-        self.renewed_at = 0.0  # monotonic time just before the lease was last taken or renewed
+        self.driven_at = 0.0  # monotonic time of the last drive's start
         # What the next wake-up must look at: a drive that ended with nothing to do at `quiet_rv` need
         # not run again for the echoes of its own writes (changes up to `quiet_rv`), only for a newer
         # change (`heard_rv`), for anything else that was published (`must_drive`), or on its clock.
@@ -256,7 +256,7 @@ class ClusterRunner:
             and self.holding
             and self.quiet_rv is not None
             and self.heard_rv <= self.quiet_rv
-            and time.monotonic() - self.renewed_at < lease_seconds() / 6
+            and time.monotonic() - self.driven_at < lease_seconds() / 6
         )
 
     async def listen(self) -> None:
@@ -331,18 +331,13 @@ class ClusterRunner:
     async def _drive(self) -> float | None:
         self.must_drive = False
         self.quiet_rv = None
-        # The lease is renewed at most every sixth of its length (it then still has five sixths to run),
-        # not on each of a busy cluster's wake-ups; an idle runner wakes every third of it to renew.
-        renew = not self.holding or time.monotonic() - self.renewed_at >= lease_seconds() / 6
-        started = time.monotonic()
-        cluster = await sync_to_async(_leased_cluster)(self.cluster_id, renew)
+        self.driven_at = time.monotonic()
+        cluster = await sync_to_async(_leased_cluster)(self.cluster_id)
         if cluster is None:
             if self.holding:  # another process drives the cluster now: our view would go stale
                 self.holding = False
                 scheduler_cache.forget(self.cluster_id)
             return None
-        if renew:
-            self.renewed_at = started
         if not self.holding:  # (re)acquired: whatever we cached may predate the other holder's writes
             self.holding = True
             scheduler_cache.forget(self.cluster_id)
@@ -380,11 +375,14 @@ async def _rejoin(layer: Any, group: str, channel: str) -> None:
             await layer.group_add(group, channel)
 
 
-def _leased_cluster(cluster_id: int, renew: bool) -> Cluster | None:
-    """The cluster, if this process holds its lease (taken or renewed first when `renew`)."""
-    if renew and not acquire_lease(cluster_id):
-        return None
-    return Cluster.objects.get(pk=cluster_id)
+def _leased_cluster(cluster_id: int) -> Cluster | None:
+    """The cluster, if this process holds its lease. The lease is taken, or renewed once a sixth of it
+    has passed — not written on each of a busy cluster's wake-ups (an idle runner wakes every third
+    of it, and renews then)."""
+    cluster = Cluster.objects.get(pk=cluster_id)
+    if cluster.lease_owner == PROCESS_ID and cluster.lease_until - time.time() > lease_seconds() * 5 / 6:
+        return cluster
+    return cluster if acquire_lease(cluster_id) else None
 
 
 def _announce(cluster_id: int, actor: str | None) -> None:
