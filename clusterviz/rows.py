@@ -11,17 +11,17 @@ everything else stays with the ORM.
 from __future__ import annotations
 
 import functools
-import json
 from typing import Any
 
 from django.db import connection
-from django.db.models import JSONField
+from django.db.models import JSONField, Model
 
 from .models import Change, Cluster, KubeObject
 
 __all__ = [
     "activate_parked",
     "delete_object",
+    "find_cluster",
     "find_object",
     "insert_change",
     "insert_object",
@@ -44,8 +44,12 @@ def _statements(vendor: str) -> dict[str, Any]:
     change_fields = [f for f in Change._meta.concrete_fields if not f.primary_key]
     lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
     return {
-        "attnames": [f.attname for f in fields],
-        "json": [isinstance(f, JSONField) for f in fields],
+        "object_reader": _Reader(KubeObject),
+        "cluster_reader": _Reader(Cluster),
+        "cluster": (
+            f"SELECT {', '.join(q(f.column) for f in Cluster._meta.concrete_fields)} "
+            f"FROM {q(Cluster._meta.db_table)} WHERE {q('id')} = %s"
+        ),
         "inserted": [(f.attname, isinstance(f, JSONField)) for f in inserted],
         "change_fields": [(f.attname, isinstance(f, JSONField)) for f in change_fields],
         "find": f"SELECT {columns} FROM {objects} WHERE {by_name}",
@@ -97,23 +101,45 @@ def _values(obj: Any, fields: list[tuple[str, bool]], body: Any = None) -> list[
     ]
 
 
-def _objects(rows: list[tuple[Any, ...]]) -> list[KubeObject]:
+class _Reader:
+    """Model instances from rows of all its concrete columns, converted as the ORM converts them
+    (the backend's and each field's `from_db_value`: JSON decoded, SQLite's text datetimes parsed)."""
+
+    def __init__(self, model: type[Model]) -> None:
+        self.model = model
+        table = model._meta.db_table
+        self.attnames = [f.attname for f in model._meta.concrete_fields]
+        self.converters: list[tuple[int, list[Any], Any]] = []
+        for i, f in enumerate(model._meta.concrete_fields):
+            column = f.get_col(table)
+            found = connection.ops.get_db_converters(column) + f.get_db_converters(connection)
+            if found:
+                self.converters.append((i, found, column))
+
+    def read(self, rows: list[tuple[Any, ...]]) -> list[Any]:
+        out = []
+        for row in rows:
+            values = list(row)
+            for i, converters, column in self.converters:
+                for convert in converters:
+                    values[i] = convert(values[i], column, connection)
+            out.append(self.model.from_db(connection.alias, self.attnames, values))
+        return out
+
+
+def _select(statement: str, params: list[Any], reader: str = "object_reader") -> list[Any]:
     sql = _sql()
-    attnames, is_json = sql["attnames"], sql["json"]
-    out = []
-    for row in rows:
-        values = [
-            json.loads(value) if decode and isinstance(value, (str, bytes)) else value
-            for value, decode in zip(row, is_json, strict=True)
-        ]
-        out.append(KubeObject.from_db(connection.alias, attnames, values))
-    return out
-
-
-def _select(statement: str, params: list[Any]) -> list[KubeObject]:
     with connection.cursor() as cursor:
-        cursor.execute(_sql()[statement], params)
-        return _objects(cursor.fetchall())
+        cursor.execute(sql[statement], params)
+        return sql[reader].read(cursor.fetchall())  # type: ignore[no-any-return]
+
+
+def find_cluster(pk: int) -> Cluster:
+    """`Cluster.objects.get(pk=pk)`."""
+    found = _select("cluster", [pk], "cluster_reader")
+    if not found:
+        raise Cluster.DoesNotExist(f"cluster {pk} is gone")
+    return found[0]  # type: ignore[no-any-return]
 
 
 def find_object(cluster: Cluster, kind: str, namespace: str, name: str, lock: bool = False) -> KubeObject | None:

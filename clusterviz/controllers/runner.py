@@ -26,7 +26,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db.models import Q
 
-from .. import scheduler_cache
+from .. import rows, scheduler_cache
 from ..models import PACE_INSTANT, PACE_PAUSED, Cluster
 from ..publish import group_name, publish
 from . import (
@@ -379,7 +379,7 @@ def _leased_cluster(cluster_id: int) -> Cluster | None:
     """The cluster, if this process holds its lease. The lease is taken, or renewed once a sixth of it
     has passed — not written on each of a busy cluster's wake-ups (an idle runner wakes every third
     of it, and renews then)."""
-    cluster = Cluster.objects.get(pk=cluster_id)
+    cluster = rows.find_cluster(cluster_id)
     if cluster.lease_owner == PROCESS_ID and cluster.lease_until - time.time() > lease_seconds() * 5 / 6:
         return cluster
     return cluster if acquire_lease(cluster_id) else None
