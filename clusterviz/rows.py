@@ -25,6 +25,7 @@ __all__ = [
     "find_object",
     "insert_change",
     "insert_object",
+    "next_cycle",
     "parked_pods",
     "queued_pods",
     "save_object",
@@ -46,6 +47,10 @@ def _statements(vendor: str) -> dict[str, Any]:
     return {
         "object_reader": _Reader(KubeObject),
         "cluster_reader": _Reader(Cluster),
+        "next_cycle": (
+            f"UPDATE {q(Cluster._meta.db_table)} SET {q('cycle')} = {q('cycle')} + 1 WHERE {q('id')} = %s "
+            f"RETURNING {q('cycle')}"
+        ),
         "cluster": (
             f"SELECT {', '.join(q(f.column) for f in Cluster._meta.concrete_fields)} "
             f"FROM {q(Cluster._meta.db_table)} WHERE {q('id')} = %s"
@@ -140,6 +145,15 @@ def find_cluster(pk: int) -> Cluster:
     if not found:
         raise Cluster.DoesNotExist(f"cluster {pk} is gone")
     return found[0]  # type: ignore[no-any-return]
+
+
+def next_cycle(cluster: Cluster) -> int:
+    """Count one more scheduling cycle of the cluster, in the database (another process, or a stale
+    Cluster object, may have run cycles too); returns its number."""
+    with connection.cursor() as cursor:
+        cursor.execute(_sql()["next_cycle"], [cluster.pk])
+        cluster.cycle = int(cursor.fetchone()[0])
+    return cluster.cycle
 
 
 def find_object(cluster: Cluster, kind: str, namespace: str, name: str, lock: bool = False) -> KubeObject | None:

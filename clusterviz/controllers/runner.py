@@ -332,7 +332,7 @@ class ClusterRunner:
         self.must_drive = False
         self.quiet_rv = None
         self.driven_at = time.monotonic()
-        cluster = await sync_to_async(_leased_cluster)(self.cluster_id)
+        cluster, first = await sync_to_async(_lease_and_step)(self.cluster_id, self.holding)
         if cluster is None:
             if self.holding:  # another process drives the cluster now: our view would go stale
                 self.holding = False
@@ -353,7 +353,8 @@ class ClusterRunner:
             return deadline
         if cluster.pace == PACE_INSTANT:
             while True:
-                actor, deadline, seen = await sync_to_async(_step)(cluster)
+                actor, deadline, seen = first or await sync_to_async(_step)(cluster)
+                first = None
                 if actor is None:
                     self.quiet_rv = seen
                     return deadline
@@ -383,6 +384,17 @@ def _leased_cluster(cluster_id: int) -> Cluster | None:
     if cluster.lease_owner == PROCESS_ID and cluster.lease_until - time.time() > lease_seconds() * 5 / 6:
         return cluster
     return cluster if acquire_lease(cluster_id) else None
+
+
+def _lease_and_step(
+    cluster_id: int, holding: bool
+) -> tuple[Cluster | None, tuple[str | None, float | None, int] | None]:
+    """`_leased_cluster`, and, in the same trip to the database thread, the drive's first step when
+    nothing has to happen in between (the lease was held already, the pace is instant, the cache built)."""
+    cluster = _leased_cluster(cluster_id)
+    if cluster is None or not holding or cluster.pace != PACE_INSTANT or not scheduler_cache.cached(cluster):
+        return cluster, None
+    return cluster, _step(cluster)
 
 
 def _announce(cluster_id: int, actor: str | None) -> None:

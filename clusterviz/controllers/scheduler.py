@@ -7,14 +7,13 @@ from collections.abc import Collection
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F
 
 from scheduler_core.framework.events import Event, encode_cycle
 from scheduler_core.framework.pod_info import PodInfo
 from scheduler_core.plugins.registry import new_framework
 from scheduler_core.schedule_one import Scheduler, ScheduleResult
 
-from .. import prediction, profiles, scheduler_cache, store
+from .. import prediction, profiles, rows, scheduler_cache, store
 from ..kube_events import record_event
 from ..models import Cluster, KubeObject, SchedulingCycle
 from ..publish import cycle_message, publish
@@ -76,9 +75,7 @@ def schedule_next(cluster: Cluster) -> bool:
     if info is None:  # deleted since it was picked: the next step picks again
         return True
     table = cache.table()
-    # Counted in the database: another process (or a stale Cluster object) may have run cycles too.
-    Cluster.objects.filter(pk=cluster.pk).update(cycle=F("cycle") + 1)
-    cluster.cycle = Cluster.objects.filter(pk=cluster.pk).values_list("cycle", flat=True).get()
+    rows.next_cycle(cluster)
     profile = by_name[row.body.get("spec", {}).get("schedulerName", COMPONENT)]
     scheduler = Scheduler(new_framework(profile), seed=cluster.cycle)
     scheduler.cycle = cluster.cycle - 1
