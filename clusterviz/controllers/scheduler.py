@@ -25,16 +25,19 @@ CYCLES_KEPT = 500
 
 
 def next_pod(
-    cluster: Cluster, scheduler_names: Collection[str] = (COMPONENT,), queue: list[KubeObject] | None = None
+    cluster: Cluster,
+    scheduler_names: Collection[str] = (COMPONENT,),
+    queue: list[KubeObject] | None = None,
+    held: Collection[str] | None = None,
 ) -> KubeObject | None:
     """PrioritySort: higher priority first, then the earlier queue timestamp; only pods whose
     `schedulerName` names a profile of the cluster's configuration. A pod the class is asked about
     (an open prediction question) is held back, Pending, until the reveal. `queue`: the
-    `active_unbound_pods` already read."""
+    `active_unbound_pods` already read; `held`: the pods of open questions, if already read."""
     queue = active_unbound_pods(cluster) if queue is None else queue
     if not queue:
         return None
-    held = prediction.held_pods(cluster)
+    held = prediction.held_pods(cluster) if held is None else held
     for row in queue:
         spec, meta = row.body.get("spec", {}), row.body.get("metadata", {})
         phase = row.body.get("status", {}).get("phase")
@@ -66,7 +69,8 @@ def schedule_next(cluster: Cluster) -> bool:
         return False
     config = profiles.config_of(cluster)
     by_name = profiles.profiles_of(config)
-    row = next_pod(cluster, by_name, queue)
+    held, revealing = prediction.questioned_pods(cluster)
+    row = next_pod(cluster, by_name, queue, held)
     if row is None:
         return False
     key = f"{row.namespace}/{row.name}"
@@ -106,8 +110,10 @@ def schedule_next(cluster: Cluster) -> bool:
             _bind(cluster, row, info, result, profile.scheduler_name)
         else:
             _fail(cluster, row, info, result, profile.scheduler_name)
-    nominated = result.nominated_node or ""
-    prediction.settle(cluster, key, result.cycle, result.scheduled, result.selected_node, nominated, result.message)
+    # A question on this pod was revealing when the cycle began (an open one held the pod back).
+    if key in revealing:
+        nominated = result.nominated_node or ""
+        prediction.settle(cluster, key, result.cycle, result.scheduled, result.selected_node, nominated, result.message)
     return True
 
 
