@@ -95,9 +95,6 @@ else:
                 "transaction_mode": "IMMEDIATE",
             },
             "TEST": {"NAME": os.environ.get("TEST_SQLITE_PATH", str(BASE_DIR / ".test-db.sqlite3"))},
-            # Kept open per thread: opening a file connection (and running init_command) for each
-            # database hop of the stream and the control loops was a fifth of a busy server's CPU.
-            "CONN_MAX_AGE": None,
         }
     }
 
