@@ -35,6 +35,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar
 from urllib.parse import parse_qs
 
+from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
 from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
@@ -56,6 +57,13 @@ SNAPSHOT_PART_BYTES = 256 * 1024  # a snapshot larger than this goes out in part
 CLOSE_WAIT_SECONDS = 5.0  # how long a resync close may wait for a client that reads nothing
 SERVER_BUFFER_BYTES = 256 * 1024  # how much a server may hold unsent for one client before we wait
 PENDING_DISPATCH_LIMIT = 1000  # messages read from the sources but not yet handled (the layer's capacity)
+
+#: The database work of a stream's actions and catch-ups, in the one thread Django's sync work shares,
+#: keeping that thread's connection as the control loops' runner does. channels' `database_sync_to_async`
+#: closes it before and after every call (Django's CONN_MAX_AGE 0): a new SQLite connection, PRAGMAs
+#: included, for every action and catch-up was a fifth of a busy server's CPU (bench/load.py scenario B).
+#: A stream's connect still goes through `database_sync_to_async`, which also drops a broken connection.
+per_message_db = sync_to_async
 
 
 def _setting(name: str, default: float) -> float:
@@ -279,7 +287,7 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             may_write=may_write,
             limits=self._limits,
             component=COMPONENT,
-            run_sync=database_sync_to_async,
+            run_sync=per_message_db,
             viewer=self.viewer,
         )
         if outcome.ok:
@@ -317,7 +325,7 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         if rv <= self.last_rv:
             return
         if rv > self.last_rv + 1:
-            missed = await database_sync_to_async(_changes_since)(self.cluster, self.last_rv, rv)
+            missed = await per_message_db(_changes_since)(self.cluster, self.last_rv, rv)
             if missed is None:
                 self._resync("the watch log no longer reaches back to your resourceVersion")
                 return
@@ -522,7 +530,7 @@ async def _shared_changes_since(cluster: Cluster, since: int) -> list[dict[str, 
             del _shared_reads[key]
     entry = _shared_reads.get((cluster.pk, since))
     if entry is None or entry[1] is not loop:
-        task = loop.create_task(database_sync_to_async(_changes_since)(cluster, since))
+        task = loop.create_task(per_message_db(_changes_since)(cluster, since))
         entry = _shared_reads[(cluster.pk, since)] = (now, loop, task)
     return await asyncio.shield(entry[2])  # type: ignore[no-any-return]
 

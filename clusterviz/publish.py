@@ -69,8 +69,12 @@ def publish(cluster_id: int, message: dict[str, Any], group: str | None = None) 
         _failures += 1
         return
     envelope = {"type": "cluster.message", "message": _header(message), "text": json.dumps(message)}
+    group = group or group_name(cluster_id)
+    send_soon = getattr(layer, "send_soon", None)  # the in-process layer: no round trip to its loop
+    if send_soon is not None and send_soon(group, envelope):
+        return
     try:
-        async_to_sync(_group_send)(layer, group or group_name(cluster_id), envelope)
+        async_to_sync(_group_send)(layer, group, envelope)
     except Exception:
         _failures += 1
         _down_until = time.monotonic() + RETRY_AFTER

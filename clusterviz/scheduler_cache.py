@@ -41,7 +41,7 @@ from scheduler_core.framework.volume_index import VolumeIndex
 from .adapters import READ_KINDS, scheduler_object
 from .models import Change, Cluster, KubeObject
 
-__all__ = ["Entry", "SchedulerCache", "forget", "known_absent", "listed", "pinned", "synced", "view", "warm"]
+__all__ = ["Entry", "SchedulerCache", "cached", "forget", "known_absent", "listed", "pinned", "synced", "view", "warm"]
 
 log = logging.getLogger(__name__)
 TERMINAL_PHASES = ("Succeeded", "Failed")  # not in the scheduler's cache (the informer's field selector)
@@ -430,6 +430,12 @@ def _evict() -> None:
     while len(_caches) > 1 and (len(_caches) > MAX_CACHES or total > MAX_CACHED_OBJECTS):
         _, dropped = _caches.popitem(last=False)
         total -= dropped.size()
+
+
+def cached(cluster: Cluster) -> bool:
+    """Whether this process holds a cache of `cluster` (up to date or not)."""
+    cache = _caches.get(cluster.pk)
+    return cache is not None and cache.created_at == cluster.created_at
 
 
 def warm(cluster: Cluster) -> None:

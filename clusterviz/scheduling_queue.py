@@ -19,8 +19,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from django.db.models import Q
-
+from . import rows
 from .models import Cluster, KubeObject
 
 ACTIVE = ""
@@ -34,7 +33,7 @@ def _parked(cluster: Cluster) -> Any:
 
 
 def _requeue_all(cluster: Cluster) -> None:
-    _parked(cluster).update(queue_state=ACTIVE, queue_ts=time.time())
+    rows.activate_parked(cluster, time.time())
 
 
 def _depends_on_other_pods(body: dict[str, Any]) -> bool:
@@ -45,7 +44,7 @@ def _depends_on_other_pods(body: dict[str, Any]) -> bool:
 
 
 def _requeue_pod_dependent(cluster: Cluster) -> None:
-    ids = [row.pk for row in _parked(cluster) if _depends_on_other_pods(row.body)]
+    ids = [row.pk for row in rows.parked_pods(cluster) if _depends_on_other_pods(row.body)]
     if ids:
         KubeObject.objects.filter(pk__in=ids).update(queue_state=ACTIVE, queue_ts=time.time())
 
@@ -88,17 +87,12 @@ def active_unbound_pods(cluster: Cluster) -> list[KubeObject]:
     timestamp), after the leftovers were flushed. Active pods and unbound leftovers (which keep their
     timestamps) are read at once; the flush is written only when there are some."""
     now = time.time()
-    leftover = Q(queue_state=UNSCHEDULABLE, queue_ts__lt=now - MAX_PARKED_SECONDS)
-    rows = list(
-        KubeObject.objects.filter(cluster=cluster, kind="Pod", node_name="")
-        .filter(Q(queue_state=ACTIVE) | leftover)
-        .order_by("-priority", "queue_ts", "id")
-    )
-    if any(row.queue_state == UNSCHEDULABLE for row in rows):
+    queued = rows.queued_pods(cluster, now - MAX_PARKED_SECONDS)
+    if any(row.queue_state == UNSCHEDULABLE for row in queued):
         flush_leftovers(cluster, now)
-        for row in rows:
+        for row in queued:
             row.queue_state = ACTIVE
-    return rows
+    return queued
 
 
 def activate_pod(cluster: Cluster, namespace: str, name: str) -> None:

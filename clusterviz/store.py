@@ -18,6 +18,7 @@ from typing import Any
 
 from django.db import IntegrityError, connection, transaction
 
+from . import rows
 from .models import Change, Cluster, KubeObject
 from .publish import publish_change
 from .scheduling_queue import requeue_after
@@ -95,10 +96,7 @@ def _namespace_of(kind: str, body: dict[str, Any]) -> str:
 
 
 def _row(cluster: Cluster, kind: str, namespace: str, name: str, lock: bool = False) -> KubeObject:
-    query = KubeObject.objects.filter(cluster=cluster, kind=kind, namespace=namespace, name=name)
-    if lock:
-        query = query.select_for_update()
-    row = query.first()
+    row = rows.find_object(cluster, kind, namespace, name, lock)
     if row is None:
         raise NotFound(f'{resource_name(kind)} "{name}" not found')
     return row
@@ -126,9 +124,12 @@ def _log(
     body: dict[str, Any],
     component: str,
     previous: dict[str, Any] | None = None,
+    encoded: Any = None,
 ) -> None:
-    change = Change.objects.create(
-        cluster=cluster,
+    """Append the change to the watch log (`encoded`: its body as the row's write adapted it),
+    requeue what it may help, publish it once committed."""
+    change = Change(
+        cluster_id=cluster.pk,
         resource_version=rv,
         type=change_type,
         kind=row.kind,
@@ -137,11 +138,22 @@ def _log(
         body=body,
         component=component,
     )
+    rows.insert_change(change, encoded)
     if rv % 1000 == 0:
         Change.objects.filter(cluster=cluster, resource_version__lte=rv - CHANGE_LOG_LIMIT).delete()
     requeue_after(cluster, change_type, row, previous)
     message = change.to_dict()
     transaction.on_commit(lambda: publish_change(cluster.pk, message))
+
+
+def _copy_json(value: Any) -> Any:
+    """A deep copy of decoded JSON (dicts, lists and immutable scalars): a stored body, a third of
+    `copy.deepcopy`'s time."""
+    if isinstance(value, dict):
+        return {key: _copy_json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copy_json(item) for item in value]
+    return value
 
 
 def _index(row: KubeObject) -> None:
@@ -206,8 +218,8 @@ def create(cluster: Cluster, body: dict[str, Any], component: str, dry_run: bool
                 queue_ts=time.time(),
             )
             _index(row)
-            row.save()
-            _log(cluster, rv, "ADDED", row, body, component)
+            encoded = rows.insert_object(row)
+            _log(cluster, rv, "ADDED", row, body, component, encoded=encoded)
     except IntegrityError:
         # the savepoint rolled the bump back: forget it in memory too
         cluster.resource_version = (
@@ -246,7 +258,7 @@ def patch(
     with transaction.atomic():
         row = _row(cluster, kind, namespace, name, lock=True)
         _check_version(row, expected_rv)
-        body = copy.deepcopy(row.body)
+        body = _copy_json(row.body)
         mutate(body)
         if body == row.body:
             return body
@@ -258,8 +270,8 @@ def patch(
         row.body = body
         row.resource_version = rv
         _index(row)
-        row.save(update_fields=["body", "resource_version", "node_name", "priority"])
-        _log(cluster, rv, "MODIFIED", row, body, component, previous)
+        encoded = rows.save_object(row)
+        _log(cluster, rv, "MODIFIED", row, body, component, previous, encoded)
     return body
 
 
@@ -272,9 +284,9 @@ def delete(
         row = _row(cluster, kind, namespace, name, lock=True)
         _check_version(row, expected_rv)
         rv = _bump(cluster)
-        body = copy.deepcopy(row.body)
+        body = _copy_json(row.body)
         body["metadata"]["resourceVersion"] = str(rv)
-        row.delete()
+        rows.delete_object(row)
         _log(cluster, rv, "DELETED", row, body, component)
     return body
 
@@ -299,6 +311,8 @@ def changes_since(cluster: Cluster, since: int, kind: str | None = None, before:
     current = int(Cluster.objects.filter(pk=cluster.pk).values_list("resource_version", flat=True).get())
     if since > current or not log_reaches_back_to(cluster, since, current):
         raise LogGap(since, current)
+    if since == current:  # nothing after it yet (an idle stream's heartbeat): no need to look
+        return []
     changes = Change.objects.filter(cluster=cluster, resource_version__gt=since)
     if kind is not None:
         changes = changes.filter(kind=kind)

@@ -15,7 +15,7 @@ from typing import Any
 from scheduler_core.api.policy import PodDisruptionBudget
 from scheduler_core.plugins.default_preemption.pdb import Budgets
 
-from .. import store
+from .. import scheduler_cache, store
 from ..kube_events import record_event
 from ..models import Cluster, KubeObject
 from .owners import is_ready, is_terminating
@@ -235,9 +235,7 @@ def _sync_one(cluster: Cluster, body: Obj, now: datetime, namespace_pods: list[O
 
 def sync_disruption_budgets(cluster: Cluster) -> bool:
     """One status write for the first budget whose status is out of date; False when all are current."""
-    budgets = [
-        row.body for row in KubeObject.objects.filter(cluster=cluster, kind="PodDisruptionBudget").order_by("id")
-    ]
+    budgets = [entry.body for entry in scheduler_cache.listed(cluster, "PodDisruptionBudget")]
     if not budgets:
         return False
     now = datetime.now(UTC)

@@ -26,7 +26,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db.models import Q
 
-from .. import scheduler_cache
+from .. import rows, scheduler_cache
 from ..models import PACE_INSTANT, PACE_PAUSED, Cluster
 from ..publish import group_name, publish
 from . import (
@@ -58,6 +58,8 @@ log = logging.getLogger(__name__)
 PROCESS_ID = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
 LEASE_SECONDS = 15.0  # default of settings.CLUSTERVIZ_LEASE_SECONDS
 MAX_STEPS = 10_000
+#: Messages a runner's own drive publishes: hearing them is no reason to look at the cluster again.
+OWN_MESSAGES = frozenset({"scheduler.cycle", "control.stepped"})
 REJOIN_SECONDS = 2.0  # how often a listener renews its group membership (a restarted Redis forgets groups)
 LISTEN_BACKOFF_MAX = 0.5  # the longest wait between two attempts to reach a lost channel layer
 
@@ -107,25 +109,32 @@ def _run_unless_idle(
 
 def step_once(cluster: Cluster) -> tuple[str | None, float | None]:
     """One controller action; returns (which controller acted or None, next timed deadline)."""
+    actor, deadline, _ = _step(cluster)
+    return actor, deadline
+
+
+def _step(cluster: Cluster) -> tuple[str | None, float | None, int]:
+    """`step_once`, and the resourceVersion of the view the controllers looked at."""
     with scheduler_cache.pinned(cluster) as cache:
+        seen = cache.rv
         for name, sync, kinds in CONTROLLERS:
             if _run_unless_idle(cache, name, sync, kinds, cluster):
-                return name, None
+                return name, None, seen
         if disruption.sync_disruption_budgets(cluster):  # reads the clock (disruptedPods expire): every step
-            return "disruption-controller", None
+            return "disruption-controller", None, seen
         if scheduler.schedule_next(cluster):
-            return "scheduler", None
+            return "scheduler", None, seen
         acted, waiting = kubelet.scan(cluster)
         if acted:
-            return "kubelet", None
+            return "kubelet", None, seen
         if _run_unless_idle(cache, "namespace-controller", namespace.step, None, cluster):
-            return "namespace-controller", None
+            return "namespace-controller", None, seen
         acted, deadline = taint_manager.step(cluster)
         if acted:
-            return "taint-eviction-controller", None
+            return "taint-eviction-controller", None, seen
     if waiting is not None:
         deadline = waiting if deadline is None else min(deadline, waiting)
-    return None, deadline
+    return None, deadline, seen
 
 
 def reconcile(cluster: Cluster, limit: int = MAX_STEPS) -> int:
@@ -193,6 +202,13 @@ class ClusterRunner:
         self.task: asyncio.Task[None] | None = None
         self.listener: asyncio.Task[None] | None = None
         self.holding = False  # whether this process held the lease at the last attempt
+        self.driven_at = 0.0  # monotonic time of the last drive's start
+        # What the next wake-up must look at: a drive that ended with nothing to do at `quiet_rv` need
+        # not run again for the echoes of its own writes (changes up to `quiet_rv`), only for a newer
+        # change (`heard_rv`), for anything else that was published (`must_drive`), or on its clock.
+        self.quiet_rv: int | None = None
+        self.heard_rv = 0
+        self.must_drive = True
 
     def start(self) -> None:
         # Fresh contexts: a task inherits its creator's context variables, and a request handled
@@ -215,7 +231,33 @@ class ClusterRunner:
 
     def poke(self, steps: int = 0) -> None:
         self.steps_requested += steps
+        self.must_drive = True
         self.wake.set()
+
+    def _hear(self, message: dict[str, Any]) -> None:
+        """Note what a message of the cluster's group asks of the next drive."""
+        kind = message.get("type")
+        if kind == "watch":
+            try:
+                self.heard_rv = max(self.heard_rv, int(message.get("resourceVersion", 0)))
+                return
+            except (TypeError, ValueError):
+                pass
+        elif kind in OWN_MESSAGES:
+            return
+        elif kind == "control.step":
+            self.steps_requested += int(message.get("steps", 1))
+        self.must_drive = True
+
+    def _up_to_date(self) -> bool:
+        """Whether a wake-up brought nothing the last drive has not seen (and the lease is fresh)."""
+        return (
+            not self.must_drive
+            and self.holding
+            and self.quiet_rv is not None
+            and self.heard_rv <= self.quiet_rv
+            and time.monotonic() - self.driven_at < lease_seconds() / 6
+        )
 
     async def listen(self) -> None:
         """Wake on every message to the cluster's group (from any process).
@@ -243,12 +285,10 @@ class ClusterRunner:
                     if failures:
                         log.warning("cluster %s: listening to the channel layer again", self.cluster_id)
                         failures = 0
-                        self.wake.set()
+                        self.poke()
                     while True:
                         message = await layer.receive(channel)
-                        inner = message.get("message", {})
-                        if inner.get("type") == "control.step":
-                            self.steps_requested += int(inner.get("steps", 1))
+                        self._hear(message.get("message", {}))
                         self.wake.set()
                 except asyncio.CancelledError:
                     raise
@@ -257,7 +297,7 @@ class ClusterRunner:
                     delay = min(LISTEN_BACKOFF_MAX, 0.1 * 2 ** min(failures - 1, 6))
                     if failures == 1:
                         log.warning("cluster %s: lost the channel layer (%r); reconnecting", self.cluster_id, exc)
-                    self.wake.set()  # a change may have been missed: look once
+                    self.poke()  # a change may have been missed: look once
                     await asyncio.sleep(delay)
                 finally:
                     if rejoin is not None:
@@ -272,19 +312,28 @@ class ClusterRunner:
             timeout = lease_seconds() / 3
             if deadline is not None:
                 timeout = max(0.05, min(timeout, deadline - time.time()))
+            woken = False
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.wake.wait(), timeout=timeout)
+                woken = True
             self.wake.clear()
+            if woken and self._up_to_date() and (deadline is None or time.time() < deadline):
+                continue
             try:
                 deadline = await self._drive()
             except asyncio.CancelledError:
                 raise
             except Exception:
+                self.quiet_rv = None
                 log.exception("cluster %s: control loop failed", self.cluster_id)
                 await asyncio.sleep(1.0)
 
     async def _drive(self) -> float | None:
-        if not await sync_to_async(acquire_lease)(self.cluster_id):
+        self.must_drive = False
+        self.quiet_rv = None
+        self.driven_at = time.monotonic()
+        cluster, first = await sync_to_async(_lease_and_step)(self.cluster_id, self.holding)
+        if cluster is None:
             if self.holding:  # another process drives the cluster now: our view would go stale
                 self.holding = False
                 scheduler_cache.forget(self.cluster_id)
@@ -292,26 +341,30 @@ class ClusterRunner:
         if not self.holding:  # (re)acquired: a cache kept meanwhile (for what-ifs, the stream) is kept:
             # each use follows the watch log, which holds the other holder's writes, and a gap rebuilds it
             self.holding = True
-        cluster = await Cluster.objects.aget(pk=self.cluster_id)
-        # A big cluster's first read happens in a worker thread, not in the one all requests share.
-        await sync_to_async(scheduler_cache.warm, thread_sensitive=False)(cluster)
+        if not scheduler_cache.cached(cluster):
+            # A big cluster's first read happens in a worker thread, not in the one all requests share.
+            await sync_to_async(scheduler_cache.warm, thread_sensitive=False)(cluster)
         if cluster.pace == PACE_PAUSED:
             if self.steps_requested <= 0:
                 return None
             self.steps_requested -= 1
-            actor, deadline = await sync_to_async(step_once)(cluster)
+            actor, deadline, _ = await sync_to_async(_step)(cluster)
             await sync_to_async(_announce)(cluster.pk, actor)
             return deadline
         if cluster.pace == PACE_INSTANT:
             while True:
-                actor, deadline = await sync_to_async(step_once)(cluster)
+                actor, deadline, seen = first or await sync_to_async(_step)(cluster)
+                first = None
                 if actor is None:
+                    self.quiet_rv = seen
                     return deadline
-        actor, deadline = await sync_to_async(step_once)(cluster)
-        if actor is not None:
+        actor, deadline, seen = await sync_to_async(_step)(cluster)
+        if actor is None:
+            self.quiet_rv = seen
+        else:
             await sync_to_async(_announce)(cluster.pk, actor)
             await asyncio.sleep(cluster.pace_delay_ms / 1000)
-            self.wake.set()
+            self.poke()
         return deadline
 
 
@@ -321,6 +374,27 @@ async def _rejoin(layer: Any, group: str, channel: str) -> None:
         await asyncio.sleep(REJOIN_SECONDS)
         with contextlib.suppress(Exception):
             await layer.group_add(group, channel)
+
+
+def _leased_cluster(cluster_id: int) -> Cluster | None:
+    """The cluster, if this process holds its lease. The lease is taken, or renewed once a sixth of it
+    has passed — not written on each of a busy cluster's wake-ups (an idle runner wakes every third
+    of it, and renews then)."""
+    cluster = rows.find_cluster(cluster_id)
+    if cluster.lease_owner == PROCESS_ID and cluster.lease_until - time.time() > lease_seconds() * 5 / 6:
+        return cluster
+    return cluster if acquire_lease(cluster_id) else None
+
+
+def _lease_and_step(
+    cluster_id: int, holding: bool
+) -> tuple[Cluster | None, tuple[str | None, float | None, int] | None]:
+    """`_leased_cluster`, and, in the same trip to the database thread, the drive's first step when
+    nothing has to happen in between (the lease was held already, the pace is instant, the cache built)."""
+    cluster = _leased_cluster(cluster_id)
+    if cluster is None or not holding or cluster.pace != PACE_INSTANT or not scheduler_cache.cached(cluster):
+        return cluster, None
+    return cluster, _step(cluster)
 
 
 def _announce(cluster_id: int, actor: str | None) -> None:
@@ -337,7 +411,7 @@ def ensure_runner(cluster_id: int) -> ClusterRunner:
         runner = ClusterRunner(cluster_id)
         _runners[cluster_id] = runner
         runner.start()
-    runner.wake.set()
+    runner.poke()
     return runner
 
 

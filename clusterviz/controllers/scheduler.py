@@ -7,14 +7,13 @@ from collections.abc import Collection
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F
 
 from scheduler_core.framework.events import Event, encode_cycle
 from scheduler_core.framework.pod_info import PodInfo
 from scheduler_core.plugins.registry import new_framework
 from scheduler_core.schedule_one import Scheduler, ScheduleResult
 
-from .. import prediction, profiles, scheduler_cache, store
+from .. import prediction, profiles, rows, scheduler_cache, store
 from ..kube_events import record_event
 from ..models import Cluster, KubeObject, SchedulingCycle
 from ..publish import cycle_message, publish
@@ -25,12 +24,21 @@ COMPONENT = "default-scheduler"
 CYCLES_KEPT = 500
 
 
-def next_pod(cluster: Cluster, scheduler_names: Collection[str] = (COMPONENT,)) -> KubeObject | None:
+def next_pod(
+    cluster: Cluster,
+    scheduler_names: Collection[str] = (COMPONENT,),
+    queue: list[KubeObject] | None = None,
+    held: Collection[str] | None = None,
+) -> KubeObject | None:
     """PrioritySort: higher priority first, then the earlier queue timestamp; only pods whose
     `schedulerName` names a profile of the cluster's configuration. A pod the class is asked about
-    (an open prediction question) is held back, Pending, until the reveal."""
-    held = prediction.held_pods(cluster)
-    for row in active_unbound_pods(cluster):
+    (an open prediction question) is held back, Pending, until the reveal. `queue`: the
+    `active_unbound_pods` already read; `held`: the pods of open questions, if already read."""
+    queue = active_unbound_pods(cluster) if queue is None else queue
+    if not queue:
+        return None
+    held = prediction.held_pods(cluster) if held is None else held
+    for row in queue:
         spec, meta = row.body.get("spec", {}), row.body.get("metadata", {})
         phase = row.body.get("status", {}).get("phase")
         if spec.get("schedulerName", "default-scheduler") not in scheduler_names or meta.get("deletionTimestamp"):
@@ -56,9 +64,13 @@ def _condition(body: dict[str, Any], status: str, reason: str = "", message: str
 
 def schedule_next(cluster: Cluster) -> bool:
     """One scheduling cycle for the next pod; False when the queue is empty."""
+    queue = active_unbound_pods(cluster)
+    if not queue:  # (most steps): the configuration is not read
+        return False
     config = profiles.config_of(cluster)
     by_name = profiles.profiles_of(config)
-    row = next_pod(cluster, by_name)
+    held, revealing = prediction.questioned_pods(cluster)
+    row = next_pod(cluster, by_name, queue, held)
     if row is None:
         return False
     key = f"{row.namespace}/{row.name}"
@@ -67,9 +79,7 @@ def schedule_next(cluster: Cluster) -> bool:
     if info is None:  # deleted since it was picked: the next step picks again
         return True
     table = cache.table()
-    # Counted in the database: another process (or a stale Cluster object) may have run cycles too.
-    Cluster.objects.filter(pk=cluster.pk).update(cycle=F("cycle") + 1)
-    cluster.cycle = Cluster.objects.filter(pk=cluster.pk).values_list("cycle", flat=True).get()
+    rows.next_cycle(cluster)
     profile = by_name[row.body.get("spec", {}).get("schedulerName", COMPONENT)]
     scheduler = Scheduler(new_framework(profile), seed=cluster.cycle)
     scheduler.cycle = cluster.cycle - 1
@@ -100,8 +110,10 @@ def schedule_next(cluster: Cluster) -> bool:
             _bind(cluster, row, info, result, profile.scheduler_name)
         else:
             _fail(cluster, row, info, result, profile.scheduler_name)
-    nominated = result.nominated_node or ""
-    prediction.settle(cluster, key, result.cycle, result.scheduled, result.selected_node, nominated, result.message)
+    # A question on this pod was revealing when the cycle began (an open one held the pod back).
+    if key in revealing:
+        nominated = result.nominated_node or ""
+        prediction.settle(cluster, key, result.cycle, result.scheduled, result.selected_node, nominated, result.message)
     return True
 
 

@@ -12,6 +12,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.db import connections
 
+from clusterviz import services
 from clusterviz.controllers import runner
 from clusterviz.models import Cluster, KubeObject
 
@@ -186,3 +187,32 @@ async def test_ensure_runner_reuses_a_live_runner_and_replaces_a_dead_one(
     second = runner.ensure_runner(cluster.pk)
     assert second is not first
     assert second.task is not None and not second.task.done()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_quiet_runner_skips_the_echoes_of_its_own_writes_only(make_cluster: Any) -> None:
+    """After a drive that ended with nothing to do, the changes it had seen wake nothing; a newer change,
+    any other message, a poke or a sixth of the lease gone by does."""
+    cluster = make_cluster("c1", node_yaml("n1") + "---\n" + pod_yaml("p1"))
+    loop_runner = runner.ClusterRunner(cluster.pk)
+    asyncio.run(loop_runner._drive())  # binds p1, starts it, then finds nothing to do
+    assert KubeObject.objects.get(name="p1").node_name == "n1"
+    quiet = Cluster.objects.get(pk=cluster.pk).resource_version
+    assert loop_runner.quiet_rv == quiet and loop_runner._up_to_date()
+    for echo in range(quiet - 3, quiet + 1):  # its own writes, heard after the drive
+        loop_runner._hear({"type": "watch", "resourceVersion": str(echo)})
+    loop_runner._hear({"type": "scheduler.cycle", "cycle": 1})
+    assert loop_runner._up_to_date()
+    changed = services.set_label(cluster, "n1", "k", "v", "kubectl")  # a change it has not seen
+    loop_runner._hear({"type": "watch", "resourceVersion": changed["metadata"]["resourceVersion"]})
+    assert not loop_runner._up_to_date()
+    asyncio.run(loop_runner._drive())
+    assert loop_runner._up_to_date()
+    loop_runner._hear({"type": "profile.updated"})  # no resourceVersion: it looks again
+    assert not loop_runner._up_to_date()
+    asyncio.run(loop_runner._drive())
+    loop_runner.poke()
+    assert not loop_runner._up_to_date()
+    asyncio.run(loop_runner._drive())
+    loop_runner.driven_at -= runner.lease_seconds() / 6  # time to renew the lease
+    assert not loop_runner._up_to_date()
