@@ -6,7 +6,7 @@ import json
 import re
 
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from scheduler_core.api.loading import InputError, load_cluster, load_pod
@@ -183,6 +183,10 @@ def broken_pods(draw: st.DrawFn) -> object:
 
 @settings(max_examples=300, deadline=None)
 @given(broken_pods())
+@example(  # a map key that is a line break: the message stays on one line
+    {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+     "spec": {"containers": [{"name": "c", "image": "x"}], "nodeSelector": {"\n": 0}}}
+)  # fmt: skip
 def test_broken_pods_fail_with_a_located_error_or_load(document: object) -> None:
     try:
         text = yaml.safe_dump(document)

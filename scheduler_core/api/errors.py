@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -21,13 +22,21 @@ class InputError(ValueError):
 
 
 def path_text(loc: tuple[int | str, ...]) -> str:
+    """`spec.containers[0].name`; a key with spaces or unprintable characters in quotes and brackets
+    (`spec.nodeSelector["a\\nb"]`), so that a message stays on its line."""
     out = ""
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
+        elif _plain(text := str(part)):
+            out += ("." if out else "") + text
         else:
-            out += ("." if out else "") + str(part)
+            out += f"[{json.dumps(text)}]"
     return out
+
+
+def _plain(key: str) -> bool:
+    return key.isprintable() and " " not in key
 
 
 def _message(error: Any) -> str:
@@ -82,12 +91,12 @@ def format_validation_error_at(
     # own path ("spec.containers: Required value").
     if message.startswith("[") and "]: " in message:
         head, message = message.split(": ", 1)
-        path += head
+        path += head if _plain(head) else f"[{json.dumps(head[1:-1])}]"
         loc = (*loc, head[1:-1])
     elif message.startswith(".") and ": " in message:  # a map key as a path segment: ".cpu: Invalid value: ..."
         head, message = message.split(": ", 1)
-        path += head
         loc = (*loc, head[1:])
+        path = path_text(loc)
     elif ": " in message and message.split(": ", 1)[0].count(".") and not path.endswith(message.split(":")[0]):
         head, message = message.split(": ", 1)
         path = f"{path}.{head}" if path else head
