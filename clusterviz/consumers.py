@@ -308,6 +308,8 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         text = event.get("text")
         if message.get("type") == "watch":
             await self._deliver_watch(message, text)
+        elif message.get("type") == "watch.batch":
+            await self._deliver_watch_batch(message, text)
         elif message.get("type") != "control.step":
             self._push(message, text)
 
@@ -324,6 +326,28 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             for change in missed:
                 self._push_watch({"type": "watch", **change})
         self._push_watch(message, text)
+
+    async def _deliver_watch_batch(self, message: dict[str, Any], text: str | None) -> None:
+        """Forward a `watch.batch` (changes `from`…`resourceVersion`, consecutive) as it is when it
+        follows what this client has; changes it already has are left out, a gap before it is
+        filled from the watch log first."""
+        first, last = int(message.get("from", 0)), int(message.get("resourceVersion", 0))
+        if last <= self.last_rv:
+            return
+        if first > self.last_rv + 1:
+            missed = await database_sync_to_async(_changes_since)(self.cluster, self.last_rv, first)
+            if missed is None:
+                self._resync("the watch log no longer reaches back to your resourceVersion")
+                return
+            for change in missed:
+                self._push_watch({"type": "watch", **change})
+        if first == self.last_rv + 1 and text is not None and len(text) <= self._message_limit:
+            self.last_rv = last
+            self._push(message, text)
+            return
+        full = json.loads(text) if text is not None else message
+        for change in full.get("changes", []):
+            self._push_watch(change)
 
     async def _send_watch(self, message: dict[str, Any]) -> bool:
         """During connect (the backlog of a resume): straight to the socket, before anything queued.

@@ -20,6 +20,7 @@ __all__ = [
     "group_name",
     "publish",
     "publish_change",
+    "publish_changes",
     "remove_listener",
 ]
 
@@ -103,6 +104,36 @@ async def _group_send(layer: Any, group: str, message: dict[str, Any]) -> None:
 
 def publish_change(cluster_id: int, change: dict[str, Any]) -> None:
     publish(cluster_id, {"type": "watch", **change, "path": watch_path(change)})
+
+
+BATCH_BYTES = 256 * 1024  # a `watch.batch` message carries changes up to about this much JSON
+
+
+def publish_changes(cluster_id: int, changes: list[dict[str, Any]]) -> None:
+    """Publish consecutive changes (a bulk write) as few messages: `watch.batch` messages of about
+    `BATCH_BYTES` each, `{"type": "watch.batch", "from": first rv, "resourceVersion": last rv,
+    "changes": [watch message…]}` (each change as a `watch` message would carry it); a change that
+    comes alone, or is larger than that on its own, goes as a plain `watch` message."""
+    batch: list[dict[str, Any]] = []
+    size = 0
+
+    def flush() -> None:
+        nonlocal batch, size
+        if len(batch) == 1:
+            publish(cluster_id, batch[0])
+        elif batch:
+            first, last = batch[0]["resourceVersion"], batch[-1]["resourceVersion"]
+            publish(cluster_id, {"type": "watch.batch", "from": first, "resourceVersion": last, "changes": batch})
+        batch, size = [], 0
+
+    for change in changes:
+        message = {"type": "watch", **change, "path": watch_path(change)}
+        length = len(json.dumps(message["object"])) + 200
+        if batch and size + length > BATCH_BYTES:
+            flush()
+        batch.append(message)
+        size += length
+    flush()
 
 
 WATCHERS = {

@@ -26,7 +26,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db.models import Q
 
-from .. import scheduler_cache
+from .. import cycle_traces, scheduler_cache
 from ..models import PACE_INSTANT, PACE_PAUSED, Cluster
 from ..publish import group_name, publish
 from . import (
@@ -83,6 +83,12 @@ CONTROLLERS: tuple[tuple[str, Callable[[Cluster], bool], frozenset[str] | None],
 )
 
 
+#: What a clockless controller runs instead at the instant pace (see `step_once`).
+BULK_SYNCS: dict[str, Callable[[Cluster], bool]] = {
+    "replicaset-controller": lambda cluster: replicaset.sync_replica_sets(cluster, bulk=True),
+}
+
+
 def _run_unless_idle(
     cache: scheduler_cache.SchedulerCache,
     name: str,
@@ -107,14 +113,22 @@ def _run_unless_idle(
 
 def step_once(cluster: Cluster) -> tuple[str | None, float | None]:
     """One controller action; returns (which controller acted or None, next timed deadline)."""
+    # At the instant pace a step acts on many objects, as a control plane at scale does (slow-start
+    # pod creation, many cycles per scheduler step, kubelets starting pods in parallel); at the slow
+    # and paused paces each step stays one object, so that a class sees each.
+    bulk = cluster.pace == PACE_INSTANT
     with scheduler_cache.pinned(cluster) as cache:
         for name, sync, kinds in CONTROLLERS:
+            if bulk and name in BULK_SYNCS:
+                sync = BULK_SYNCS[name]
             if _run_unless_idle(cache, name, sync, kinds, cluster):
                 return name, None
         if disruption.sync_disruption_budgets(cluster):  # reads the clock (disruptedPods expire): every step
             return "disruption-controller", None
-        if scheduler.schedule_next(cluster):
+        if scheduler.schedule_batch(cluster) if bulk else scheduler.schedule_next(cluster):
             return "scheduler", None
+        if bulk and kubelet.start_batch(cluster):
+            return "kubelet", None
         acted, waiting = kubelet.scan(cluster)
         if acted:
             return "kubelet", None
@@ -125,6 +139,8 @@ def step_once(cluster: Cluster) -> tuple[str | None, float | None]:
             return "taint-eviction-controller", None
     if waiting is not None:
         deadline = waiting if deadline is None else min(deadline, waiting)
+    if cycle_traces.flush(cluster.pk):  # idle: store the traces a batch deferred, and come back soon
+        deadline = time.time() if deadline is None else min(deadline, time.time())
     return None, deadline
 
 
