@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 
 from . import store
@@ -21,9 +22,14 @@ from .models import Change, Cluster, KubeObject
 from .publish import publish_changes
 from .scheduling_queue import GATED, requeue_after
 
-__all__ = ["create_many", "patch_many"]
+__all__ = ["batch_pods", "create_many", "patch_many"]
 
 Mutation = Callable[[dict[str, Any]], None]
+
+
+def batch_pods() -> int:
+    """The most pods one control-loop step schedules or starts at the instant pace (`CLUSTERVIZ_BATCH_PODS`)."""
+    return max(1, int(getattr(settings, "CLUSTERVIZ_BATCH_PODS", 1000)))
 
 
 def _bump_by(cluster: Cluster, count: int) -> int:

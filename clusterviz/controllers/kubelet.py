@@ -29,7 +29,7 @@ from .. import scheduler_cache, store
 from ..kube_events import event_body, record_event, record_events
 from ..models import PACE_SLOW, Cluster, KubeObject
 from ..scheduler_cache import Entry
-from ..store_bulk import patch_many
+from ..store_bulk import batch_pods, patch_many
 
 COMPONENT = "kubelet"
 ORPHAN_QUARANTINE_SECONDS = 40.0  # pkg/controller/podgc quarantineTime
@@ -262,14 +262,12 @@ def _run(cluster: Cluster, row: Entry) -> None:
         record_event(cluster, body, "Normal", "Started", f"Started container {container['name']}", COMPONENT, node)
 
 
-BATCH_PODS = 1000  # the most pods one kubelet step starts (the instant pace)
-
-
-def start_batch(cluster: Cluster, limit: int = BATCH_PODS) -> bool:
+def start_batch(cluster: Cluster, limit: int | None = None) -> bool:
     """Move every due, not yet started pod one state on at once (ContainerCreating, or Running), as
     the kubelets of many nodes do in parallel: one transaction of pod writes, then their events
     (Pulling and Pulled; Created and Started), as `scan` writes them one pod at a time. False when
     fewer than two pods are due (`scan` takes those, and every other kind of kubelet action)."""
+    limit = batch_pods() if limit is None else limit
     if cluster.pace == PACE_SLOW:
         return False
     nodes = {row.name: i for i, row in enumerate(scheduler_cache.listed(cluster, "Node"))}

@@ -21,7 +21,7 @@ from ..models import Cluster, KubeObject, SchedulingCycle
 from ..publish import cycle_message, publish
 from ..scheduling_queue import GATED, UNSCHEDULABLE, active_unbound_pods, park, parked_pods_depend_on_binds
 from ..services import delete_object
-from ..store_bulk import patch_many
+from ..store_bulk import batch_pods, patch_many
 
 COMPONENT = "default-scheduler"
 CYCLES_KEPT = 500
@@ -188,10 +188,8 @@ def _keep_cycle(cluster: Cluster, result: ScheduleResult, wire: list[dict[str, A
 
 # --- many pods per step (the instant pace) ---------------------------------------------------------
 
-BATCH_PODS = 1000  # the most pods one step schedules
 
-
-def schedule_batch(cluster: Cluster, limit: int = BATCH_PODS) -> bool:
+def schedule_batch(cluster: Cluster, limit: int | None = None) -> bool:
     """Schedule up to `limit` pending pods in queue order, one cycle per pod as `schedule_next` runs
     it (same cycle numbers, same seeds, each cycle seeing the previous binds through the scheduler
     cache), then bind them in one transaction with their `Scheduled` events; the cycles' traces are
@@ -199,6 +197,7 @@ def schedule_batch(cluster: Cluster, limit: int = BATCH_PODS) -> bool:
     `schedule_next` writes it; one that preempts ends the batch (its victims' deletion changes the
     queue). Falls back to `schedule_next` when another pod's placement could move a parked pod back
     ahead of the batch (required pod affinity, DoNotSchedule spread). False when the queue is empty."""
+    limit = batch_pods() if limit is None else limit
     config = profiles.config_of(cluster)
     by_name = profiles.profiles_of(config)
     if limit <= 1 or parked_pods_depend_on_binds(cluster):
@@ -227,6 +226,16 @@ def schedule_batch(cluster: Cluster, limit: int = BATCH_PODS) -> bool:
             events: list[Event] = []
             scheduler.subscribe(events.append)
             result = scheduler.schedule_pod(table, info)
+            if result.selected is not None:
+                cache.assume_pod(_bound_body(row.body, result.selected_node or ""))
+                cycle_traces.defer(cluster.pk, number, events, names)
+                binds.append((row, result, profile.scheduler_name))
+                continue
+            # Does not fit: the binds so far go first, then this pod as one step would write it.
+            Cluster.objects.filter(pk=cluster.pk).update(cycle=F("cycle") + ran)
+            _write_binds(cluster, binds, cache.rv)
+            cache.follow()
+            binds, start, ran = [], number, 0
             summary = {
                 "cycle": result.cycle,
                 "pod": key,
@@ -234,16 +243,6 @@ def schedule_batch(cluster: Cluster, limit: int = BATCH_PODS) -> bool:
                 "node": result.selected_node,
                 "resourceVersion": str(cache.rv),
             }
-            if result.selected is not None:
-                cache.assume_pod(_bound_body(row.body, result.selected_node or ""))
-                cycle_traces.defer(cluster.pk, number, events, names)
-                binds.append((row, result, profile.scheduler_name))
-                publish(cluster.pk, {**cycle_message({**summary, "message": result.message}, []), "events": None})
-                continue
-            # Does not fit: the binds so far go first, then this pod as one step would write it.
-            Cluster.objects.filter(pk=cluster.pk).update(cycle=F("cycle") + ran)
-            _write_binds(cluster, binds, cache.rv)
-            binds, start, ran = [], number, 0
             wire = encode_cycle(events, names)
             _keep_cycle(cluster, result, wire, cache.rv)
             publish(cluster.pk, cycle_message({**summary, "message": result.message}, wire))
@@ -306,22 +305,10 @@ def _write_binds(cluster: Cluster, binds: list[tuple[KubeObject, ScheduleResult,
     transaction."""
     if not binds:
         return
-    cycles = [
-        SchedulingCycle(
-            cluster=cluster,
-            number=result.cycle,
-            pod=result.pod.key,
-            scheduled=True,
-            node=result.selected_node or "",
-            message=result.message,
-            events=cycle_traces.DEFERRED,
-            resource_version=seen_rv,
-        )
-        for _, result, _ in binds
-    ]
+    messages: list[dict[str, Any]] = []
     with transaction.atomic():
-        SchedulingCycle.objects.bulk_create(cycles)
-        SchedulingCycle.objects.filter(cluster=cluster, number__lte=cycles[-1].number - CYCLES_KEPT).delete()
+        # The cycles stream first, then the writes they lead to (registered before the writes' own).
+        transaction.on_commit(lambda: [publish(cluster.pk, message) for message in messages])
         targets = [(row.namespace, row.name, _bind_mutation(result.selected_node or "")) for row, result, _ in binds]
         bodies = {
             f"{b['metadata']['namespace']}/{b['metadata']['name']}": b
@@ -332,5 +319,34 @@ def _write_binds(cluster: Cluster, binds: list[tuple[KubeObject, ScheduleResult,
             body = bodies.get(f"{row.namespace}/{row.name}")
             if body is not None:
                 events.append((reporter, event_body(body, "Normal", "Scheduled", result.message, reporter)))
+        # What each cycle saw: the store before the batch and the binds before its own (assumed).
+        cycles = []
+        for _, result, _ in binds:
+            body = bodies.get(result.pod.key)
+            cycles.append(
+                SchedulingCycle(
+                    cluster=cluster,
+                    number=result.cycle,
+                    pod=result.pod.key,
+                    scheduled=True,
+                    node=result.selected_node or "",
+                    message=result.message,
+                    events=cycle_traces.DEFERRED,
+                    resource_version=seen_rv,
+                )
+            )
+            summary = {
+                "cycle": result.cycle,
+                "pod": result.pod.key,
+                "scheduled": True,
+                "node": result.selected_node,
+                "resourceVersion": str(seen_rv),
+                "message": result.message,
+            }
+            messages.append({**cycle_message(summary, []), "events": None})
+            if body is not None:
+                seen_rv = int(body["metadata"]["resourceVersion"])
+        SchedulingCycle.objects.bulk_create(cycles)
+        SchedulingCycle.objects.filter(cluster=cluster, number__lte=cycles[-1].number - CYCLES_KEPT).delete()
         for reporter in dict.fromkeys(r for r, _ in events):
             record_events(cluster, [e for r, e in events if r == reporter], reporter)

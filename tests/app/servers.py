@@ -383,9 +383,14 @@ class Stream:
         url = f"ws://127.0.0.1:{server.port}/ws/clusters/{slug}/" + (f"?{query}" if query else "")
         self.connection = connect(url, origin=server.base_url, proxy=None, open_timeout=10)  # type: ignore[arg-type]
         self.received: list[dict[str, Any]] = []
+        self._unpacked: list[dict[str, Any]] = []
 
     def recv(self, timeout: float = 5.0) -> dict[str, Any]:
-        message = json.loads(self.connection.recv(timeout=timeout))
+        if not self._unpacked:
+            message = json.loads(self.connection.recv(timeout=timeout))
+            # a `watch.batch` is read as the page reads it: change by change
+            self._unpacked.extend(message["changes"] if message.get("type") == "watch.batch" else [message])
+        message = self._unpacked.pop(0)
         self.received.append(message)
         return dict(message)
 
