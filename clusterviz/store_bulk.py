@@ -8,21 +8,21 @@ with `bulk_create` / `bulk_update`, and the changes are published after the comm
 
 from __future__ import annotations
 
-import copy
+import json
 import time
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, connection, models, transaction
 
 from . import store
 from .models import Change, Cluster, KubeObject
 from .publish import publish_changes
 from .scheduling_queue import GATED, requeue_after
 
-__all__ = ["batch_pods", "create_many", "patch_many"]
+__all__ = ["batch_pods", "clone", "create_many", "insert_rows", "patch_many"]
 
 Mutation = Callable[[dict[str, Any]], None]
 
@@ -30,6 +30,47 @@ Mutation = Callable[[dict[str, Any]], None]
 def batch_pods() -> int:
     """The most pods one control-loop step schedules or starts at the instant pace (`CLUSTERVIZ_BATCH_PODS`)."""
     return max(1, int(getattr(settings, "CLUSTERVIZ_BATCH_PODS", 1000)))
+
+
+def clone(body: dict[str, Any]) -> dict[str, Any]:
+    """A deep copy of a JSON body (a JSON round trip: several times faster than `copy.deepcopy`)."""
+    return json.loads(json.dumps(body))
+
+
+def insert_rows(model: type[models.Model], rows: Sequence[models.Model | dict[str, Any]]) -> None:
+    """INSERT the rows (model instances, or dicts of field values: the others take their defaults)
+    in one `executemany` (Django's `bulk_create` compiles every value of every row into one
+    statement: most of a 1,000-pod batch's time)."""
+    fields = [f for f in model._meta.concrete_fields if not f.primary_key]
+    table = connection.ops.quote_name(model._meta.db_table)
+    columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
+    marks = ", ".join(["%s"] * len(fields))
+
+    def value(row: models.Model | dict[str, Any], field: models.Field[Any, Any]) -> Any:
+        if isinstance(row, dict):
+            raw = row[field.attname] if field.attname in row else field.get_default()
+        else:
+            raw = getattr(row, field.attname)
+        return field.get_db_prep_save(raw, connection)
+
+    values = [[value(row, f) for f in fields] for row in rows]
+    with connection.cursor() as cursor:
+        cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES ({marks})", values)
+
+
+def _update(model: type[models.Model], rows: Sequence[models.Model], names: Sequence[str]) -> None:
+    """UPDATE the `names` fields of the rows by primary key, in one `executemany` (not `bulk_update`'s
+    CASE expression per field and row)."""
+    fields = [model._meta.get_field(name) for name in names]
+    table = connection.ops.quote_name(model._meta.db_table)
+    assignments = ", ".join(f"{connection.ops.quote_name(f.column)} = %s" for f in fields)  # type: ignore[union-attr]
+    pk = connection.ops.quote_name(model._meta.pk.column)  # type: ignore[union-attr]
+    values = [
+        [*(f.get_db_prep_save(getattr(row, f.attname), connection) for f in fields), row.pk]  # type: ignore[union-attr]
+        for row in rows
+    ]
+    with connection.cursor() as cursor:
+        cursor.executemany(f"UPDATE {table} SET {assignments} WHERE {pk} = %s", values)
 
 
 def _bump_by(cluster: Cluster, count: int) -> int:
@@ -53,24 +94,33 @@ def _log_many(
     """The watch-log rows of `written` (change type, row, previous body), the queue's bookkeeping,
     and the batched publication after commit; returns the changes as the stream sends them."""
     changes = [
-        Change(
-            cluster=cluster,
-            resource_version=row.resource_version,
-            type=change_type,
-            kind=row.kind,
-            namespace=row.namespace,
-            name=row.name,
-            body=row.body,
-            component=component,
-        )
+        {
+            "cluster_id": cluster.pk,
+            "resource_version": row.resource_version,
+            "type": change_type,
+            "kind": row.kind,
+            "namespace": row.namespace,
+            "name": row.name,
+            "body": row.body,
+            "component": component,
+        }
         for change_type, row, _ in written
     ]
-    Change.objects.bulk_create(changes)
-    first, last = changes[0].resource_version, changes[-1].resource_version
+    insert_rows(Change, changes)
+    first, last = changes[0]["resource_version"], changes[-1]["resource_version"]
     if last // 1000 > (first - 1) // 1000:  # crossed a multiple of 1000, as store._log prunes
         Change.objects.filter(cluster=cluster, resource_version__lte=last - store.CHANGE_LOG_LIMIT).delete()
     _requeue_many(cluster, written)
-    messages = [change.to_dict() for change in changes]
+    messages = [  # as Change.to_dict gives them
+        {
+            "event": change["type"],
+            "kind": change["kind"],
+            "object": change["body"],
+            "resourceVersion": str(change["resource_version"]),
+            "component": component,
+        }
+        for change in changes
+    ]
     transaction.on_commit(lambda: publish_changes(cluster.pk, messages))
     return messages
 
@@ -97,7 +147,7 @@ def create_many(cluster: Cluster, bodies: Sequence[dict[str, Any]], component: s
         return []
     prepared: list[dict[str, Any]] = []
     for body in bodies:
-        body = copy.deepcopy(body)
+        body = clone(body)
         kind = body["kind"]
         meta = body.setdefault("metadata", {})
         if not meta.get("name") and meta.get("generateName"):
@@ -130,7 +180,7 @@ def create_many(cluster: Cluster, bodies: Sequence[dict[str, Any]], component: s
                 )
                 store._index(row)
                 rows.append(row)
-            KubeObject.objects.bulk_create(rows)
+            insert_rows(KubeObject, rows)
             _log_many(cluster, [("ADDED", row, None) for row in rows], component)
     except IntegrityError:
         cluster.resource_version = (
@@ -169,7 +219,7 @@ def patch_many(
             row = found.get((namespace, name))
             if row is None:
                 continue
-            body = copy.deepcopy(row.body)
+            body = clone(row.body)
             mutate(body)
             if body == row.body:
                 continue
@@ -184,8 +234,6 @@ def patch_many(
             row.body = body
             row.resource_version = rv + i
             store._index(row)
-        KubeObject.objects.bulk_update(
-            [row for row, _, _ in changed], ["body", "resource_version", "node_name", "priority"]
-        )
+        _update(KubeObject, [row for row, _, _ in changed], ["body", "resource_version", "node_name", "priority"])
         _log_many(cluster, [("MODIFIED", row, previous) for row, _, previous in changed], component)
     return [body for _, body, _ in changed]

@@ -3,7 +3,6 @@ why not — exactly what kube-scheduler writes (pkg/scheduler/schedule_one.go)."
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Collection
 from typing import Any
 
@@ -21,7 +20,7 @@ from ..models import Cluster, KubeObject, SchedulingCycle
 from ..publish import cycle_message, publish
 from ..scheduling_queue import GATED, UNSCHEDULABLE, active_unbound_pods, park, parked_pods_depend_on_binds
 from ..services import delete_object
-from ..store_bulk import batch_pods, patch_many
+from ..store_bulk import batch_pods, clone, insert_rows, patch_many
 
 COMPONENT = "default-scheduler"
 CYCLES_KEPT = 500
@@ -208,6 +207,7 @@ def schedule_batch(cluster: Cluster, limit: int | None = None) -> bool:
     cache = scheduler_cache.synced(cluster)
     table = cache.table()
     names = tuple(table.names)
+    columns = cycle_traces.BatchColumns(table)
     start = Cluster.objects.filter(pk=cluster.pk).values_list("cycle", flat=True).get()
     revealing = prediction.revealing_pods(cluster)
     binds: list[tuple[KubeObject, ScheduleResult, str]] = []
@@ -227,8 +227,9 @@ def schedule_batch(cluster: Cluster, limit: int | None = None) -> bool:
             scheduler.subscribe(events.append)
             result = scheduler.schedule_pod(table, info)
             if result.selected is not None:
+                cycle_traces.defer(cluster.pk, number, events, names, columns, len(columns.steps))
                 cache.assume_pod(_bound_body(row.body, result.selected_node or ""))
-                cycle_traces.defer(cluster.pk, number, events, names)
+                columns.bound(table.index[result.selected_node or ""])
                 binds.append((row, result, profile.scheduler_name))
                 continue
             # Does not fit: the binds so far go first, then this pod as one step would write it.
@@ -286,7 +287,7 @@ def queued_pods(cluster: Cluster, scheduler_names: Collection[str], limit: int) 
 
 
 def _bound_body(body: dict[str, Any], node: str) -> dict[str, Any]:
-    bound = copy.deepcopy(body)
+    bound = clone(body)
     _bind_mutation(node)(bound)
     return bound
 
@@ -346,7 +347,7 @@ def _write_binds(cluster: Cluster, binds: list[tuple[KubeObject, ScheduleResult,
             messages.append({**cycle_message(summary, []), "events": None})
             if body is not None:
                 seen_rv = int(body["metadata"]["resourceVersion"])
-        SchedulingCycle.objects.bulk_create(cycles)
+        insert_rows(SchedulingCycle, cycles)
         SchedulingCycle.objects.filter(cluster=cluster, number__lte=cycles[-1].number - CYCLES_KEPT).delete()
         for reporter in dict.fromkeys(r for r, _ in events):
             record_events(cluster, [e for r, e in events if r == reporter], reporter)
