@@ -131,6 +131,7 @@ def bench_scaleup(nodes: int, per_node: int, replicas: int, workdir: Path) -> di
     import threading
     import urllib.request
 
+    from websockets.exceptions import ConnectionClosed
     from websockets.sync.client import connect
 
     from bench import load_procs
@@ -156,14 +157,18 @@ def bench_scaleup(nodes: int, per_node: int, replicas: int, workdir: Path) -> di
     try:
         server = load_procs.spawn_server(registry, "uvicorn", env)
         load_procs.wait_ready(server, timeout=60)
-        ws = connect(
-            f"ws://127.0.0.1:{server.port}/ws/clusters/big/?resourceVersion={rv}&key={token}",
-            origin=server.base_url,  # type: ignore[arg-type]
-            proxy=None,
-            max_size=None,
-            open_timeout=600,
-        )
-        ws.recv(timeout=600)  # `resumed`: the server's loop has the cluster (its cache built)
+
+        def open_stream(since: str) -> Any:
+            return connect(
+                f"ws://127.0.0.1:{server.port}/ws/clusters/big/?resourceVersion={since}&key={token}",
+                origin=server.base_url,  # type: ignore[arg-type]
+                proxy=None,
+                max_size=None,
+                open_timeout=600,
+            )
+
+        streams = [open_stream(rv)]
+        streams[0].recv(timeout=600)  # `resumed`: the server's loop has the cluster (its cache built)
         follower: dict[str, Any] = {
             "running": set(),
             "messages": 0,
@@ -171,12 +176,20 @@ def bench_scaleup(nodes: int, per_node: int, replicas: int, workdir: Path) -> di
             "rvs": [],
             "done": None,
             "types": Counter(),
+            "closes": [],
         }
 
         def read() -> None:
+            """As the page does: a stream closed with 4429 (fell behind) resumes from the last change."""
             while follower["done"] is None:
                 try:
-                    text = ws.recv(timeout=600)
+                    text = streams[-1].recv(timeout=600)
+                except ConnectionClosed as closed:
+                    follower["closes"].append(closed.rcvd.code if closed.rcvd else None)
+                    if follower["done"] is not None or not follower["rvs"] or len(follower["closes"]) > 20:
+                        return
+                    streams.append(open_stream(str(follower["rvs"][-1])))
+                    continue
                 except Exception:
                     return
                 follower["messages"] += 1
@@ -221,11 +234,11 @@ def bench_scaleup(nodes: int, per_node: int, replicas: int, workdir: Path) -> di
                 bound_at = now
             if running_at is None and (running or 0) >= replicas:
                 running_at = now
-            time.sleep(0.05)
+            time.sleep(0.1)
         cpu = load_procs.cpu_seconds(server.pid) - cpu_before
         rvs = follower["rvs"]
         follower["done"] = follower["done"] or -1
-        ws.close()
+        streams[-1].close()
     finally:
         registry.stop_all()
 
@@ -243,6 +256,7 @@ def bench_scaleup(nodes: int, per_node: int, replicas: int, workdir: Path) -> di
         "watchEvents": len(rvs),
         "largestMessageKiB": round(follower["largest"] / 1024, 1),
         "followerInOrderOnce": rvs == sorted(set(rvs)),
+        "followerCloses": follower["closes"],
         "serverCpuSeconds": round(cpu, 1),
         "loadAverage": round(os.getloadavg()[0], 1),
     }
