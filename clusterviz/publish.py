@@ -21,6 +21,7 @@ __all__ = [
     "publish",
     "publish_change",
     "publish_changes",
+    "publish_cycles",
     "remove_listener",
 ]
 
@@ -134,6 +135,20 @@ def publish_changes(cluster_id: int, changes: list[dict[str, Any]]) -> None:
         batch.append(message)
         size += length
     flush()
+
+
+CYCLES_PER_MESSAGE = 250  # summaries per `scheduler.cycles` message (about 0.3 kB each)
+
+
+def publish_cycles(cluster_id: int, messages: list[dict[str, Any]]) -> None:
+    """Publish the `scheduler.cycle` messages of a batch of cycles as few `scheduler.cycles` messages
+    (`{"type": "scheduler.cycles", "cycles": [scheduler.cycle message…]}`): a 1,000-pod batch is 4
+    messages on the channel layer, not 1,000 (whose per-channel capacity they would overflow)."""
+    if len(messages) == 1:
+        publish(cluster_id, messages[0])
+        return
+    for start in range(0, len(messages), CYCLES_PER_MESSAGE):
+        publish(cluster_id, {"type": "scheduler.cycles", "cycles": messages[start : start + CYCLES_PER_MESSAGE]})
 
 
 WATCHERS = {

@@ -18,7 +18,7 @@ from scheduler_core.schedule_one import Scheduler, ScheduleResult
 from .. import cycle_traces, prediction, profiles, scheduler_cache, store
 from ..kube_events import event_body, record_event, record_events
 from ..models import Cluster, KubeObject, SchedulingCycle
-from ..publish import cycle_message, publish
+from ..publish import cycle_message, publish, publish_cycles
 from ..scheduling_queue import GATED, UNSCHEDULABLE, active_unbound_pods, park, parked_pods_depend_on_binds
 from ..services import delete_object
 from ..store_bulk import batch_pods, clone, insert_rows, patch_many
@@ -317,7 +317,7 @@ def _write_binds(cluster: Cluster, binds: list[tuple[KubeObject, ScheduleResult,
     messages: list[dict[str, Any]] = []
     with transaction.atomic():
         # The cycles stream first, then the writes they lead to (registered before the writes' own).
-        transaction.on_commit(lambda: [publish(cluster.pk, message) for message in messages])
+        transaction.on_commit(lambda: publish_cycles(cluster.pk, messages))
         targets = [(row.namespace, row.name, _bind_mutation(result.selected_node or "")) for row, result, _ in binds]
         bodies = {
             f"{b['metadata']['namespace']}/{b['metadata']['name']}": b

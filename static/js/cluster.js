@@ -331,6 +331,12 @@ function handleWatch(msg) {
   if (msg.kind === "Pod") prediction.podChanged(objectKey(msg.object), msg.object); // prediction
 }
 
+function handleCycle(msg) {
+  player.add({ ...msg, receivedAt: Date.now(), resourceVersion: msg.resourceVersion || state.rv });
+  ui.hideVerdicts = false;
+  if (!msg.events && player.follow) loadLatestCycle();
+}
+
 function handle(msg) {
   if (msg.type === "snapshot") {
     state = applySnapshot(state, msg);
@@ -344,9 +350,9 @@ function handle(msg) {
   } else if (msg.type === "watch.batch") {
     for (const change of msg.changes) handleWatch(change); // a bulk write: one message, many changes
   } else if (msg.type === "scheduler.cycle") {
-    player.add({ ...msg, receivedAt: Date.now(), resourceVersion: msg.resourceVersion || state.rv });
-    ui.hideVerdicts = false;
-    if (!msg.events && player.follow) loadLatestCycle();
+    handleCycle(msg);
+  } else if (msg.type === "scheduler.cycles") {
+    for (const cycle of msg.cycles) handleCycle(cycle); // a batch of cycles: one message
   } else if (msg.type === "eviction.scheduled") {
     applyEviction(state, msg);
   } else if (msg.type === "cluster.updated") {

@@ -191,6 +191,8 @@ class StreamClient:
             if message.get("type") == "watch.batch":  # as the page reads it: change by change
                 self.batches += 1
                 self._unpacked.extend(message["changes"])
+            elif message.get("type") == "scheduler.cycles":  # and cycle by cycle
+                self._unpacked.extend(message["cycles"])
             else:
                 self._unpacked.append(message)
         message = self._unpacked.pop(0)

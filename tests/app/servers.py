@@ -388,8 +388,10 @@ class Stream:
     def recv(self, timeout: float = 5.0) -> dict[str, Any]:
         if not self._unpacked:
             message = json.loads(self.connection.recv(timeout=timeout))
-            # a `watch.batch` is read as the page reads it: change by change
-            self._unpacked.extend(message["changes"] if message.get("type") == "watch.batch" else [message])
+            # a `watch.batch` (`scheduler.cycles`) is read as the page reads it: change by change
+            kind = message.get("type")
+            packed = {"watch.batch": "changes", "scheduler.cycles": "cycles"}.get(kind or "")
+            self._unpacked.extend(message[packed] if packed else [message])
         message = self._unpacked.pop(0)
         self.received.append(message)
         return dict(message)
