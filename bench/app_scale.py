@@ -236,6 +236,7 @@ def bench_scaleup(nodes: int, per_node: int, replicas: int, workdir: Path) -> di
                 running_at = now
             time.sleep(0.1)
         cpu = load_procs.cpu_seconds(server.pid) - cpu_before
+        warnings = [line for line in server.log_tail(200).splitlines() if "WARNING" in line or "ERROR" in line]
         rvs = follower["rvs"]
         follower["done"] = follower["done"] or -1
         streams[-1].close()
@@ -258,6 +259,7 @@ def bench_scaleup(nodes: int, per_node: int, replicas: int, workdir: Path) -> di
         "followerInOrderOnce": rvs == sorted(set(rvs)),
         "followerCloses": follower["closes"],
         "serverCpuSeconds": round(cpu, 1),
+        "serverWarnings": warnings[:5],
         "loadAverage": round(os.getloadavg()[0], 1),
     }
 

@@ -66,12 +66,10 @@ class BatchColumns:
                 key = by_id.get(id(value.values))
                 if key is not None:
                     found.append((value, key))
-            elif isinstance(value, dict):
+            elif isinstance(value, dict):  # a plugin's `detail` (lists hold each cycle's own values)
                 for item in value.values():
-                    walk(item)
-            elif isinstance(value, list | tuple):
-                for item in value:
-                    walk(item)
+                    if isinstance(item, dict | PerNode):
+                        walk(item)
 
         for event in events:
             walk(event.data)

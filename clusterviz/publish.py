@@ -46,7 +46,7 @@ def remove_listener(listener: Callable[[int, dict[str, Any]], None]) -> None:
         _listeners.remove(listener)
 
 
-def publish(cluster_id: int, message: dict[str, Any], group: str | None = None) -> None:
+def publish(cluster_id: int, message: dict[str, Any], group: str | None = None, text: str | None = None) -> None:
     """Send one message to every client of the cluster (all processes) and local listeners; with
     `group`, to that group's clients only (e.g. the presenters'), and to no listener.
 
@@ -56,7 +56,8 @@ def publish(cluster_id: int, message: dict[str, Any], group: str | None = None) 
     Never holds a write up for long: a channel layer that fails or does not answer within
     `PUBLISH_TIMEOUT` (a hung Redis would block for redis-py's 5 s socket timeout, on every write)
     is left alone for `RETRY_AFTER`, then probed again. What is not published is still in the
-    watch log, where the streams find it (a gap, or their heartbeat).
+    watch log, where the streams find it (a gap, or their heartbeat). `text`: the message already
+    encoded (`publish_changes` splices bodies the store encoded).
     """
     global _failures, _down_until
     for listener in list(_listeners) if group is None else ():
@@ -70,7 +71,7 @@ def publish(cluster_id: int, message: dict[str, Any], group: str | None = None) 
     if _failures and time.monotonic() < _down_until:
         _failures += 1
         return
-    envelope = {"type": "cluster.message", "message": _header(message), "text": json.dumps(message)}
+    envelope = {"type": "cluster.message", "message": _header(message), "text": text or json.dumps(message)}
     try:
         async_to_sync(_group_send)(layer, group or group_name(cluster_id), envelope)
     except Exception:
@@ -110,30 +111,40 @@ def publish_change(cluster_id: int, change: dict[str, Any]) -> None:
 BATCH_BYTES = 256 * 1024  # a `watch.batch` message carries changes up to about this much JSON
 
 
-def publish_changes(cluster_id: int, changes: list[dict[str, Any]]) -> None:
+def publish_changes(cluster_id: int, changes: list[dict[str, Any]], bodies: list[str | None] | None = None) -> None:
     """Publish consecutive changes (a bulk write) as few messages: `watch.batch` messages of about
     `BATCH_BYTES` each, `{"type": "watch.batch", "from": first rv, "resourceVersion": last rv,
     "changes": [watch message…]}` (each change as a `watch` message would carry it); a change that
-    comes alone, or is larger than that on its own, goes as a plain `watch` message."""
+    comes alone, or is larger than that on its own, goes as a plain `watch` message. `bodies`: each
+    change's object already encoded as JSON (or None), spliced in rather than encoded again."""
     batch: list[dict[str, Any]] = []
+    texts: list[str] = []
     size = 0
 
     def flush() -> None:
-        nonlocal batch, size
+        nonlocal batch, texts, size
         if len(batch) == 1:
-            publish(cluster_id, batch[0])
+            publish(cluster_id, batch[0], text=texts[0])
         elif batch:
             first, last = batch[0]["resourceVersion"], batch[-1]["resourceVersion"]
-            publish(cluster_id, {"type": "watch.batch", "from": first, "resourceVersion": last, "changes": batch})
-        batch, size = [], 0
+            message = {"type": "watch.batch", "from": first, "resourceVersion": last, "changes": batch}
+            head = json.dumps({"type": "watch.batch", "from": first, "resourceVersion": last})
+            publish(cluster_id, message, text=f'{head[:-1]}, "changes": [{", ".join(texts)}]}}')
+        batch, texts, size = [], [], 0
 
-    for change in changes:
+    for k, change in enumerate(changes):
         message = {"type": "watch", **change, "path": watch_path(change)}
-        length = len(json.dumps(message["object"])) + 200
-        if batch and size + length > BATCH_BYTES:
+        body = bodies[k] if bodies is not None else None
+        if body is None:
+            text = json.dumps(message)
+        else:
+            rest = json.dumps({key: value for key, value in message.items() if key != "object"})
+            text = f'{rest[:-1]}, "object": {body}}}'
+        if batch and size + len(text) > BATCH_BYTES:
             flush()
         batch.append(message)
-        size += length
+        texts.append(text)
+        size += len(text)
     flush()
 
 

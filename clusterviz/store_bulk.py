@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, connection, models, transaction
+from django.db import DEFAULT_DB_ALIAS, IntegrityError, connection, connections, models, transaction
 
 from . import store
 from .models import Change, Cluster, KubeObject
@@ -37,39 +37,57 @@ def clone(body: dict[str, Any]) -> dict[str, Any]:
     return json.loads(json.dumps(body))
 
 
-def insert_rows(model: type[models.Model], rows: Sequence[models.Model | dict[str, Any]]) -> None:
+class Prepared:
+    """Field values as the database takes them, each JSON body encoded once: a pod's body goes into
+    its row and its watch-log row (`get_db_prep_save` through the `connection` proxy costs an
+    asgiref lookup per value: the real connection is looked up once)."""
+
+    def __init__(self) -> None:
+        self.connection = connections[DEFAULT_DB_ALIAS]
+        self._json: dict[int, tuple[Any, Any]] = {}  # id(body) → (body, its database value)
+
+    def value(self, field: models.Field[Any, Any], raw: Any) -> Any:
+        if isinstance(field, models.JSONField) and raw is not None:
+            known = self._json.get(id(raw))
+            if known is None or known[0] is not raw:
+                known = self._json[id(raw)] = (raw, field.get_db_prep_save(raw, self.connection))
+            return known[1]
+        return field.get_db_prep_save(raw, self.connection)
+
+
+def insert_rows(
+    model: type[models.Model], rows: Sequence[models.Model | dict[str, Any]], prepared: Prepared | None = None
+) -> None:
     """INSERT the rows (model instances, or dicts of field values: the others take their defaults)
     in one `executemany` (Django's `bulk_create` compiles every value of every row into one
     statement: most of a 1,000-pod batch's time)."""
+    prepared = prepared or Prepared()
+    ops = prepared.connection.ops
     fields = [f for f in model._meta.concrete_fields if not f.primary_key]
-    table = connection.ops.quote_name(model._meta.db_table)
-    columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
+    defaults = {f.attname: f.get_default() for f in fields}
+    table = ops.quote_name(model._meta.db_table)
+    columns = ", ".join(ops.quote_name(f.column) for f in fields)
     marks = ", ".join(["%s"] * len(fields))
-
-    def value(row: models.Model | dict[str, Any], field: models.Field[Any, Any]) -> Any:
+    values = []
+    for row in rows:
         if isinstance(row, dict):
-            raw = row[field.attname] if field.attname in row else field.get_default()
+            values.append([prepared.value(f, row.get(f.attname, defaults[f.attname])) for f in fields])
         else:
-            raw = getattr(row, field.attname)
-        return field.get_db_prep_save(raw, connection)
-
-    values = [[value(row, f) for f in fields] for row in rows]
-    with connection.cursor() as cursor:
+            values.append([prepared.value(f, getattr(row, f.attname)) for f in fields])
+    with prepared.connection.cursor() as cursor:
         cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES ({marks})", values)
 
 
-def _update(model: type[models.Model], rows: Sequence[models.Model], names: Sequence[str]) -> None:
+def _update(model: type[models.Model], rows: Sequence[models.Model], names: Sequence[str], prepared: Prepared) -> None:
     """UPDATE the `names` fields of the rows by primary key, in one `executemany` (not `bulk_update`'s
     CASE expression per field and row)."""
+    ops = prepared.connection.ops
     fields = [model._meta.get_field(name) for name in names]
-    table = connection.ops.quote_name(model._meta.db_table)
-    assignments = ", ".join(f"{connection.ops.quote_name(f.column)} = %s" for f in fields)  # type: ignore[union-attr]
-    pk = connection.ops.quote_name(model._meta.pk.column)  # type: ignore[union-attr]
-    values = [
-        [*(f.get_db_prep_save(getattr(row, f.attname), connection) for f in fields), row.pk]  # type: ignore[union-attr]
-        for row in rows
-    ]
-    with connection.cursor() as cursor:
+    table = ops.quote_name(model._meta.db_table)
+    assignments = ", ".join(f"{ops.quote_name(f.column)} = %s" for f in fields)  # type: ignore[union-attr]
+    pk = ops.quote_name(model._meta.pk.column)  # type: ignore[union-attr]
+    values = [[*(prepared.value(f, getattr(row, f.attname)) for f in fields), row.pk] for row in rows]  # type: ignore[union-attr, arg-type]
+    with prepared.connection.cursor() as cursor:
         cursor.executemany(f"UPDATE {table} SET {assignments} WHERE {pk} = %s", values)
 
 
@@ -90,6 +108,7 @@ def _log_many(
     cluster: Cluster,
     written: Sequence[tuple[str, KubeObject, dict[str, Any] | None]],
     component: str,
+    prepared: Prepared,
 ) -> list[dict[str, Any]]:
     """The watch-log rows of `written` (change type, row, previous body), the queue's bookkeeping,
     and the batched publication after commit; returns the changes as the stream sends them."""
@@ -106,7 +125,7 @@ def _log_many(
         }
         for change_type, row, _ in written
     ]
-    insert_rows(Change, changes)
+    insert_rows(Change, changes, prepared)
     first, last = changes[0]["resource_version"], changes[-1]["resource_version"]
     if last // 1000 > (first - 1) // 1000:  # crossed a multiple of 1000, as store._log prunes
         Change.objects.filter(cluster=cluster, resource_version__lte=last - store.CHANGE_LOG_LIMIT).delete()
@@ -121,7 +140,10 @@ def _log_many(
         }
         for change in changes
     ]
-    transaction.on_commit(lambda: publish_changes(cluster.pk, messages))
+    # the bodies as encoded for the database (SQLite: JSON text), reused for the stream
+    texts = [prepared.value(Change._meta.get_field("body"), change["body"]) for change in changes]
+    encoded = [text if isinstance(text, str) else None for text in texts]
+    transaction.on_commit(lambda: publish_changes(cluster.pk, messages, encoded))
     return messages
 
 
@@ -180,8 +202,9 @@ def create_many(cluster: Cluster, bodies: Sequence[dict[str, Any]], component: s
                 )
                 store._index(row)
                 rows.append(row)
-            insert_rows(KubeObject, rows)
-            _log_many(cluster, [("ADDED", row, None) for row in rows], component)
+            values = Prepared()
+            insert_rows(KubeObject, rows, values)
+            _log_many(cluster, [("ADDED", row, None) for row in rows], component, values)
     except IntegrityError:
         cluster.resource_version = (
             Cluster.objects.filter(pk=cluster.pk).values_list("resource_version", flat=True).get()
@@ -234,6 +257,9 @@ def patch_many(
             row.body = body
             row.resource_version = rv + i
             store._index(row)
-        _update(KubeObject, [row for row, _, _ in changed], ["body", "resource_version", "node_name", "priority"])
-        _log_many(cluster, [("MODIFIED", row, previous) for row, _, previous in changed], component)
+        values = Prepared()
+        _update(
+            KubeObject, [row for row, _, _ in changed], ["body", "resource_version", "node_name", "priority"], values
+        )
+        _log_many(cluster, [("MODIFIED", row, previous) for row, _, previous in changed], component, values)
     return [body for _, body, _ in changed]
