@@ -239,3 +239,28 @@ async def test_a_follower_receives_each_change_of_a_scale_up_exactly_once(make_c
     assert len(running) == 90
     cycles = [m for m in received if m["type"] == "scheduler.cycle"]
     assert len(cycles) == 90 and all(m["scheduled"] for m in cycles)
+
+
+async def test_published_batches_splice_the_stored_bodies_into_valid_messages() -> None:
+    """`publish_changes` splices each body as the store encoded it: the text decodes to the message."""
+    from channels.layers import get_channel_layer
+
+    from clusterviz.publish import group_name, publish_changes
+
+    layer = get_channel_layer()
+    channel = await layer.new_channel()
+    await layer.group_add(group_name(77), channel)
+    bodies = [{"kind": "Pod", "metadata": {"name": f"p{k}", "labels": {"ü": "ß"}}, "n": k} for k in range(3)]
+    changes = [
+        {"event": "ADDED", "kind": "Pod", "object": body, "resourceVersion": str(10 + k), "component": "x"}
+        for k, body in enumerate(bodies)
+    ]
+    await sync_to_async(publish_changes)(77, changes, [json.dumps(body) for body in bodies])
+    envelope = await layer.receive(channel)
+    message = json.loads(envelope["text"])
+    assert message["type"] == "watch.batch" and (message["from"], message["resourceVersion"]) == ("10", "12")
+    assert message["changes"] == [{"type": "watch", **c, "path": ["x", *FULL_PATH]} for c in changes]
+    await layer.group_discard(group_name(77), channel)
+
+
+FULL_PATH = ["kube-apiserver", "etcd", "kube-apiserver", "scheduler", "kubelet", "controller-manager"]
