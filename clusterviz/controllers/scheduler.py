@@ -31,19 +31,8 @@ def next_pod(cluster: Cluster, scheduler_names: Collection[str] = (COMPONENT,)) 
     """PrioritySort: higher priority first, then the earlier queue timestamp; only pods whose
     `schedulerName` names a profile of the cluster's configuration. A pod the class is asked about
     (an open prediction question) is held back, Pending, until the reveal."""
-    held = prediction.held_pods(cluster)
-    for row in active_unbound_pods(cluster):
-        spec, meta = row.body.get("spec", {}), row.body.get("metadata", {})
-        phase = row.body.get("status", {}).get("phase")
-        if spec.get("schedulerName", "default-scheduler") not in scheduler_names or meta.get("deletionTimestamp"):
-            continue
-        if phase in ("Succeeded", "Failed") or f"{row.namespace}/{row.name}" in held:
-            continue
-        if spec.get("schedulingGates"):
-            park(row.pk, GATED)
-            continue
-        return row
-    return None
+    picked = queued_pods(cluster, scheduler_names, 1)
+    return picked[0] if picked else None
 
 
 def _condition(body: dict[str, Any], status: str, reason: str = "", message: str = "") -> None:
@@ -275,7 +264,8 @@ def schedule_batch(cluster: Cluster, limit: int | None = None) -> bool:
 
 
 def queued_pods(cluster: Cluster, scheduler_names: Collection[str], limit: int) -> list[KubeObject]:
-    """`queued_pods` in one read of the queue."""
+    """The first `limit` pods of the queue in the order `next_pod` picks them (gated pods parked on
+    the way), in one read of the queue."""
     held = prediction.held_pods(cluster)
     picked: list[KubeObject] = []
     for row in active_unbound_pods(cluster):
