@@ -286,7 +286,10 @@ def api_cycle(request: HttpRequest, slug: str, number: int) -> JsonResponse:
     if cycle is None:
         raise store.NotFound(f"cycle {number} not found (kept: the last {CYCLES_KEPT})")
     if not cycle_traces.resolve(cycle):  # a batched cycle's trace is stored lazily
-        raise store.NotFound(f"cycle {number}'s trace was not kept (the server restarted before storing it)")
+        raise store.NotFound(
+            f"cycle {number}'s trace was not kept: the process that ran it has not stored it yet, "
+            "or stopped before it could"
+        )
     response = JsonResponse(cycle.to_dict())
     response["Cache-Control"] = "no-cache"
     return response
