@@ -4,11 +4,14 @@ server this script starts on 127.0.0.1, opened in headless Debian Chromium drive
     python bench/browser_board.py --nodes 1000 5000 [--server runserver|uvicorn] [--pods-per-node 1] [-o json]
     python bench/browser_board.py --nodes 5000 --edit-link http://127.0.0.1:8000/clusters/big/?key=...
     python bench/browser_board.py --nodes 5000 --cpu-profile explain.cpuprofile
+    python bench/browser_board.py --nodes 1000 5000 --scaleup 1000
 
 Prints, per cluster size and page (`--pages`; the first meets a server that has not read the cluster
 yet, and the server's scheduler cache builds are listed with it): page load → map first paint (and
 state received → map painted), scroll and zoom frame rates, explain click → what-if shown and →
-verdict map with top scores, playback frame rate, and the JS heap after a garbage collection.
+verdict map with top scores, playback frame rate, and the JS heap after a garbage collection. With
+`--scaleup N` instead: a Deployment scaled from 0 to N on the open page, and the seconds until the
+map (coloured by pod count) counts them all.
 """
 
 from __future__ import annotations
@@ -170,6 +173,51 @@ def cache_builds(log: Path) -> list[str]:
     return [line.split(marker, 1)[1].strip() for line in log.read_text().splitlines() if marker in line]
 
 
+ACTION = """async (action) => {
+  const slug = location.pathname.split('/')[2];
+  const response = await fetch(`/api/clusters/${slug}/actions`, {method: 'POST',
+    headers: {'Content-Type': 'application/json'}, body: JSON.stringify(action)});
+  return response.status;
+}"""
+SCALE_DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: scale-web}
+spec:
+  replicas: 0
+  selector: {matchLabels: {app: scale-web}}
+  template:
+    metadata: {labels: {app: scale-web}}
+    spec:
+      containers: [{name: app, image: nginx, resources: {requests: {cpu: 100m, memory: 64Mi}}}]
+"""
+
+
+def measure_scaleup(page: Page, edit_url: str, url: str, nodes: int, replicas: int) -> dict[str, Any]:
+    """Scale a Deployment from 0 to `replicas` from the open page; time until the map counts them."""
+    page.set_default_timeout(600_000)
+    page.goto(edit_url)
+    page.goto(url)
+    page.wait_for_function(f"window.__nodeMap && window.__nodeMap.cells === {nodes}")
+    page.wait_for_selector("#ws-state[data-state=open]")
+    page.select_option(".map-colour", "pods")
+    page.wait_for_function("window.__nodeMap.podsCounted !== undefined && window.__nodeMap.podsCounted > 0")
+    assert page.evaluate(ACTION, {"action": "create", "yaml": SCALE_DEPLOYMENT}) == 200
+    page.wait_for_timeout(1500)  # the ReplicaSet exists, the stream and the counts are quiet
+    before = page.evaluate("window.__nodeMap.podsCounted")
+    started = time.perf_counter()
+    assert page.evaluate(ACTION, {"action": "scale", "name": "scale-web", "replicas": replicas}) == 200
+    page.wait_for_function(f"window.__nodeMap.podsCounted >= {before + replicas}", polling=100)
+    drawn = time.perf_counter() - started
+    frames = page.evaluate(FRAME_RATE, [1000, ""])
+    return {
+        "nodes": nodes,
+        "replicas": replicas,
+        "scale_to_map_counts_all_s": round(drawn, 2),
+        "fps_after": round(frames["fps"], 1),
+        "draws": page.evaluate("window.__nodeMap.draws"),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--nodes", type=int, nargs="+", default=[1000, 5000])
@@ -190,6 +238,7 @@ def main() -> None:
         help="pages measured per cluster: the first meets a server that has not read the cluster yet "
         "(its first what-if waits for the scheduler cache), the next ones a warm server",
     )
+    parser.add_argument("--scaleup", type=int, default=0, help="measure a scale-up of this many replicas instead")
     args = parser.parse_args()
     if args.edit_link:
         with sync_playwright() as pw:
@@ -211,6 +260,14 @@ def main() -> None:
                 t = time.perf_counter()
                 edit = create_big_cluster(server, f"map-{nodes}", nodes, args.pods_per_node)
                 print(f"# {nodes} nodes imported in {time.perf_counter() - t:.0f} s", file=sys.stderr)
+                if args.scaleup:
+                    page = browser.new_page(viewport={"width": 1280, "height": 800}, bypass_csp=True)
+                    url = f"{server.url}/clusters/map-{nodes}/"
+                    results.append(measure_scaleup(page, edit, url, nodes, args.scaleup))
+                    page.close()
+                    if args.output == "text":
+                        print(json.dumps(results[-1]), flush=True)
+                    continue
                 for number in range(1, args.pages + 1):
                     page = browser.new_page(viewport={"width": 1280, "height": 800}, bypass_csp=True)
                     url = f"{server.url}/clusters/map-{nodes}/"

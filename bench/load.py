@@ -156,6 +156,9 @@ class Follower:
                     message = json.loads(raw)
                     if message.get("type") == "watch":
                         self._watch(int(message["resourceVersion"]), now)
+                    elif message.get("type") == "watch.batch":  # a bulk write: its changes, in order
+                        for change in message["changes"]:
+                            self._watch(int(change["resourceVersion"]), now)
                 return
             except ConnectionClosed as exc:
                 code = exc.rcvd.code if exc.rcvd else None
@@ -323,8 +326,9 @@ async def read_watch_log(base: str, slug: str, since: int, until: int) -> dict[i
         deadline = time.monotonic() + 30
         while len(log) < int(first["count"]) and time.monotonic() < deadline:
             message = json.loads(await asyncio.wait_for(ws.recv(), 10))
-            if message.get("type") == "watch" and int(message["resourceVersion"]) <= until:
-                log[int(message["resourceVersion"])] = str(message.get("component"))
+            for change in message["changes"] if message.get("type") == "watch.batch" else [message]:
+                if change.get("type") == "watch" and int(change["resourceVersion"]) <= until:
+                    log[int(change["resourceVersion"])] = str(change.get("component"))
     finally:
         await ws.close()
     return log

@@ -11,7 +11,7 @@ from scheduler_core.framework.diagnosis import truncate_event_message
 from . import scheduler_cache, store
 from .models import Cluster
 
-__all__ = ["record_event"]
+__all__ = ["event_body", "record_event", "record_events"]
 
 
 def event_name(involved: dict[str, Any], reason: str, message: str, component: str) -> str:
@@ -36,7 +36,6 @@ def record_event(
     """Record (or bump) an Event; `related` is the second object the event is about (as
     `Eventf(regarding, related, …)` records it: the preemptor of a Preempted victim)."""
     meta = involved.get("metadata", {})
-    kind = involved.get("kind", "")
     namespace = meta.get("namespace") or "default"
     message = truncate_event_message(message)
     name = event_name(involved, reason, message, component)
@@ -47,40 +46,8 @@ def record_event(
         event["lastTimestamp"] = now
 
     def create() -> dict[str, Any]:
-        source: dict[str, str] = {"component": component}
-        if host:
-            source["host"] = host
-        extra: dict[str, Any] = {}
-        if related is not None:
-            extra["related"] = _reference(related)
-        if action:
-            extra["action"] = action
-        return store.create(
-            cluster,
-            {
-                **extra,
-                "apiVersion": "v1",
-                "kind": "Event",
-                "metadata": {"name": name, "namespace": namespace},
-                "involvedObject": {
-                    "apiVersion": involved.get("apiVersion", "v1"),
-                    "kind": kind,
-                    "name": meta.get("name"),
-                    "namespace": namespace,
-                    "uid": meta.get("uid"),
-                },
-                "reason": reason,
-                "message": message,
-                "source": source,
-                "firstTimestamp": now,
-                "lastTimestamp": now,
-                "count": 1,
-                "type": event_type,
-                "reportingComponent": component,
-                "reportingInstance": host or component,
-            },
-            component,
-        )
+        body = event_body(involved, event_type, reason, message, component, host, related, action, now)
+        return store.create(cluster, body, component)
 
     # A controller step knows which events exist (its pinned view of the cluster): a new one is
     # created straight away instead of after a failed bump. Either way, a miss falls back to the other.
@@ -93,6 +60,82 @@ def record_event(
         return store.patch(cluster, "Event", namespace, name, bump, component)
     except store.NotFound:
         return create()
+
+
+def event_body(
+    involved: dict[str, Any],
+    event_type: str,
+    reason: str,
+    message: str,
+    component: str,
+    host: str = "",
+    related: dict[str, Any] | None = None,
+    action: str = "",
+    now: str | None = None,
+) -> dict[str, Any]:
+    """A new Event (count 1) about `involved`, named as `record_event` names it."""
+    meta = involved.get("metadata", {})
+    namespace = meta.get("namespace") or "default"
+    message = truncate_event_message(message)
+    now = now or store.now_rfc3339()
+    source: dict[str, str] = {"component": component}
+    if host:
+        source["host"] = host
+    extra: dict[str, Any] = {}
+    if related is not None:
+        extra["related"] = _reference(related)
+    if action:
+        extra["action"] = action
+    return {
+        **extra,
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": event_name(involved, reason, message, component), "namespace": namespace},
+        "involvedObject": {
+            "apiVersion": involved.get("apiVersion", "v1"),
+            "kind": involved.get("kind", ""),
+            "name": meta.get("name"),
+            "namespace": namespace,
+            "uid": meta.get("uid"),
+        },
+        "reason": reason,
+        "message": message,
+        "source": source,
+        "firstTimestamp": now,
+        "lastTimestamp": now,
+        "count": 1,
+        "type": event_type,
+        "reportingComponent": component,
+        "reportingInstance": host or component,
+    }
+
+
+def record_events(cluster: Cluster, events: list[dict[str, Any]], component: str) -> None:
+    """Record many Events (bodies from `event_body`) at once, as `record_event` each would: the new
+    ones in one bulk write, a repeat (one the controller step's view already holds) bumped."""
+    from .store_bulk import create_many
+
+    new, repeats, seen = [], [], set()
+    for body in events:
+        meta = body["metadata"]
+        key = (meta["namespace"], meta["name"])
+        if key in seen or not scheduler_cache.known_absent(cluster, "Event", *key):
+            repeats.append(body)
+        else:
+            seen.add(key)
+            new.append(body)
+    create_many(cluster, new, component)
+    for body in repeats:
+        involved = {"kind": body["involvedObject"]["kind"], "metadata": body["involvedObject"]}
+        record_event(
+            cluster,
+            {**involved, "apiVersion": body["involvedObject"]["apiVersion"]},
+            body["type"],
+            body["reason"],
+            body["message"],
+            component,
+            body["source"].get("host", ""),
+        )
 
 
 def _reference(obj: dict[str, Any]) -> dict[str, Any]:

@@ -307,6 +307,11 @@ def cancel(cluster: Cluster) -> dict[str, Any]:
     return {"cancelled": question.number}
 
 
+def revealing_pods(cluster: Cluster) -> set[str]:
+    """The pods ("namespace/name") of the questions waiting for their cycle's outcome (`settle`)."""
+    return set(Question.objects.filter(cluster=cluster, state=QUESTION_REVEALING).values_list("pod", flat=True))
+
+
 def settle(
     cluster: Cluster, pod: str, cycle: int | None, scheduled: bool, node: str | None, nominated: str, message: str
 ) -> None:

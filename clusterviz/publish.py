@@ -20,6 +20,8 @@ __all__ = [
     "group_name",
     "publish",
     "publish_change",
+    "publish_changes",
+    "publish_cycles",
     "remove_listener",
 ]
 
@@ -44,7 +46,7 @@ def remove_listener(listener: Callable[[int, dict[str, Any]], None]) -> None:
         _listeners.remove(listener)
 
 
-def publish(cluster_id: int, message: dict[str, Any], group: str | None = None) -> None:
+def publish(cluster_id: int, message: dict[str, Any], group: str | None = None, text: str | None = None) -> None:
     """Send one message to every client of the cluster (all processes) and local listeners; with
     `group`, to that group's clients only (e.g. the presenters'), and to no listener.
 
@@ -54,7 +56,8 @@ def publish(cluster_id: int, message: dict[str, Any], group: str | None = None) 
     Never holds a write up for long: a channel layer that fails or does not answer within
     `PUBLISH_TIMEOUT` (a hung Redis would block for redis-py's 5 s socket timeout, on every write)
     is left alone for `RETRY_AFTER`, then probed again. What is not published is still in the
-    watch log, where the streams find it (a gap, or their heartbeat).
+    watch log, where the streams find it (a gap, or their heartbeat). `text`: the message already
+    encoded (`publish_changes` splices bodies the store encoded).
     """
     global _failures, _down_until
     for listener in list(_listeners) if group is None else ():
@@ -68,7 +71,7 @@ def publish(cluster_id: int, message: dict[str, Any], group: str | None = None) 
     if _failures and time.monotonic() < _down_until:
         _failures += 1
         return
-    envelope = {"type": "cluster.message", "message": _header(message), "text": json.dumps(message)}
+    envelope = {"type": "cluster.message", "message": _header(message), "text": text or json.dumps(message)}
     group = group or group_name(cluster_id)
     send_soon = getattr(layer, "send_soon", None)  # the in-process layer: no round trip to its loop
     if send_soon is not None and send_soon(group, envelope):
@@ -107,6 +110,60 @@ async def _group_send(layer: Any, group: str, message: dict[str, Any]) -> None:
 
 def publish_change(cluster_id: int, change: dict[str, Any]) -> None:
     publish(cluster_id, {"type": "watch", **change, "path": watch_path(change)})
+
+
+BATCH_BYTES = 256 * 1024  # a `watch.batch` message carries changes up to about this much JSON
+
+
+def publish_changes(cluster_id: int, changes: list[dict[str, Any]], bodies: list[str | None] | None = None) -> None:
+    """Publish consecutive changes (a bulk write) as few messages: `watch.batch` messages of about
+    `BATCH_BYTES` each, `{"type": "watch.batch", "from": first rv, "resourceVersion": last rv,
+    "changes": [watch message…]}` (each change as a `watch` message would carry it); a change that
+    comes alone, or is larger than that on its own, goes as a plain `watch` message. `bodies`: each
+    change's object already encoded as JSON (or None), spliced in rather than encoded again."""
+    batch: list[dict[str, Any]] = []
+    texts: list[str] = []
+    size = 0
+
+    def flush() -> None:
+        nonlocal batch, texts, size
+        if len(batch) == 1:
+            publish(cluster_id, batch[0], text=texts[0])
+        elif batch:
+            first, last = batch[0]["resourceVersion"], batch[-1]["resourceVersion"]
+            message = {"type": "watch.batch", "from": first, "resourceVersion": last, "changes": batch}
+            head = json.dumps({"type": "watch.batch", "from": first, "resourceVersion": last})
+            publish(cluster_id, message, text=f'{head[:-1]}, "changes": [{", ".join(texts)}]}}')
+        batch, texts, size = [], [], 0
+
+    for k, change in enumerate(changes):
+        message = {"type": "watch", **change, "path": watch_path(change)}
+        body = bodies[k] if bodies is not None else None
+        if body is None:
+            text = json.dumps(message)
+        else:
+            rest = json.dumps({key: value for key, value in message.items() if key != "object"})
+            text = f'{rest[:-1]}, "object": {body}}}'
+        if batch and size + len(text) > BATCH_BYTES:
+            flush()
+        batch.append(message)
+        texts.append(text)
+        size += len(text)
+    flush()
+
+
+CYCLES_PER_MESSAGE = 250  # summaries per `scheduler.cycles` message (about 0.3 kB each)
+
+
+def publish_cycles(cluster_id: int, messages: list[dict[str, Any]]) -> None:
+    """Publish the `scheduler.cycle` messages of a batch of cycles as few `scheduler.cycles` messages
+    (`{"type": "scheduler.cycles", "cycles": [scheduler.cycle message…]}`): a 1,000-pod batch is 4
+    messages on the channel layer, not 1,000 (whose per-channel capacity they would overflow)."""
+    if len(messages) == 1:
+        publish(cluster_id, messages[0])
+        return
+    for start in range(0, len(messages), CYCLES_PER_MESSAGE):
+        publish(cluster_id, {"type": "scheduler.cycles", "cycles": messages[start : start + CYCLES_PER_MESSAGE]})
 
 
 WATCHERS = {

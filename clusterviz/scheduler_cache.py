@@ -199,6 +199,13 @@ class SchedulerCache:
             if self._table is not None:
                 self._refresh(self._table, bucket)
 
+    def assume_pod(self, body: dict[str, Any]) -> None:
+        """The pod as the scheduler just bound it, before the bind is read back from the watch log
+        (upstream's Cache.AssumePod): the next cycle of a batch sees it on its node. The stored
+        change, when followed, replaces it (the same pod on the same node)."""
+        meta = body["metadata"]
+        self._set_pod(f"{meta['namespace']}/{meta['name']}", PodInfo.of(scheduler_object("Pod", body)))
+
     def _set_pod(self, key: str, info: PodInfo | None) -> None:
         old = self.pods.pop(key, None)
         if info is not None:

@@ -49,6 +49,11 @@ def _requeue_pod_dependent(cluster: Cluster) -> None:
         KubeObject.objects.filter(pk__in=ids).update(queue_state=ACTIVE, queue_ts=time.time())
 
 
+def parked_pods_depend_on_binds(cluster: Cluster) -> bool:
+    """Whether binding a pod would move a parked pod back to the active queue (`_requeue_pod_dependent`)."""
+    return any(_depends_on_other_pods(row.body) for row in _parked(cluster))
+
+
 def requeue_after(cluster: Cluster, change_type: str, row: KubeObject, previous: dict[str, Any] | None = None) -> None:
     """Called inside every write's transaction; `previous` is the body before a MODIFIED write."""
     kind = row.kind

@@ -117,6 +117,8 @@ else:
 # How long a server process's claim to drive a cluster's control loops lasts without renewal (it renews
 # every third of it): the longest a cluster stalls after its process is killed without a clean exit.
 CLUSTERVIZ_LEASE_SECONDS = float(os.environ.get("CLUSTERVIZ_LEASE_SECONDS", "15"))
+# The most pods one control-loop step schedules or starts at the instant pace (1: one by one)
+CLUSTERVIZ_BATCH_PODS = int(os.environ.get("CLUSTERVIZ_BATCH_PODS", "1000"))
 
 # The cluster stream (clusterviz/consumers.py): how much one client may fall behind before it is told
 # to resync (close 4429), and how often an idle stream renews its group and checks the watch log.

@@ -26,7 +26,7 @@ from django.views.decorators.http import condition, require_GET, require_POST
 from scheduler_core.api.limits import MAX_YAML_BYTES
 from scheduler_core.api.loading import InputError
 
-from . import access, actions, prediction, services, store
+from . import access, actions, cycle_traces, prediction, services, store
 from .controllers.scheduler import CYCLES_KEPT
 from .kube_api.status import status_body
 from .lessons import all_lessons, load_lesson
@@ -285,6 +285,11 @@ def api_cycle(request: HttpRequest, slug: str, number: int) -> JsonResponse:
     cycle = SchedulingCycle.objects.filter(cluster=_api_cluster(slug), number=number).first()
     if cycle is None:
         raise store.NotFound(f"cycle {number} not found (kept: the last {CYCLES_KEPT})")
+    if not cycle_traces.resolve(cycle):  # a batched cycle's trace is stored lazily
+        raise store.NotFound(
+            f"cycle {number}'s trace was not kept: the process that ran it has not stored it yet, "
+            "or stopped before it could"
+        )
     response = JsonResponse(cycle.to_dict())
     response["Cache-Control"] = "no-cache"
     return response

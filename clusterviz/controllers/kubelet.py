@@ -18,15 +18,18 @@ from __future__ import annotations
 
 import time
 import zlib
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 from django.conf import settings
+from django.db import transaction
 
 from .. import scheduler_cache, store
-from ..kube_events import record_event
+from ..kube_events import event_body, record_event, record_events
 from ..models import PACE_SLOW, Cluster, KubeObject
 from ..scheduler_cache import Entry
+from ..store_bulk import batch_pods, patch_many
 
 COMPONENT = "kubelet"
 ORPHAN_QUARANTINE_SECONDS = 40.0  # pkg/controller/podgc quarantineTime
@@ -198,18 +201,21 @@ def _killing(body: dict[str, Any]) -> str:
     return f"Stopping container {names}"
 
 
-def _start_creating(cluster: Cluster, row: Entry, nodes: dict[str, int]) -> None:
-    node = row.node_name
-
+def _creating(host_ip: str) -> Callable[[dict[str, Any]], None]:
     def creating(body: dict[str, Any]) -> None:
         status = body.setdefault("status", {})
-        status["hostIP"] = _node_ip(nodes, node)
+        status["hostIP"] = host_ip
         status["startTime"] = store.now_rfc3339()
         status["containerStatuses"] = _container_statuses(
             body, {"waiting": {"reason": "ContainerCreating"}}, ready=False
         )
 
-    body = store.patch(cluster, "Pod", row.namespace, row.name, creating, COMPONENT)
+    return creating
+
+
+def _start_creating(cluster: Cluster, row: Entry, nodes: dict[str, int]) -> None:
+    node = row.node_name
+    body = store.patch(cluster, "Pod", row.namespace, row.name, _creating(_node_ip(nodes, node)), COMPONENT)
     for container in body["spec"].get("containers", []):
         image = container.get("image", "")
         record_event(cluster, body, "Normal", "Pulling", f'Pulling image "{image}"', COMPONENT, node)
@@ -223,13 +229,7 @@ def _pulled(cluster: Cluster, body: dict[str, Any], image: str, seconds: float) 
     record_event(cluster, body, "Normal", "Pulled", message, COMPONENT, body["spec"].get("nodeName", ""))
 
 
-def _run(cluster: Cluster, row: Entry) -> None:
-    node = row.node_name
-    pk = KubeObject.objects.filter(cluster=cluster, kind="Pod", namespace=row.namespace, name=row.name).values_list(
-        "pk", flat=True
-    )
-    ip_index = (pk.first() or 0) % 250
-
+def _running(node: str, ip_index: int) -> Callable[[dict[str, Any]], None]:
     def running(body: dict[str, Any]) -> None:
         status = body.setdefault("status", {})
         now = store.now_rfc3339()
@@ -243,7 +243,16 @@ def _run(cluster: Cluster, row: Entry) -> None:
             conditions.append({"type": kind, "status": "True", "lastTransitionTime": now})
         status["conditions"] = conditions
 
-    body = store.patch(cluster, "Pod", row.namespace, row.name, running, COMPONENT)
+    return running
+
+
+def _run(cluster: Cluster, row: Entry) -> None:
+    node = row.node_name
+    pk = KubeObject.objects.filter(cluster=cluster, kind="Pod", namespace=row.namespace, name=row.name).values_list(
+        "pk", flat=True
+    )
+    ip_index = (pk.first() or 0) % 250
+    body = store.patch(cluster, "Pod", row.namespace, row.name, _running(node, ip_index), COMPONENT)
     if cluster.pace == PACE_SLOW:
         waited = time.time() - (_epoch(body["status"].get("startTime")) or time.time())
         for container in body["spec"].get("containers", []):
@@ -251,6 +260,58 @@ def _run(cluster: Cluster, row: Entry) -> None:
     for container in body["spec"].get("containers", []):
         record_event(cluster, body, "Normal", "Created", f"Created container: {container['name']}", COMPONENT, node)
         record_event(cluster, body, "Normal", "Started", f"Started container {container['name']}", COMPONENT, node)
+
+
+def start_batch(cluster: Cluster, limit: int | None = None) -> bool:
+    """Move every due, not yet started pod one state on at once (ContainerCreating, or Running), as
+    the kubelets of many nodes do in parallel: one transaction of pod writes, then their events
+    (Pulling and Pulled; Created and Started), as `scan` writes them one pod at a time. False when
+    fewer than two pods are due (`scan` takes those, and every other kind of kubelet action)."""
+    limit = batch_pods() if limit is None else limit
+    if cluster.pace == PACE_SLOW:
+        return False
+    nodes = {row.name: i for i, row in enumerate(scheduler_cache.listed(cluster, "Node"))}
+    creating: list[Entry] = []
+    running: list[Entry] = []
+    for row in _actionable_pods(cluster, nodes):
+        status = row.body.get("status") or {}
+        if row.node_name not in nodes or row.body["metadata"].get("deletionTimestamp"):
+            continue
+        if status.get("phase", "Pending") != "Pending" or due_at(cluster, row.body) > time.time():
+            continue
+        (running if status.get("containerStatuses") else creating).append(row)
+        if len(creating) + len(running) >= limit:
+            break
+    if len(creating) + len(running) < 2:
+        return False
+    names = [row.name for row in running]
+    ids: dict[tuple[str, str], int] = {}
+    for start in range(0, len(names), 500):
+        query = KubeObject.objects.filter(cluster=cluster, kind="Pod", name__in=names[start : start + 500])
+        ids.update({(ns, name): pk for ns, name, pk in query.values_list("namespace", "name", "pk")})
+    with transaction.atomic():
+        targets = [(row.namespace, row.name, _creating(_node_ip(nodes, row.node_name))) for row in creating]
+        events = []
+        for body in patch_many(cluster, "Pod", targets, COMPONENT):
+            node = body["spec"]["nodeName"]
+            for container in body["spec"].get("containers", []):
+                image = container.get("image", "")
+                events.append(event_body(body, "Normal", "Pulling", f'Pulling image "{image}"', COMPONENT, node))
+                took = "1.204s"
+                pulled = f'Successfully pulled image "{image}" in {took} ({took} including waiting)'
+                events.append(event_body(body, "Normal", "Pulled", pulled, COMPONENT, node))
+        targets = [
+            (row.namespace, row.name, _running(row.node_name, ids.get((row.namespace, row.name), 0) % 250))
+            for row in running
+        ]
+        for body in patch_many(cluster, "Pod", targets, COMPONENT):
+            node = body["spec"]["nodeName"]
+            for container in body["spec"].get("containers", []):
+                name = container["name"]
+                events.append(event_body(body, "Normal", "Created", f"Created container: {name}", COMPONENT, node))
+                events.append(event_body(body, "Normal", "Started", f"Started container {name}", COMPONENT, node))
+        record_events(cluster, events, COMPONENT)
+    return True
 
 
 def exit_code(body: dict[str, Any]) -> int:

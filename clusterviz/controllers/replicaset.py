@@ -13,7 +13,7 @@ from scheduler_core.framework.selectors import compile_label_selector
 
 from .. import scheduler_cache, store
 from ..admission import admission_context
-from ..kube_events import record_event
+from ..kube_events import event_body, record_event, record_events
 from ..models import Cluster
 from ..services import delete_object
 from ..validation import admit
@@ -30,7 +30,10 @@ def template_hash(template: dict[str, Any]) -> str:
     return "".join(_SAFE[b % len(_SAFE)] for b in digest[:10])
 
 
-def sync_replica_sets(cluster: Cluster) -> bool:
+def sync_replica_sets(cluster: Cluster, bulk: bool = False) -> bool:
+    """One action: create or delete a ReplicaSet's pod, or update its status. With `bulk` (the
+    instant pace), the missing pods are created as upstream's syncReplicaSet does, in slow-start
+    batches in one step."""
     replica_sets = scheduler_cache.listed(cluster, "ReplicaSet")
     if not replica_sets:  # a dump of nodes and pods: nothing to read
         return False
@@ -41,7 +44,10 @@ def sync_replica_sets(cluster: Cluster) -> bool:
         owned = [p for p in pods if owned_by(p, meta["uid"]) and not p["metadata"].get("deletionTimestamp")]
         wanted = int(spec.get("replicas", 1))
         if len(owned) < wanted:
-            _create_pod(cluster, rs)
+            if bulk:
+                create_pods_slow_start(cluster, rs, wanted - len(owned))
+            else:
+                _create_pod(cluster, rs)
             return True
         if len(owned) > wanted:
             victim = min(owned, key=_deletion_rank)
@@ -82,7 +88,49 @@ def _deletion_rank(pod: dict[str, Any]) -> tuple[int, int, str]:
     return (scheduled, running, "".join(chr(255 - ord(c)) for c in created))
 
 
-def _create_pod(cluster: Cluster, rs: dict[str, Any]) -> None:
+# pkg/controller/replicaset/replica_set.go: BurstReplicas (at most this many creations per sync) and
+# pkg/controller/controller_utils.go: SlowStartInitialBatchSize.
+BURST_REPLICAS = 500
+SLOW_START_INITIAL_BATCH_SIZE = 1
+
+
+def slow_start_batches(count: int, initial: int = SLOW_START_INITIAL_BATCH_SIZE) -> list[int]:
+    """The batch sizes upstream's slowStartBatch creates `count` objects in: 1, 2, 4, … (doubling,
+    the last one what remains)."""
+    sizes: list[int] = []
+    remaining = count
+    size = min(remaining, initial)
+    while size > 0:
+        sizes.append(size)
+        remaining -= size
+        size = min(2 * size, remaining)
+    return sizes
+
+
+def create_pods_slow_start(cluster: Cluster, rs: dict[str, Any], missing: int) -> int:
+    """Create up to BURST_REPLICAS of the `missing` pods in slow-start batches, each batch one bulk
+    write (pods, then their SuccessfulCreate events); returns how many were created. A batch that
+    creates fewer than asked (a refused name) ends the sync, as upstream's skipped batches."""
+    from ..store_bulk import create_many
+
+    context = admission_context(cluster)
+    created_total = 0
+    for size in slow_start_batches(min(missing, BURST_REPLICAS)):
+        bodies = [admit(_pod_body(rs), "replicaset", None, *context) for _ in range(size)]
+        created = create_many(cluster, bodies, COMPONENT)
+        events = [
+            event_body(rs, "Normal", "SuccessfulCreate", f"Created pod: {pod['metadata']['name']}", COMPONENT)
+            for pod in created
+        ]
+        record_events(cluster, events, COMPONENT)
+        created_total += len(created)
+        if len(created) < size:
+            break
+    return created_total
+
+
+def _pod_body(rs: dict[str, Any]) -> dict[str, Any]:
+    """A new pod of the ReplicaSet's template (named by the store from `generateName`)."""
     template = copy.deepcopy(rs["spec"]["template"])
     meta = template.setdefault("metadata", {})
     meta.pop("name", None)
@@ -91,7 +139,11 @@ def _create_pod(cluster: Cluster, rs: dict[str, Any]) -> None:
     meta["ownerReferences"] = [owner_ref(rs)]
     selector = compile_label_selector(LabelSelector.model_validate(rs["spec"]["selector"]))
     assert selector.matches(meta.get("labels", {}))
-    body = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": template["spec"]}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": template["spec"]}
+
+
+def _create_pod(cluster: Cluster, rs: dict[str, Any]) -> None:
+    body = _pod_body(rs)
     # The API server admits pods created by controllers like any other (priority, defaults).
     created = store.create(cluster, admit(body, "replicaset", None, *admission_context(cluster)), COMPONENT)
     record_event(

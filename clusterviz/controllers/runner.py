@@ -26,7 +26,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db.models import Q
 
-from .. import rows, scheduler_cache
+from .. import cycle_traces, rows, scheduler_cache
 from ..models import PACE_INSTANT, PACE_PAUSED, Cluster
 from ..publish import group_name, publish
 from . import (
@@ -85,6 +85,12 @@ CONTROLLERS: tuple[tuple[str, Callable[[Cluster], bool], frozenset[str] | None],
 )
 
 
+#: What a clockless controller runs instead at the instant pace (see `step_once`).
+BULK_SYNCS: dict[str, Callable[[Cluster], bool]] = {
+    "replicaset-controller": lambda cluster: replicaset.sync_replica_sets(cluster, bulk=True),
+}
+
+
 def _run_unless_idle(
     cache: scheduler_cache.SchedulerCache,
     name: str,
@@ -115,15 +121,23 @@ def step_once(cluster: Cluster) -> tuple[str | None, float | None]:
 
 def _step(cluster: Cluster) -> tuple[str | None, float | None, int]:
     """`step_once`, and the resourceVersion of the view the controllers looked at."""
+    # At the instant pace a step acts on many objects, as a control plane at scale does (slow-start
+    # pod creation, many cycles per scheduler step, kubelets starting pods in parallel); at the slow
+    # and paused paces each step stays one object, so that a class sees each.
+    bulk = cluster.pace == PACE_INSTANT
     with scheduler_cache.pinned(cluster) as cache:
         seen = cache.rv
         for name, sync, kinds in CONTROLLERS:
+            if bulk and name in BULK_SYNCS:
+                sync = BULK_SYNCS[name]
             if _run_unless_idle(cache, name, sync, kinds, cluster):
                 return name, None, seen
         if disruption.sync_disruption_budgets(cluster):  # reads the clock (disruptedPods expire): every step
             return "disruption-controller", None, seen
-        if scheduler.schedule_next(cluster):
+        if scheduler.schedule_batch(cluster) if bulk else scheduler.schedule_next(cluster):
             return "scheduler", None, seen
+        if bulk and kubelet.start_batch(cluster):
+            return "kubelet", None, seen
         acted, waiting = kubelet.scan(cluster)
         if acted:
             return "kubelet", None, seen
@@ -134,6 +148,8 @@ def _step(cluster: Cluster) -> tuple[str | None, float | None, int]:
             return "taint-eviction-controller", None, seen
     if waiting is not None:
         deadline = waiting if deadline is None else min(deadline, waiting)
+    if cycle_traces.flush(cluster.pk):  # idle: store the traces a batch deferred, and come back soon
+        deadline = time.time() if deadline is None else min(deadline, time.time())
     return None, deadline, seen
 
 

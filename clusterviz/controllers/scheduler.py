@@ -3,22 +3,25 @@ why not — exactly what kube-scheduler writes (pkg/scheduler/schedule_one.go)."
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import Any
 
 from django.db import transaction
+from django.db.models import F
 
 from scheduler_core.framework.events import Event, encode_cycle
 from scheduler_core.framework.pod_info import PodInfo
+from scheduler_core.framework.runtime import Framework
 from scheduler_core.plugins.registry import new_framework
 from scheduler_core.schedule_one import Scheduler, ScheduleResult
 
-from .. import prediction, profiles, rows, scheduler_cache, store
-from ..kube_events import record_event
+from .. import cycle_traces, prediction, profiles, rows, scheduler_cache, store
+from ..kube_events import event_body, record_event, record_events
 from ..models import Cluster, KubeObject, SchedulingCycle
-from ..publish import cycle_message, publish
-from ..scheduling_queue import GATED, UNSCHEDULABLE, active_unbound_pods, park
+from ..publish import cycle_message, publish, publish_cycles
+from ..scheduling_queue import GATED, UNSCHEDULABLE, active_unbound_pods, park, parked_pods_depend_on_binds
 from ..services import delete_object
+from ..store_bulk import batch_pods, clone, insert_rows, patch_many
 
 COMPONENT = "default-scheduler"
 CYCLES_KEPT = 500
@@ -34,22 +37,8 @@ def next_pod(
     `schedulerName` names a profile of the cluster's configuration. A pod the class is asked about
     (an open prediction question) is held back, Pending, until the reveal. `queue`: the
     `active_unbound_pods` already read; `held`: the pods of open questions, if already read."""
-    queue = active_unbound_pods(cluster) if queue is None else queue
-    if not queue:
-        return None
-    held = prediction.held_pods(cluster) if held is None else held
-    for row in queue:
-        spec, meta = row.body.get("spec", {}), row.body.get("metadata", {})
-        phase = row.body.get("status", {}).get("phase")
-        if spec.get("schedulerName", "default-scheduler") not in scheduler_names or meta.get("deletionTimestamp"):
-            continue
-        if phase in ("Succeeded", "Failed") or f"{row.namespace}/{row.name}" in held:
-            continue
-        if spec.get("schedulingGates"):
-            park(row.pk, GATED)
-            continue
-        return row
-    return None
+    picked = queued_pods(cluster, scheduler_names, 1, queue, held)
+    return picked[0] if picked else None
 
 
 def _condition(body: dict[str, Any], status: str, reason: str = "", message: str = "") -> None:
@@ -194,3 +183,188 @@ def _keep_cycle(cluster: Cluster, result: ScheduleResult, wire: list[dict[str, A
         resource_version=seen_rv,
     )
     SchedulingCycle.objects.filter(cluster=cluster, number__lte=result.cycle - CYCLES_KEPT).delete()
+
+
+# --- many pods per step (the instant pace) ---------------------------------------------------------
+
+
+def schedule_batch(cluster: Cluster, limit: int | None = None) -> bool:
+    """Schedule up to `limit` pending pods in queue order, one cycle per pod as `schedule_next` runs
+    it (same cycle numbers, same seeds, each cycle seeing the previous binds through the scheduler
+    cache), then bind them in one transaction with their `Scheduled` events; the cycles' traces are
+    kept in memory and stored later (`cycle_traces`). A pod that does not fit is written as
+    `schedule_next` writes it; one that preempts ends the batch (its victims' deletion changes the
+    queue). Falls back to `schedule_next` when another pod's placement could move a parked pod back
+    ahead of the batch (required pod affinity, DoNotSchedule spread). False when the queue is empty."""
+    limit = batch_pods() if limit is None else limit
+    config = profiles.config_of(cluster)
+    by_name = profiles.profiles_of(config)
+    if limit <= 1 or parked_pods_depend_on_binds(cluster):
+        return schedule_next(cluster)
+    queued = queued_pods(cluster, by_name, limit)
+    if len(queued) <= 1:
+        return schedule_next(cluster)
+    cache = scheduler_cache.synced(cluster)
+    table = cache.table()
+    names = tuple(table.names)
+    columns = cycle_traces.BatchColumns(table)
+    start = Cluster.objects.filter(pk=cluster.pk).values_list("cycle", flat=True).get()
+    revealing = prediction.revealing_pods(cluster)
+    binds: list[tuple[KubeObject, ScheduleResult, str]] = []
+    frameworks: dict[str, Framework] = {}
+    ran = 0
+    try:
+        for row in queued:
+            key = f"{row.namespace}/{row.name}"
+            info = cache.pods.get(key)
+            if info is None:
+                continue
+            ran += 1
+            number = start + ran
+            profile = by_name[row.body.get("spec", {}).get("schedulerName", COMPONENT)]
+            # One framework per profile for the batch (building one is ~2 ms); each cycle gets its
+            # own Scheduler, seeded with its cycle number as `schedule_next` seeds it.
+            framework = frameworks.get(profile.scheduler_name)
+            if framework is None:
+                framework = frameworks[profile.scheduler_name] = new_framework(profile)
+            framework.emitter.sinks.clear()
+            scheduler = Scheduler(framework, seed=number)
+            scheduler.cycle = number - 1
+            events: list[Event] = []
+            scheduler.subscribe(events.append)
+            result = scheduler.schedule_pod(table, info)
+            if result.selected is not None:
+                cycle_traces.defer(cluster.pk, number, events, names, columns, len(columns.steps))
+                cache.assume_pod(_bound_body(row.body, result.selected_node or ""))
+                columns.bound(table.index[result.selected_node or ""])
+                binds.append((row, result, profile.scheduler_name))
+                continue
+            # Does not fit: the binds so far go first, then this pod as one step would write it.
+            Cluster.objects.filter(pk=cluster.pk).update(cycle=F("cycle") + ran)
+            _write_binds(cluster, binds, cache.rv)
+            cache.follow()
+            binds, start, ran = [], number, 0
+            summary = {
+                "cycle": result.cycle,
+                "pod": key,
+                "scheduled": result.scheduled,
+                "node": result.selected_node,
+                "resourceVersion": str(cache.rv),
+            }
+            wire = encode_cycle(events, names)
+            _keep_cycle(cluster, result, wire, cache.rv)
+            publish(cluster.pk, cycle_message({**summary, "message": result.message}, wire))
+            with transaction.atomic():
+                _fail(cluster, row, info, result, profile.scheduler_name)
+            if key in revealing:
+                nominated = result.nominated_node or ""
+                prediction.settle(cluster, key, number, False, None, nominated, result.message)
+            if result.post_filter_result is not None:
+                break  # preemption (or a nomination) changes the queue: the next step picks again
+    except Exception:
+        scheduler_cache.forget(cluster.pk)  # assumed pods, a table a cycle may not have restored
+        raise
+    Cluster.objects.filter(pk=cluster.pk).update(cycle=F("cycle") + ran)
+    _write_binds(cluster, binds, cache.rv)
+    for row, result, _ in binds:
+        key = f"{row.namespace}/{row.name}"
+        if key in revealing:
+            prediction.settle(cluster, key, result.cycle, True, result.selected_node, "", result.message)
+    return True
+
+
+def queued_pods(
+    cluster: Cluster,
+    scheduler_names: Collection[str],
+    limit: int,
+    queue: list[KubeObject] | None = None,
+    held: Collection[str] | None = None,
+) -> list[KubeObject]:
+    """The first `limit` pods of the queue in the order `next_pod` picks them (gated pods parked on
+    the way), in one read of the queue (`queue`, `held`: as `next_pod` takes them)."""
+    queue = active_unbound_pods(cluster) if queue is None else queue
+    if not queue:
+        return []
+    held = prediction.held_pods(cluster) if held is None else held
+    picked: list[KubeObject] = []
+    for row in queue:
+        spec, meta = row.body.get("spec", {}), row.body.get("metadata", {})
+        phase = row.body.get("status", {}).get("phase")
+        if spec.get("schedulerName", "default-scheduler") not in scheduler_names or meta.get("deletionTimestamp"):
+            continue
+        if phase in ("Succeeded", "Failed") or f"{row.namespace}/{row.name}" in held:
+            continue
+        if spec.get("schedulingGates"):
+            park(row.pk, GATED)
+            continue
+        picked.append(row)
+        if len(picked) >= limit:
+            break
+    return picked
+
+
+def _bound_body(body: dict[str, Any], node: str) -> dict[str, Any]:
+    bound = clone(body)
+    _bind_mutation(node)(bound)
+    return bound
+
+
+def _bind_mutation(node: str) -> Callable[[dict[str, Any]], None]:
+    def bind(body: dict[str, Any]) -> None:
+        body["spec"]["nodeName"] = node
+        body.setdefault("status", {}).pop("nominatedNodeName", None)
+        _condition(body, "True")
+
+    return bind
+
+
+def _write_binds(cluster: Cluster, binds: list[tuple[KubeObject, ScheduleResult, str]], seen_rv: int) -> None:
+    """Keep the cycles (traces deferred), bind the pods and record their `Scheduled` events, in one
+    transaction."""
+    if not binds:
+        return
+    messages: list[dict[str, Any]] = []
+    with transaction.atomic():
+        # The cycles stream first, then the writes they lead to (registered before the writes' own).
+        transaction.on_commit(lambda: publish_cycles(cluster.pk, messages))
+        targets = [(row.namespace, row.name, _bind_mutation(result.selected_node or "")) for row, result, _ in binds]
+        bodies = {
+            f"{b['metadata']['namespace']}/{b['metadata']['name']}": b
+            for b in patch_many(cluster, "Pod", targets, COMPONENT)
+        }
+        events = []
+        for row, result, reporter in binds:
+            body = bodies.get(f"{row.namespace}/{row.name}")
+            if body is not None:
+                events.append((reporter, event_body(body, "Normal", "Scheduled", result.message, reporter)))
+        # What each cycle saw: the store before the batch and the binds before its own (assumed).
+        cycles = []
+        for _, result, _ in binds:
+            body = bodies.get(result.pod.key)
+            cycles.append(
+                SchedulingCycle(
+                    cluster=cluster,
+                    number=result.cycle,
+                    pod=result.pod.key,
+                    scheduled=True,
+                    node=result.selected_node or "",
+                    message=result.message,
+                    events=cycle_traces.DEFERRED,
+                    resource_version=seen_rv,
+                )
+            )
+            summary = {
+                "cycle": result.cycle,
+                "pod": result.pod.key,
+                "scheduled": True,
+                "node": result.selected_node,
+                "resourceVersion": str(seen_rv),
+                "message": result.message,
+            }
+            messages.append({**cycle_message(summary, []), "events": None})
+            if body is not None:
+                seen_rv = int(body["metadata"]["resourceVersion"])
+        insert_rows(SchedulingCycle, cycles)
+        SchedulingCycle.objects.filter(cluster=cluster, number__lte=cycles[-1].number - CYCLES_KEPT).delete()
+        for reporter in dict.fromkeys(r for r, _ in events):
+            record_events(cluster, [e for r, e in events if r == reporter], reporter)

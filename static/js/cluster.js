@@ -322,6 +322,21 @@ function broadcastView() {
   if (!readOnly && socket.ws && socket.ws.readyState === WebSocket.OPEN) socket.send({ action: "view", ...v }).catch(() => {});
 }
 
+function handleWatch(msg) {
+  const bucket = state.objects[msg.kind]; // list-watch: the object before this change
+  listWatch.add(msg, bucket && msg.object ? bucket.get(objectKey(msg.object)) : null, performance.now());
+  applyWatch(state, msg);
+  if (msg.kind === "Pod" || msg.kind === "Node") refreshRequested();
+  if (ui.selectedPod && msg.kind === "Pod" && objectKey(msg.object) === ui.selectedPod) askWhy();
+  if (msg.kind === "Pod") prediction.podChanged(objectKey(msg.object), msg.object); // prediction
+}
+
+function handleCycle(msg) {
+  player.add({ ...msg, receivedAt: Date.now(), resourceVersion: msg.resourceVersion || state.rv });
+  ui.hideVerdicts = false;
+  if (!msg.events && player.follow) loadLatestCycle();
+}
+
 function handle(msg) {
   if (msg.type === "snapshot") {
     state = applySnapshot(state, msg);
@@ -331,16 +346,13 @@ function handle(msg) {
     loadLesson(state.cluster.lesson);
     askWhy();
   } else if (msg.type === "watch") {
-    const bucket = state.objects[msg.kind]; // list-watch: the object before this change
-    listWatch.add(msg, bucket && msg.object ? bucket.get(objectKey(msg.object)) : null, performance.now());
-    applyWatch(state, msg);
-    if (msg.kind === "Pod" || msg.kind === "Node") refreshRequested();
-    if (ui.selectedPod && msg.kind === "Pod" && objectKey(msg.object) === ui.selectedPod) askWhy();
-    if (msg.kind === "Pod") prediction.podChanged(objectKey(msg.object), msg.object); // prediction
+    handleWatch(msg);
+  } else if (msg.type === "watch.batch") {
+    for (const change of msg.changes) handleWatch(change); // a bulk write: one message, many changes
   } else if (msg.type === "scheduler.cycle") {
-    player.add({ ...msg, receivedAt: Date.now(), resourceVersion: msg.resourceVersion || state.rv });
-    ui.hideVerdicts = false;
-    if (!msg.events && player.follow) loadLatestCycle();
+    handleCycle(msg);
+  } else if (msg.type === "scheduler.cycles") {
+    for (const cycle of msg.cycles) handleCycle(cycle); // a batch of cycles: one message
   } else if (msg.type === "eviction.scheduled") {
     applyEviction(state, msg);
   } else if (msg.type === "cluster.updated") {

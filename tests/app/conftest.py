@@ -171,6 +171,8 @@ class StreamClient:
     def __init__(self, communicator: WebsocketCommunicator) -> None:
         self.communicator = communicator
         self.received: list[Message] = []
+        self.batches = 0  # `watch.batch` messages received (each is delivered as its `watch` messages)
+        self._unpacked: list[Message] = []
 
     async def send(self, action: Message) -> str:
         """Send an action (an `id` is added when missing); returns the id."""
@@ -182,9 +184,18 @@ class StreamClient:
     async def recv(self, timeout: float = 3.0) -> Message:
         """The next message; TimeoutError when none comes (the application is NOT cancelled, unlike
         `receive_json_from(timeout)`, so the client stays usable)."""
-        if await self.communicator.receive_nothing(timeout=timeout, interval=0.01):
-            raise TimeoutError(f"no message within {timeout}s")
-        message = await self.communicator.receive_json_from(timeout=1)
+        if not self._unpacked:
+            if await self.communicator.receive_nothing(timeout=timeout, interval=0.01):
+                raise TimeoutError(f"no message within {timeout}s")
+            message = await self.communicator.receive_json_from(timeout=1)
+            if message.get("type") == "watch.batch":  # as the page reads it: change by change
+                self.batches += 1
+                self._unpacked.extend(message["changes"])
+            elif message.get("type") == "scheduler.cycles":  # and cycle by cycle
+                self._unpacked.extend(message["cycles"])
+            else:
+                self._unpacked.append(message)
+        message = self._unpacked.pop(0)
         self.received.append(message)
         return message
 

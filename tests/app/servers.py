@@ -362,9 +362,16 @@ class Stream:
         url = f"ws://127.0.0.1:{server.port}/ws/clusters/{slug}/" + (f"?{query}" if query else "")
         self.connection = connect(url, origin=server.base_url, proxy=None, open_timeout=10)  # type: ignore[arg-type]
         self.received: list[dict[str, Any]] = []
+        self._unpacked: list[dict[str, Any]] = []
 
     def recv(self, timeout: float = 5.0) -> dict[str, Any]:
-        message = json.loads(self.connection.recv(timeout=timeout))
+        if not self._unpacked:
+            message = json.loads(self.connection.recv(timeout=timeout))
+            # a `watch.batch` (`scheduler.cycles`) is read as the page reads it: change by change
+            kind = message.get("type")
+            packed = {"watch.batch": "changes", "scheduler.cycles": "cycles"}.get(kind or "")
+            self._unpacked.extend(message[packed] if packed else [message])
+        message = self._unpacked.pop(0)
         self.received.append(message)
         return dict(message)
 

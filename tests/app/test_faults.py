@@ -445,7 +445,8 @@ def test_sigkill_in_a_scheduling_storm_then_restart(processes: Processes) -> Non
     always inside some write). Each time the store is consistent and a resuming client gets exactly
     the watch log; a browser's connection restarts the loop, and every pod ends bound once, running."""
     db = processes.tmp / "db.sqlite3"
-    env = server_env(str(db), CLUSTERVIZ_LEASE_SECONDS="1")
+    # Batches of 4 pods a step (one transaction each): killed between and inside batches.
+    env = server_env(str(db), CLUSTERVIZ_LEASE_SECONDS="1", CLUSTERVIZ_BATCH_PODS="4")
     pods = 40
     objects = nodes_yaml(4) + "".join(f"\n---\n{pod_yaml(f'p{i:03}')}" for i in range(pods))
     prepare_cluster(env, "storm", objects)

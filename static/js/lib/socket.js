@@ -143,7 +143,7 @@ export class ClusterSocket {
         this.collect(msg);
         return;
       }
-      if (msg.resourceVersion && msg.type === "watch") this.lastRv = msg.resourceVersion;
+      if (msg.resourceVersion && (msg.type === "watch" || msg.type === "watch.batch")) this.lastRv = msg.resourceVersion;
       if ((msg.type === "result" || msg.type === "error") && this.pending.has(msg.id)) {
         const { resolve, reject } = this.pending.get(msg.id);
         this.pending.delete(msg.id);
