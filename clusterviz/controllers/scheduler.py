@@ -51,9 +51,10 @@ def _condition(body: dict[str, Any], status: str, reason: str = "", message: str
     body["status"]["conditions"] = [condition, *conditions]
 
 
-def schedule_next(cluster: Cluster) -> bool:
-    """One scheduling cycle for the next pod; False when the queue is empty."""
-    queue = active_unbound_pods(cluster)
+def schedule_next(cluster: Cluster, queue: list[KubeObject] | None = None) -> bool:
+    """One scheduling cycle for the next pod; False when the queue is empty. `queue`: the
+    `active_unbound_pods` already read."""
+    queue = active_unbound_pods(cluster) if queue is None else queue
     if not queue:  # (most steps): the configuration is not read
         return False
     config = profiles.config_of(cluster)
@@ -197,11 +198,14 @@ def schedule_batch(cluster: Cluster, limit: int | None = None) -> bool:
     queue). Falls back to `schedule_next` when another pod's placement could move a parked pod back
     ahead of the batch (required pod affinity, DoNotSchedule spread). False when the queue is empty."""
     limit = batch_pods() if limit is None else limit
+    queue = active_unbound_pods(cluster)
+    if not queue:  # (most steps): neither the configuration nor the parked pods are read
+        return False
+    if limit <= 1 or len(queue) <= 1 or parked_pods_depend_on_binds(cluster):
+        return schedule_next(cluster, queue)
     config = profiles.config_of(cluster)
     by_name = profiles.profiles_of(config)
-    if limit <= 1 or parked_pods_depend_on_binds(cluster):
-        return schedule_next(cluster)
-    queued = queued_pods(cluster, by_name, limit)
+    queued = queued_pods(cluster, by_name, limit, queue)
     if len(queued) <= 1:
         return schedule_next(cluster)
     cache = scheduler_cache.synced(cluster)
