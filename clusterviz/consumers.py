@@ -46,7 +46,7 @@ from . import access, actions, prediction, store
 from .controllers import taint_manager
 from .controllers.runner import ensure_runner
 from .models import Cluster
-from .publish import BATCH_BYTES, group_name, watch_path
+from .publish import BATCH_BYTES, group_name, watch_batches, watch_path
 from .state_text import state_json, state_texts
 
 log = logging.getLogger(__name__)
@@ -372,31 +372,14 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         """Queue changes read from the watch log (a catch-up, a gap filled): the ones this client
         lacks, consecutive, as `watch.batch` messages (of about BATCH_BYTES) rather than one message
         each, as a bulk write streams; a single change as a `watch` message."""
-        fresh = [c for c in changes if int(c.get("resourceVersion", 0)) > self.last_rv]
-        batch: list[dict[str, Any]] = []
-        texts: list[str] = []
-        size = 0
-
-        def flush() -> None:
-            nonlocal batch, texts, size
-            if len(batch) == 1:
-                self._push_watch(batch[0], texts[0])
-            elif batch:
-                first, last = batch[0]["resourceVersion"], batch[-1]["resourceVersion"]
-                head = json.dumps({"type": "watch.batch", "from": first, "resourceVersion": last})
-                self.last_rv = int(last)
-                self._push({"type": "watch.batch"}, f'{head[:-1]}, "changes": [{", ".join(texts)}]}}')
-            batch, texts, size = [], [], 0
-
-        for change in fresh:
-            message = {"type": "watch", **change}
-            text = json.dumps(message)
-            if batch and size + len(text) > min(BATCH_BYTES, self._message_limit // 2):
-                flush()
-            batch.append(message)
-            texts.append(text)
-            size += len(text)
-        flush()
+        messages = [{"type": "watch", **c} for c in changes if int(c.get("resourceVersion", 0)) > self.last_rv]
+        texts = [json.dumps(message) for message in messages]
+        for message, text in watch_batches(messages, texts, min(BATCH_BYTES, self._message_limit // 2)):
+            if message["type"] == "watch":
+                self._push_watch(message, text)
+            else:
+                self.last_rv = int(message["resourceVersion"])
+                self._push({"type": "watch.batch"}, text)
 
     def _push_watch(self, message: dict[str, Any], text: str | None = None) -> None:
         rv = int(message.get("resourceVersion", 0))

@@ -7,7 +7,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -115,27 +115,37 @@ def publish_change(cluster_id: int, change: dict[str, Any]) -> None:
 BATCH_BYTES = 256 * 1024  # a `watch.batch` message carries changes up to about this much JSON
 
 
-def publish_changes(cluster_id: int, changes: list[dict[str, Any]], bodies: list[str | None] | None = None) -> None:
-    """Publish consecutive changes (a bulk write) as few messages: `watch.batch` messages of about
-    `BATCH_BYTES` each, `{"type": "watch.batch", "from": first rv, "resourceVersion": last rv,
-    "changes": [watch message…]}` (each change as a `watch` message would carry it); a change that
-    comes alone, or is larger than that on its own, goes as a plain `watch` message. `bodies`: each
-    change's object already encoded as JSON (or None), spliced in rather than encoded again."""
-    batch: list[dict[str, Any]] = []
-    texts: list[str] = []
-    size = 0
-
-    def flush() -> None:
-        nonlocal batch, texts, size
-        if len(batch) == 1:
-            publish(cluster_id, batch[0], text=texts[0])
-        elif batch:
+def watch_batches(
+    messages: list[dict[str, Any]], texts: list[str], limit: int = 0
+) -> Iterator[tuple[dict[str, Any], str]]:
+    """Consecutive `watch` messages (and their JSON texts) grouped as `watch.batch` messages of about
+    `limit` bytes (`BATCH_BYTES` by default): `{"type": "watch.batch", "from": first rv,
+    "resourceVersion": last rv, "changes": [watch message…]}`; a message that comes alone, or is
+    larger than that on its own, stays a plain `watch` message. Yields (message, text)."""
+    limit = limit or BATCH_BYTES
+    start, size = 0, 0
+    for end in range(len(messages) + 1):
+        if end < len(messages) and (end == start or size + len(texts[end]) <= limit):
+            size += len(texts[end])
+            continue
+        if end - start == 1:
+            yield messages[start], texts[start]
+        elif end > start:
+            batch = messages[start:end]
             first, last = batch[0]["resourceVersion"], batch[-1]["resourceVersion"]
-            message = {"type": "watch.batch", "from": first, "resourceVersion": last, "changes": batch}
             head = json.dumps({"type": "watch.batch", "from": first, "resourceVersion": last})
-            publish(cluster_id, message, text=f'{head[:-1]}, "changes": [{", ".join(texts)}]}}')
-        batch, texts, size = [], [], 0
+            message = {"type": "watch.batch", "from": first, "resourceVersion": last, "changes": batch}
+            yield message, f'{head[:-1]}, "changes": [{", ".join(texts[start:end])}]}}'
+        if end < len(messages):
+            start, size = end, len(texts[end])
 
+
+def publish_changes(cluster_id: int, changes: list[dict[str, Any]], bodies: list[str | None] | None = None) -> None:
+    """Publish consecutive changes (a bulk write) as few messages (`watch_batches`), each change as a
+    `watch` message would carry it. `bodies`: each change's object already encoded as JSON (or None),
+    spliced in rather than encoded again."""
+    messages: list[dict[str, Any]] = []
+    texts: list[str] = []
     for k, change in enumerate(changes):
         message = {"type": "watch", **change, "path": watch_path(change)}
         body = bodies[k] if bodies is not None else None
@@ -144,12 +154,10 @@ def publish_changes(cluster_id: int, changes: list[dict[str, Any]], bodies: list
         else:
             rest = json.dumps({key: value for key, value in message.items() if key != "object"})
             text = f'{rest[:-1]}, "object": {body}}}'
-        if batch and size + len(text) > BATCH_BYTES:
-            flush()
-        batch.append(message)
+        messages.append(message)
         texts.append(text)
-        size += len(text)
-    flush()
+    for message, text in watch_batches(messages, texts):
+        publish(cluster_id, message, text=text)
 
 
 CYCLES_PER_MESSAGE = 250  # summaries per `scheduler.cycles` message (about 0.3 kB each)

@@ -83,13 +83,7 @@ def schedule_next(cluster: Cluster, queue: list[KubeObject] | None = None) -> bo
     wire = encode_cycle(events, table.names)
     # `resourceVersion`: the one the scheduler's view is at; a browser marks a node whose
     # resourceVersion is newer as changed since this cycle.
-    summary = {
-        "cycle": result.cycle,
-        "pod": key,
-        "scheduled": result.scheduled,
-        "node": result.selected_node,
-        "resourceVersion": str(cache.rv),
-    }
+    summary = _summary(result, cache.rv)
     # Kept before it streams (a client fetches a large cycle as soon as it hears of it); the cycle
     # streams first, then the writes it leads to (bind, condition, events).
     _keep_cycle(cluster, result, wire, cache.rv)
@@ -248,13 +242,7 @@ def schedule_batch(cluster: Cluster, limit: int | None = None) -> bool:
             _write_binds(cluster, binds, cache.rv)
             cache.follow()
             binds, start, ran = [], number, 0
-            summary = {
-                "cycle": result.cycle,
-                "pod": key,
-                "scheduled": result.scheduled,
-                "node": result.selected_node,
-                "resourceVersion": str(cache.rv),
-            }
+            summary = _summary(result, cache.rv)
             wire = encode_cycle(events, names)
             _keep_cycle(cluster, result, wire, cache.rv)
             publish(cluster.pk, cycle_message({**summary, "message": result.message}, wire))
@@ -275,6 +263,17 @@ def schedule_batch(cluster: Cluster, limit: int | None = None) -> bool:
         if key in revealing:
             prediction.settle(cluster, key, result.cycle, True, result.selected_node, "", result.message)
     return True
+
+
+def _summary(result: ScheduleResult, seen_rv: int) -> dict[str, Any]:
+    """A cycle's `scheduler.cycle` summary; `resourceVersion`: the one the scheduler's view was at."""
+    return {
+        "cycle": result.cycle,
+        "pod": result.pod.key,
+        "scheduled": result.scheduled,
+        "node": result.selected_node,
+        "resourceVersion": str(seen_rv),
+    }
 
 
 def queued_pods(
@@ -357,14 +356,7 @@ def _write_binds(cluster: Cluster, binds: list[tuple[KubeObject, ScheduleResult,
                     resource_version=seen_rv,
                 )
             )
-            summary = {
-                "cycle": result.cycle,
-                "pod": result.pod.key,
-                "scheduled": True,
-                "node": result.selected_node,
-                "resourceVersion": str(seen_rv),
-                "message": result.message,
-            }
+            summary = {**_summary(result, seen_rv), "message": result.message}
             messages.append({**cycle_message(summary, []), "events": None})
             if body is not None:
                 seen_rv = int(body["metadata"]["resourceVersion"])
