@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 from playwright.sync_api import Page, sync_playwright  # noqa: E402
 from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402
 
-from tests.big_cluster import create_big_cluster, web_pod_yaml  # noqa: E402
+from tests.big_cluster import SCALE_DEPLOYMENT, create_big_cluster, web_pod_yaml  # noqa: E402
 from tests.live_server import LiveServer  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
@@ -179,17 +179,6 @@ ACTION = """async (action) => {
     headers: {'Content-Type': 'application/json'}, body: JSON.stringify(action)});
   return response.status;
 }"""
-SCALE_DEPLOYMENT = """apiVersion: apps/v1
-kind: Deployment
-metadata: {name: scale-web}
-spec:
-  replicas: 0
-  selector: {matchLabels: {app: scale-web}}
-  template:
-    metadata: {labels: {app: scale-web}}
-    spec:
-      containers: [{name: app, image: nginx, resources: {requests: {cpu: 100m, memory: 64Mi}}}]
-"""
 
 
 def measure_scaleup(page: Page, edit_url: str, url: str, nodes: int, replicas: int) -> dict[str, Any]:

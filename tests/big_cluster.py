@@ -186,6 +186,20 @@ def create_big_cluster(server: LiveServer, slug: str, nodes: int, pods_per_node:
     return server.url + output.rsplit("edit link: ", 1)[1].strip()
 
 
+# A Deployment of no replicas that the scale-up benchmark and test scale (`scale-web`).
+SCALE_DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: scale-web}
+spec:
+  replicas: 0
+  selector: {matchLabels: {app: scale-web}}
+  template:
+    metadata: {labels: {app: scale-web}}
+    spec:
+      containers: [{name: app, image: nginx, resources: {requests: {cpu: 100m, memory: 64Mi}}}]
+"""
+
+
 def web_pod_yaml(cpu: str, memory: str | None = None) -> str:
     """The pod `web` (one nginx container requesting `cpu`, and `memory`) that the browser tests explain."""
     memory_line = f"\n        memory: {memory}" if memory else ""

@@ -8,20 +8,11 @@ import os
 
 from playwright.sync_api import Page
 
+from tests.big_cluster import SCALE_DEPLOYMENT
+
 from .conftest import LiveServer, make_big_cluster, open_cluster
 
 REPLICAS = 120
-DEPLOYMENT = """apiVersion: apps/v1
-kind: Deployment
-metadata: {name: scale-web}
-spec:
-  replicas: 0
-  selector: {matchLabels: {app: scale-web}}
-  template:
-    metadata: {labels: {app: scale-web}}
-    spec:
-      containers: [{name: app, image: nginx, resources: {requests: {cpu: 100m, memory: 64Mi}}}]
-"""
 
 
 def pods_counted(page: Page) -> int | None:
@@ -36,7 +27,7 @@ def test_a_scale_up_streams_in_batches_and_the_map_counts_every_replica(page: Pa
     open_cluster(page, api.url)
     page.select_option(".map-colour", "pods")
     before = api.wait_for("the map's pod count", lambda: pods_counted(page) is not None and [pods_counted(page)])[0]
-    api.act({"action": "create", "yaml": DEPLOYMENT})
+    api.act({"action": "create", "yaml": SCALE_DEPLOYMENT})
     api.act({"action": "scale", "name": "scale-web", "replicas": REPLICAS})
     api.wait_for("the map to count every replica", lambda: pods_counted(page) >= before + REPLICAS, timeout=120)
 
