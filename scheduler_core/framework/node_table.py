@@ -299,18 +299,12 @@ class NodeTable:
                 values.append(value)
             if info.host_ports or info.pod.spec.volumes:
                 self._account_ports_and_volumes(info, i, +1)
-            key: GroupKey = (info.namespace, frozenset(info.labels.items()), info.terminating)
+            key = _group_key(info)
             if key not in self.groups:
                 self.groups[key] = PodGroup(info.namespace, info.labels, info.terminating, self._zeros())
             groups.setdefault(key, []).append(i)
             if info.has_affinity:
-                signature = (
-                    info.namespace,
-                    info.required_affinity,
-                    info.required_anti_affinity,
-                    info.preferred_affinity,
-                    info.preferred_anti_affinity,
-                )
+                signature = _affinity_signature(info)
                 if signature not in self.affinity_groups:
                     self.affinity_groups[signature] = AffinityGroup(info, self._zeros())
                 affinity.setdefault(signature, []).append(i)
@@ -407,7 +401,7 @@ class NodeTable:
                     self.port_users[(protocol, port)].discard(i)
 
     def _account_groups(self, info: PodInfo, i: int, sign: int) -> None:
-        key: GroupKey = (info.namespace, frozenset(info.labels.items()), info.terminating)
+        key = _group_key(info)
         group = self.groups.get(key)
         if group is None:
             group = self.groups[key] = PodGroup(
@@ -415,13 +409,7 @@ class NodeTable:
             )
         group.counts[i] += sign
         if info.has_affinity:
-            signature = (
-                info.namespace,
-                info.required_affinity,
-                info.required_anti_affinity,
-                info.preferred_affinity,
-                info.preferred_anti_affinity,
-            )
+            signature = _affinity_signature(info)
             affinity_group = self.affinity_groups.get(signature)
             if affinity_group is None:
                 affinity_group = self.affinity_groups[signature] = AffinityGroup(info, np.zeros(self.n, dtype=np.int64))
@@ -729,3 +717,19 @@ class NodeTable:
         order, starts = grouping
         values = per_node if mask is None else np.where(mask, per_node, 0)
         return np.add.reduceat(values if order is None else values[order], starts, dtype=np.int64)
+
+
+def _group_key(info: PodInfo) -> GroupKey:
+    """The pods counted together: same namespace, labels and terminating state."""
+    return (info.namespace, frozenset(info.labels.items()), info.terminating)
+
+
+def _affinity_signature(info: PodInfo) -> tuple[object, ...]:
+    """The pods whose affinity terms are counted together: same namespace and terms."""
+    return (
+        info.namespace,
+        info.required_affinity,
+        info.required_anti_affinity,
+        info.preferred_affinity,
+        info.preferred_anti_affinity,
+    )
