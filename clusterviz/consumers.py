@@ -35,7 +35,6 @@ from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar
 from urllib.parse import parse_qs
 
-from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
 from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
@@ -47,6 +46,7 @@ from .controllers import taint_manager
 from .controllers.runner import ensure_runner
 from .models import Cluster
 from .publish import BATCH_BYTES, group_name, watch_batches, watch_path
+from .shared_db import shared_db
 from .state_text import state_json, state_texts
 
 log = logging.getLogger(__name__)
@@ -59,11 +59,10 @@ SERVER_BUFFER_BYTES = 256 * 1024  # how much a server may hold unsent for one cl
 PENDING_DISPATCH_LIMIT = 1000  # messages read from the sources but not yet handled (the layer's capacity)
 
 #: The database work of a stream's actions and catch-ups, in the one thread Django's sync work shares,
-#: keeping that thread's connection as the control loops' runner does. channels' `database_sync_to_async`
-#: closes it before and after every call (Django's CONN_MAX_AGE 0): a new SQLite connection, PRAGMAs
-#: included, for every action and catch-up was a fifth of a busy server's CPU (bench/load.py scenario B).
-#: A stream's connect still goes through `database_sync_to_async`, which also drops a broken connection.
-per_message_db = sync_to_async
+#: keeping that thread's connection as the control loops' runner does (clusterviz/shared_db.py): a new
+#: SQLite connection, PRAGMAs included, for every action and catch-up was a sixth of a busy server's CPU
+#: (bench/load.py scenario B). A stream's connect still goes through `database_sync_to_async`.
+per_message_db = shared_db
 
 
 def _setting(name: str, default: float) -> float:
@@ -299,10 +298,11 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         self._push({"type": "error", "id": action_id, "reason": reason, "message": message})
 
     async def dispatch(self, message: dict[str, Any]) -> None:
-        """Deliver stream messages and the consumer's own beats straight away: channels' dispatch
-        first closes stale database connections through the one sync thread, a hop per message per
-        client that made 200 followers wait on each other (see bench/load.py); these need no
-        database, or reach it through `database_sync_to_async`, which closes them itself."""
+        """Deliver stream messages, the consumer's own beats and the client's frames straight away:
+        channels' dispatch first closes the database connections of the one sync thread all streams
+        and the control loops share — a hop per message per client that made 200 followers wait on
+        each other (see bench/load.py), and a new connection for every action and controller step.
+        Their database work goes through `per_message_db`, which drops a broken connection itself."""
         handler = self._direct_handlers.get(message.get("type", ""))
         if handler is not None:
             await handler(self, message)
@@ -342,7 +342,7 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         if last <= self.last_rv:
             return
         if first > self.last_rv + 1:
-            missed = await database_sync_to_async(_changes_since)(self.cluster, self.last_rv, first)
+            missed = await per_message_db(_changes_since)(self.cluster, self.last_rv, first)
             if missed is None:
                 self._resync("the watch log no longer reaches back to your resourceVersion")
                 return
@@ -496,6 +496,7 @@ ClusterConsumer._direct_handlers = {
     "stream.heartbeat": ClusterConsumer.stream_heartbeat,
     "stream.catchup": ClusterConsumer.stream_catchup,
     "stream.resync": ClusterConsumer.stream_resync,
+    "websocket.receive": ClusterConsumer.websocket_receive,
 }
 
 

@@ -79,7 +79,10 @@ TEMPLATES = [
 if os.environ.get("DATABASE_URL"):
     import dj_database_url
 
-    DATABASES = {"default": dj_database_url.parse(os.environ["DATABASE_URL"], conn_max_age=0)}
+    # Health checks: the shared sync thread keeps its connection between messages (clusterviz/shared_db.py)
+    # and has it checked before its next query, so a restarted PostgreSQL costs no action.
+    database = dj_database_url.parse(os.environ["DATABASE_URL"], conn_max_age=0, conn_health_checks=True)
+    DATABASES = {"default": database}
     DATABASES["default"]["TEST"] = {"NAME": os.environ.get("TEST_DATABASE_NAME", "test_clusterviz")}
 else:
     DATABASES = {

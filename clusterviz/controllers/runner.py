@@ -29,6 +29,7 @@ from django.db.models import Q
 from .. import cycle_traces, rows, scheduler_cache
 from ..models import PACE_INSTANT, PACE_PAUSED, Cluster
 from ..publish import group_name, publish
+from ..shared_db import shared_db
 from . import (
     daemonset,
     deployment,
@@ -243,7 +244,7 @@ class ClusterRunner:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
-        await sync_to_async(release_lease)(self.cluster_id)
+        await shared_db(release_lease)(self.cluster_id)
 
     def poke(self, steps: int = 0) -> None:
         self.steps_requested += steps
@@ -348,7 +349,7 @@ class ClusterRunner:
         self.must_drive = False
         self.quiet_rv = None
         self.driven_at = time.monotonic()
-        cluster, first = await sync_to_async(_lease_and_step)(self.cluster_id, self.holding)
+        cluster, first = await shared_db(_lease_and_step)(self.cluster_id, self.holding)
         if cluster is None:
             if self.holding:  # another process drives the cluster now: our view would go stale
                 self.holding = False
@@ -364,21 +365,21 @@ class ClusterRunner:
             if self.steps_requested <= 0:
                 return None
             self.steps_requested -= 1
-            actor, deadline, _ = await sync_to_async(_step)(cluster)
-            await sync_to_async(_announce)(cluster.pk, actor)
+            actor, deadline, _ = await shared_db(_step)(cluster)
+            await shared_db(_announce)(cluster.pk, actor)
             return deadline
         if cluster.pace == PACE_INSTANT:
             while True:
-                actor, deadline, seen = first or await sync_to_async(_step)(cluster)
+                actor, deadline, seen = first or await shared_db(_step)(cluster)
                 first = None
                 if actor is None:
                     self.quiet_rv = seen
                     return deadline
-        actor, deadline, seen = await sync_to_async(_step)(cluster)
+        actor, deadline, seen = await shared_db(_step)(cluster)
         if actor is None:
             self.quiet_rv = seen
         else:
-            await sync_to_async(_announce)(cluster.pk, actor)
+            await shared_db(_announce)(cluster.pk, actor)
             await asyncio.sleep(cluster.pace_delay_ms / 1000)
             self.poke()
         return deadline

@@ -252,3 +252,36 @@ def test_production_path_postgres_redis_uvicorn_workers(processes: Processes) ->
     state = http_json(f"{other.base_url}/api/clusters/prod/state")[1]
     assert sorted(p["metadata"]["name"] for p in state["objects"]["Pod"]) == ["p0", "p1", "p2"]
     assert all(p["spec"].get("nodeName") for p in state["objects"]["Pod"])
+
+
+@pytest.mark.parametrize("kind", ["daphne", "uvicorn"])
+def test_a_dropped_postgres_connection_costs_no_action(processes: Processes, kind: str) -> None:
+    """The shared sync thread keeps its connection between stream messages and controller steps
+    (clusterviz/shared_db.py). When PostgreSQL drops it, the next action and the control loops carry on
+    over a new one: no error, nothing lost."""
+    env = server_env(start_postgres(processes))
+    prepare_cluster(env, "pg", node_yaml("n1"))
+    server = start_server(processes, kind, env)
+    with Stream(server, "pg") as client:
+        assert client.recv()["type"] == "snapshot"
+        client.connection.send(json.dumps({"action": "create", "yaml": pod_yaml("p0"), "id": "p0"}))
+        client.until(is_running("p0"))
+        terminated = django_script(
+            env,
+            "from django.db import connection\n"
+            "with connection.cursor() as cursor:\n"
+            "    cursor.execute('SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()')\n"
+            "    print(cursor.fetchone()[0])\n",
+        )
+        assert int(terminated.split()[-1]) >= 1, "the server kept a connection open"
+
+        client.connection.send(json.dumps({"action": "create", "yaml": pod_yaml("p1"), "id": "p1"}))
+        seen = client.until(is_running("p1"))
+        assert next(m for m in seen if m.get("id") == "p1") == {"type": "result", "id": "p1", "created": ["Pod/p1"]}
+        status, body = http_json(
+            f"{server.base_url}/api/clusters/pg/actions", {"action": "create", "yaml": pod_yaml("p2")}
+        )
+        assert (status, body) == (200, {"ok": True, "created": ["Pod/p2"]})
+        client.until(is_running("p2"))
+    assert "Traceback" not in server.log_tail(200), server.log_tail(200)
