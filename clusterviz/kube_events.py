@@ -35,18 +35,14 @@ def record_event(
 ) -> dict[str, Any]:
     """Record (or bump) an Event; `related` is the second object the event is about (as
     `Eventf(regarding, related, …)` records it: the preemptor of a Preempted victim)."""
-    meta = involved.get("metadata", {})
-    namespace = meta.get("namespace") or "default"
-    message = truncate_event_message(message)
-    name = event_name(involved, reason, message, component)
-    now = store.now_rfc3339()
+    body = event_body(involved, event_type, reason, message, component, host, related, action)
+    namespace, name, now = body["metadata"]["namespace"], body["metadata"]["name"], body["lastTimestamp"]
 
     def bump(event: dict[str, Any]) -> None:
         event["count"] = int(event.get("count", 1)) + 1
         event["lastTimestamp"] = now
 
     def create() -> dict[str, Any]:
-        body = event_body(involved, event_type, reason, message, component, host, related, action, now)
         return store.create(cluster, body, component)
 
     # A controller step knows which events exist (its pinned view of the cluster): a new one is
