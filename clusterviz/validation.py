@@ -231,7 +231,8 @@ def _check_no_nul(body: Any, source: str, node: yaml.Node | None, prefix: tuple[
 
 def _check_containers(spec: PodSpec, source: str, node: yaml.Node | None, path: tuple[int | str, ...]) -> None:
     """pkg/apis/core/validation validateInitContainers/validateContainers: every container name is a
-    DNS-1123 label, unique across initContainers and containers."""
+    DNS-1123 label, unique across initContainers and containers; every container names its image
+    (validateContainerCommon: `image: Required value`, checked after the name)."""
     seen: set[str] = set()
     for field, containers in (("initContainers", spec.init_containers), ("containers", spec.containers)):
         for index, container in enumerate(containers):
@@ -242,6 +243,8 @@ def _check_containers(spec: PodSpec, source: str, node: yaml.Node | None, path: 
             if container.name in seen:
                 raise InputError(f"{locate(source, node, loc)}: Duplicate value: {quote(container.name)}")
             seen.add(container.name)
+            if not container.image:
+                raise InputError(f"{locate(source, node, (*path, field, index, 'image'))}: Required value")
 
 
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000

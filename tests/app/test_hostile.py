@@ -951,7 +951,8 @@ def _busy_cluster(nodes: int = 30, pods: int = 300) -> str:
     out = [node_yaml(f"n{i}", cpu="8", labels={"zone": f"z{i % 3}"}) for i in range(nodes)]
     out += [
         f"apiVersion: v1\nkind: Pod\nmetadata: {{name: e{i}, labels: {{app: a{i % 7}}}}}\n"
-        f"spec: {{nodeName: n{i % nodes}, containers: [{{name: c, resources: {{requests: {{cpu: 10m}}}}}}]}}\n"
+        f"spec: {{nodeName: n{i % nodes}, containers: [{{name: c, image: nginx, "
+        "resources: {requests: {cpu: 10m}}}]}\n"
         for i in range(pods)
     ]
     return "---\n".join(out)

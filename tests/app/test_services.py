@@ -151,8 +151,23 @@ def test_a_list_item_error_names_its_own_line_and_index(cluster: Cluster) -> Non
         ("", "app.yaml: no objects found"),
         (
             "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\n"
-            "spec: {priorityClassName: gold, containers: [{name: a}]}",
+            "spec: {priorityClassName: gold, containers: [{name: a, image: nginx}]}",
             'app.yaml:4: spec.priorityClassName: pods "web" is forbidden: no PriorityClass with name gold was found',
+        ),
+        (
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers:\n  - name: a\n"
+            "    image: nginx\n  - name: b\n    image: ''\n",
+            "app.yaml:9: spec.containers[1].image: Required value",
+        ),
+        (
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\n"
+            "spec: {initContainers: [{name: init}], containers: [{name: a, image: nginx}]}",
+            "app.yaml:4: spec.initContainers[0].image: Required value",
+        ),
+        (
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  selector: {matchLabels: {a: b}}\n"
+            "  template:\n    metadata: {labels: {a: b}}\n    spec: {containers: [{name: a}]}\n",
+            "app.yaml:8: spec.template.spec.containers[0].image: Required value",
         ),
     ],
     ids=[
@@ -163,6 +178,9 @@ def test_a_list_item_error_names_its_own_line_and_index(cluster: Cluster) -> Non
         "no-metadata",
         "empty",
         "unknown-priority-class",
+        "container-without-image",
+        "init-container-without-image",
+        "template-container-without-image",
     ],
 )
 def test_create_from_yaml_refuses_invalid_objects(cluster: Cluster, text: str, message: str) -> None:

@@ -352,11 +352,6 @@ def test_errors_are_kubernetes_status(cluster: Cluster, kube_server: KubeServer)
     assert missing_cluster.status == 404 and missing_cluster.json()["reason"] == "NotFound"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="clusterviz.validation.admit accepts a container without an image; a real API server answers 422 "
-    "`spec.containers[0].image: Required value` (pkg/apis/core/validation validateContainers)",
-)
 def test_a_pod_without_an_image_is_invalid(cluster: Cluster) -> None:
     manifest = "apiVersion: v1\nkind: Pod\nmetadata: {name: noimage}\nspec:\n  containers: [{name: a}]\n"
     refused = cluster.kubectl("create", "-f", cluster.write("noimage.yaml", manifest), ok=None)
