@@ -33,6 +33,7 @@ from django.db import connection
 
 from scheduler_core.api.loading import KINDS
 from scheduler_core.api.objects import Namespace, Node, PriorityClass, RuntimeClass, Workload
+from scheduler_core.collector import collector_paused
 from scheduler_core.explain import add_workloads
 from scheduler_core.framework.node_table import NodeTable
 from scheduler_core.framework.pod_info import PodInfo
@@ -377,31 +378,9 @@ def synced(cluster: Cluster, rebuild: bool = False) -> SchedulerCache:
         return cache
 
 
-_collector = threading.Lock()
-_collector_state = {"builds": 0, "was_enabled": True}
 #: A cluster of at least this many objects is read with the cycle collector paused, and its cache
 #: moved out of the collector's reach once built (a small one is read as any other data).
 FREEZE_ABOVE = 2_000
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Python's cycle collector paused while caches are built (until the last one ends). A build
-    makes about a hundred objects per stored object (rows, models, pod infos), none in a cycle; each
-    collection on the way would walk all those made so far: half the CPU of a 5,000-node build."""
-    with _collector:
-        if _collector_state["builds"] == 0:
-            _collector_state["was_enabled"] = gc.isenabled()
-            gc.collect()  # what is garbage now, while the heap is small: not frozen below
-            gc.disable()
-        _collector_state["builds"] += 1
-    try:
-        yield
-    finally:
-        with _collector:
-            _collector_state["builds"] -= 1
-            if _collector_state["builds"] == 0 and _collector_state["was_enabled"]:
-                gc.enable()
 
 
 def _build(cluster: Cluster, table: bool = False) -> SchedulerCache:
@@ -415,7 +394,11 @@ def _build(cluster: Cluster, table: bool = False) -> SchedulerCache:
     started, cpu = time.perf_counter(), time.thread_time()
     cache = SchedulerCache(cluster)
     large = KubeObject.objects.filter(cluster_id=cluster.pk).count() >= FREEZE_ABOVE
-    with _collector_paused() if large else contextlib.nullcontext():
+    if large:  # what is garbage now, while the heap is small: not frozen below
+        gc.collect()
+    # A build makes about a hundred objects per stored object (rows, models, pod infos), none in a
+    # cycle; each collection on the way would walk all those made so far: half of a 5,000-node build.
+    with collector_paused() if large else contextlib.nullcontext():
         cache.load()
         if table:
             cache.table()

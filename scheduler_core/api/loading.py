@@ -21,6 +21,7 @@ from typing import Any, BinaryIO
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from ..collector import collector_paused
 from .errors import InputError, LineOf, format_validation_error_at, path_text
 from .json_reading import json_objects, looks_like_json
 from .limits import (
@@ -348,15 +349,10 @@ def load_kept_cluster_file(path: str, max_bytes: int = MAX_FILE_BYTES) -> Cluste
     benchmark): the loaded objects are frozen out of the garbage collector's reach (`gc.freeze()`)
     before it runs again, so it never traverses them — not even once: the first collection after
     a load would otherwise pass over every object just read (a fifth of a big snapshot's load)."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         cluster = load_cluster_file(path, max_bytes)
         gc.freeze()
         return cluster
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _lists_expanded(objects: Iterator[RawObject], source: str) -> Iterator[RawObject]:
@@ -371,13 +367,8 @@ def _lists_expanded(objects: Iterator[RawObject], source: str) -> Iterator[RawOb
 def _load(objects: Callable[[], Iterator[RawObject]], source: str) -> ClusterObjects:
     """Validate every object (cyclic garbage collection paused: reading makes no cycles, and the
     collector's passes over every object kept so far would cost more than the reading)."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         return _load_objects(objects, source)
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _load_objects(objects: Callable[[], Iterator[RawObject]], source: str) -> ClusterObjects:
@@ -423,14 +414,16 @@ def load_pod(
     priority_classes: dict[str, PriorityClass] | None = None,
     runtime_classes: dict[str, RuntimeClass] | None = None,
 ) -> Pod:
-    """Exactly one Pod."""
-    documents = load_yaml_documents(text, source)
-    if len(documents) != 1:
-        raise InputError(f"{source}: expected exactly one Pod, found {len(documents)} documents")
-    pod = parse_object(documents[0].data, source, documents[0].node, kinds=("Pod",))
-    assert isinstance(pod, Pod)
-    admit_pod(pod, priority_classes or {}, runtime_classes or {}, source, documents[0].node)
-    return pod
+    """Exactly one Pod (read and validated with the cycle collector paused: a pod at the limits is
+    about 70,000 YAML nodes and as many objects again, none in a cycle)."""
+    with collector_paused():
+        documents = load_yaml_documents(text, source)
+        if len(documents) != 1:
+            raise InputError(f"{source}: expected exactly one Pod, found {len(documents)} documents")
+        pod = parse_object(documents[0].data, source, documents[0].node, kinds=("Pod",))
+        assert isinstance(pod, Pod)
+        admit_pod(pod, priority_classes or {}, runtime_classes or {}, source, documents[0].node)
+        return pod
 
 
 def admit_pod(

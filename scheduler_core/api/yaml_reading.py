@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 import yaml
 
+from ..collector import collector_paused
 from .errors import InputError, LineOf, format_validation_error_at, path_text
 from .limits import (
     MAX_ALIAS_EXPANDED_NODES,
@@ -232,14 +233,15 @@ def _parse(text: str, loader_class: type[_StrictRules], counted: bool = False) -
     loader = loader_class(text)
     if counted:  # `_count_nodes` has bounded every object: the composer need not count the whole stream
         loader._node_limit = 2**62
-    try:
-        while loader.check_node():
-            node = loader.get_node()
-            data = loader.construct_document(node)  # type: ignore[no-untyped-call]
-            if data is not None:
-                documents.append(Document(data=data, node=node))
-    finally:
-        loader.dispose()
+    with collector_paused():  # nodes and their data hold no cycles (a recursive alias's is collected later)
+        try:
+            while loader.check_node():
+                node = loader.get_node()
+                data = loader.construct_document(node)  # type: ignore[no-untyped-call]
+                if data is not None:
+                    documents.append(Document(data=data, node=node))
+        finally:
+            loader.dispose()
     return documents
 
 
