@@ -152,8 +152,8 @@ async def handle(
 ) -> Outcome:
     """Run one action end to end. Never raises: every failure is an `Outcome` (nothing was changed).
 
-    `run_sync` runs the database work (a consumer passes channels' `database_sync_to_async`, which
-    also closes stale connections; a request's are closed when it ends). `viewer` is the client's
+    `run_sync` runs the database work (a stream passes `shared_db`, which keeps the shared sync thread's
+    connection and drops it when broken; a request's connections are closed when it ends). `viewer` is the client's
     session identity, which a prediction answer is recorded under."""
     action_id = None
     try:

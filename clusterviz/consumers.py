@@ -58,12 +58,6 @@ CLOSE_WAIT_SECONDS = 5.0  # how long a resync close may wait for a client that r
 SERVER_BUFFER_BYTES = 256 * 1024  # how much a server may hold unsent for one client before we wait
 PENDING_DISPATCH_LIMIT = 1000  # messages read from the sources but not yet handled (the layer's capacity)
 
-#: The database work of a stream's actions and catch-ups, in the one thread Django's sync work shares,
-#: keeping that thread's connection as the control loops' runner does (clusterviz/shared_db.py): a new
-#: SQLite connection, PRAGMAs included, for every action and catch-up was a sixth of a busy server's CPU
-#: (bench/load.py scenario B). A stream's connect still goes through `database_sync_to_async`.
-per_message_db = shared_db
-
 
 def _setting(name: str, default: float) -> float:
     """A tuning knob: Django settings first, then the environment (for servers started by tests)."""
@@ -286,7 +280,7 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             may_write=may_write,
             limits=self._limits,
             component=COMPONENT,
-            run_sync=per_message_db,
+            run_sync=shared_db,
             viewer=self.viewer,
         )
         if outcome.ok:
@@ -302,7 +296,8 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         channels' dispatch first closes the database connections of the one sync thread all streams
         and the control loops share — a hop per message per client that made 200 followers wait on
         each other (see bench/load.py), and a new connection for every action and controller step.
-        Their database work goes through `per_message_db`, which drops a broken connection itself."""
+        Their database work goes through `shared_db` (clusterviz/shared_db.py), which keeps that
+        connection and drops it only when broken."""
         handler = self._direct_handlers.get(message.get("type", ""))
         if handler is not None:
             await handler(self, message)
@@ -327,7 +322,7 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         if rv <= self.last_rv:
             return
         if rv > self.last_rv + 1:
-            missed = await per_message_db(_changes_since)(self.cluster, self.last_rv, rv)
+            missed = await shared_db(_changes_since)(self.cluster, self.last_rv, rv)
             if missed is None:
                 self._resync("the watch log no longer reaches back to your resourceVersion")
                 return
@@ -342,7 +337,7 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         if last <= self.last_rv:
             return
         if first > self.last_rv + 1:
-            missed = await per_message_db(_changes_since)(self.cluster, self.last_rv, first)
+            missed = await shared_db(_changes_since)(self.cluster, self.last_rv, first)
             if missed is None:
                 self._resync("the watch log no longer reaches back to your resourceVersion")
                 return
@@ -564,7 +559,7 @@ async def _shared_changes_since(cluster: Cluster, since: int) -> list[dict[str, 
             del _shared_reads[key]
     entry = _shared_reads.get((cluster.pk, since))
     if entry is None or entry[1] is not loop:
-        task = loop.create_task(per_message_db(_changes_since)(cluster, since))
+        task = loop.create_task(shared_db(_changes_since)(cluster, since))
         entry = _shared_reads[(cluster.pk, since)] = (now, loop, task)
     return await asyncio.shield(entry[2])  # type: ignore[no-any-return]
 

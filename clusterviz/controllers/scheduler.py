@@ -201,7 +201,7 @@ def schedule_batch(cluster: Cluster, limit: int | None = None) -> bool:
     by_name = profiles.profiles_of(config)
     queued = queued_pods(cluster, by_name, limit, queue)
     if len(queued) <= 1:
-        return schedule_next(cluster)
+        return schedule_next(cluster, queue)
     cache = scheduler_cache.synced(cluster)
     table = cache.table()
     names = tuple(table.names)
