@@ -94,7 +94,12 @@ def test_unread_fields_are_dropped_and_read_ones_kept(issue_dump: dict[str, str]
     pod = next(p for p in cluster.pods if p.metadata.name == raw["metadata"]["name"])
     assert "managedFields" not in (pod.metadata.model_extra or {})
     assert set(pod.metadata.annotations) <= {"kubectl.kubernetes.io/restartedAt"}
-    assert set(pod.status.model_dump(by_alias=True, exclude_none=True)) <= {"phase", "startTime", "conditions"}
+    assert set(pod.status.model_dump(by_alias=True, exclude_none=True)) <= {
+        "phase",
+        "startTime",
+        "conditions",
+        "resourceClaimStatuses",
+    }
     assert [c.type for c in pod.status.conditions] == ["PodScheduled"]
     assert [sorted(v.model_dump(exclude_none=True)) for v in pod.spec.volumes] == [["name"]]  # projected: dropped
     assert "env" not in (pod.spec.containers[0].model_extra or {})

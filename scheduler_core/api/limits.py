@@ -28,6 +28,7 @@ __all__ = [
     "MAX_POD_AFFINITY_TERMS",
     "MAX_QUANTITY_CHARS",
     "MAX_REPLICAS",
+    "MAX_RESOURCE_CLAIMS",
     "MAX_RESOURCE_NAMES",
     "MAX_SELECTOR_TERMS",
     "MAX_SELECTOR_VALUES",
@@ -79,6 +80,8 @@ MAX_LABELS = 1000
 MAX_ANNOTATIONS_BYTES = 256 * 1024
 #: Tolerations of a pod.
 MAX_TOLERATIONS = 1000
+#: `spec.resourceClaims` of a pod (DRA claims it names or makes from templates).
+MAX_RESOURCE_CLAIMS = 128
 #: Taints of a node.
 MAX_TAINTS = 100
 #: nodeSelectorTerms of required node affinity; preferred node-affinity terms.

@@ -42,6 +42,7 @@ from .pruning import (
     DROPPED_VOLUME_SOURCES,
     prune,
 )
+from .resource import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from .storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from .text import quote
 from .yaml_reading import (
@@ -97,7 +98,7 @@ class Kind:
 #: (`ClusterObjects.skipped`). Adding a kind: one line here and its list in `ClusterObjects`.
 KINDS: dict[str, Kind] = {
     "Node": Kind(Node, "nodes", status=("capacity", "allocatable", "images")),
-    "Pod": Kind(Pod, "pods", status=("phase", "nominatedNodeName", "startTime", "conditions")),
+    "Pod": Kind(Pod, "pods", status=("phase", "nominatedNodeName", "startTime", "conditions", "resourceClaimStatuses")),
     "Namespace": Kind(Namespace, "namespaces", status=()),
     "PriorityClass": Kind(PriorityClass, "priority_classes"),
     "RuntimeClass": Kind(RuntimeClass, "runtime_classes"),
@@ -114,6 +115,11 @@ KINDS: dict[str, Kind] = {
     "PodDisruptionBudget": Kind(PodDisruptionBudget, "pdbs"),
     "DaemonSet": Kind(Workload, "workloads", status=()),
     "Job": Kind(Workload, "workloads", status=()),
+    # Dynamic Resource Allocation (resource.k8s.io/v1): DynamicResources reads all four
+    "DeviceClass": Kind(DeviceClass, "device_classes"),
+    "ResourceSlice": Kind(ResourceSlice, "resource_slices"),
+    "ResourceClaim": Kind(ResourceClaim, "resource_claims", status=("allocation", "reservedFor")),
+    "ResourceClaimTemplate": Kind(ResourceClaimTemplate, "resource_claim_templates"),
 }
 
 
@@ -164,6 +170,10 @@ class ClusterObjects:
     storage_classes: list[StorageClass] = field(default_factory=list)
     csi_nodes: list[CSINode] = field(default_factory=list)
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
+    device_classes: list[DeviceClass] = field(default_factory=list)
+    resource_slices: list[ResourceSlice] = field(default_factory=list)
+    resource_claims: list[ResourceClaim] = field(default_factory=list)
+    resource_claim_templates: list[ResourceClaimTemplate] = field(default_factory=list)
 
     skipped: dict[str, int] = field(default_factory=dict)
     """Objects of kinds the scheduler does not read (ConfigMap, Secret, Event, …), counted by kind."""

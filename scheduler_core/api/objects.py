@@ -47,6 +47,8 @@ __all__ = [
     "PodAffinity",
     "PodAffinityTerm",
     "PodAntiAffinity",
+    "PodResourceClaim",
+    "PodResourceClaimStatus",
     "PodSpec",
     "PreferredSchedulingTerm",
     "PriorityClass",
@@ -390,6 +392,21 @@ class SchedulingGate(K8sModel):
     name: str
 
 
+class PodResourceClaim(K8sModel):
+    """`spec.resourceClaims[]`: a ResourceClaim by name, or one made from a template for the pod."""
+
+    name: str = Field(min_length=1)
+    resource_claim_name: str | None = None
+    resource_claim_template_name: str | None = None
+
+
+class PodResourceClaimStatus(K8sModel):
+    """`status.resourceClaimStatuses[]`: the claim the controller made from a template (None: none needed)."""
+
+    name: str
+    resource_claim_name: str | None = None
+
+
 class PodResources(K8sModel):
     """Pod-level resources. Requests missing here but limited are defaulted by the API server
     from the containers (see `PodSpec`)."""
@@ -422,6 +439,9 @@ class PodSpec(K8sModel):
     scheduler_name: str = "default-scheduler"
     scheduling_gates: Annotated[list[SchedulingGate], at_most(limits.MAX_LABELS)] = Field(default_factory=list)
     resources: PodResources | None = None
+    resource_claims: Annotated[list[PodResourceClaim], at_most(limits.MAX_RESOURCE_CLAIMS)] = Field(
+        default_factory=list
+    )
 
     @field_validator(
         "node_selector",
@@ -438,6 +458,7 @@ class PodSpec(K8sModel):
         "volumes",
         "topology_spread_constraints",
         "scheduling_gates",
+        "resource_claims",
         mode="before",
     )
     @classmethod
@@ -491,6 +512,9 @@ class PodStatus(K8sModel):
     nominated_node_name: str | None = None
     start_time: str | None = None
     conditions: list[PodCondition] = Field(default_factory=list)
+    resource_claim_statuses: list[PodResourceClaimStatus] = Field(default_factory=list)
+
+    _none_list = none_as_empty(list, "conditions", "resource_claim_statuses")
 
 
 class Pod(K8sModel):
