@@ -84,7 +84,7 @@ def _generate(args: argparse.Namespace) -> int:
 
     if args.nodes < 1 or args.pods < 0:
         raise InputError("--nodes must be at least 1 and --pods at least 0")
-    objects = generate_objects(SnapshotSpec(nodes=args.nodes, pods=args.pods, seed=args.seed))
+    objects = generate_objects(SnapshotSpec(nodes=args.nodes, pods=args.pods, seed=args.seed, dra=args.dra))
     (dump_json if args.output == "json" else dump_yaml)(objects, sys.stdout)
     return 0
 
@@ -135,6 +135,9 @@ def main(argv: list[str] | None = None) -> int:
     ge.add_argument("--nodes", type=int, required=True)
     ge.add_argument("--pods", type=int, required=True)
     ge.add_argument("--seed", type=int, default=0)
+    ge.add_argument(
+        "--dra", action="store_true", help="GPUs through Dynamic Resource Allocation on the gpu pool (slices, claims)"
+    )
     ge.add_argument("-o", "--output", choices=("json", "yaml"), default="json")
     ge.set_defaults(run=_generate)
     bs = sub.add_parser("bench-snapshot", help="generate snapshots, load them, explain a pod: print the figures")

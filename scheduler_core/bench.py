@@ -8,6 +8,7 @@ and events are kept in memory, as the app keeps them for a person watching.
 from __future__ import annotations
 
 import copy
+import fnmatch
 import gc
 import os
 import time
@@ -20,7 +21,9 @@ from pydantic import ValidationError
 
 from .api.loading import InputError, format_validation_error, load_yaml_documents
 from .api.objects import Node, Pod, TopologySpreadConstraint
+from .api.resource import DeviceClass, ResourceClaimTemplate, ResourceSlice
 from .bench_reference import ReferenceKernel
+from .dra.templates import claim_from_template
 from .framework.events import Event
 from .framework.node_table import NodeTable
 from .framework.pod_info import PodInfo
@@ -40,6 +43,10 @@ class Op:
     namespace: str = "default"
     label_nodes: tuple[str, list[str]] | None = None
     collect_metrics: bool = False
+    # createResourceDriver: the driver, the nodes it serves (a glob on names), devices per node
+    driver: str = ""
+    nodes: str = "*"
+    max_claims_per_node: int = 0
 
 
 @dataclass
@@ -57,33 +64,48 @@ def load_workload(text: str | bytes, source: str) -> Workload:
     reference = raw.get("reference") or {}
     workload = Workload(str(raw.get("name", source)), reference.get("upstreamThresholdPodsPerSecond"))
     for k, op in enumerate(raw.get("ops") or []):
-        where = f"{source}: ops[{k}]"
-        if not isinstance(op, dict) or op.get("opcode") not in ("createNodes", "createPods"):
-            raise InputError(f"{where}.opcode: expected createNodes or createPods")
-        count = op.get("count")
-        if not isinstance(count, int) or count < 0:
-            raise InputError(f"{where}.count: must be a non-negative integer")
-        key = "nodeTemplate" if op["opcode"] == "createNodes" else "podTemplate"
-        template = op.get(key)
-        if not isinstance(template, dict):
-            raise InputError(f"{where}.{key}: Required value")
-        label_nodes = None
-        if op.get("labelNodes"):
-            label = op["labelNodes"]
-            label_nodes = (str(label["key"]), [str(v) for v in label["values"]])
-        workload.ops.append(
-            Op(
-                op["opcode"],
-                count,
-                template,
-                str(op.get("namespace") or "default"),
-                label_nodes,
-                bool(op.get("collectMetrics")),
-            )
-        )
+        workload.ops.append(_op(op, f"{source}: ops[{k}]"))
     if sum(op.collect_metrics for op in workload.ops) > 1:
         raise InputError(f"{source}: at most one op may set collectMetrics")
     return workload
+
+
+_TEMPLATE_KEYS = {"createNodes": "nodeTemplate", "createPods": "podTemplate", "createAny": "template"}
+
+
+def _op(op: Any, where: str) -> Op:
+    """One op of a workload file: createNodes, createPods, createResourceDriver or createAny
+    (scheduler_perf's opcodes; createAny takes a DeviceClass or a ResourceClaimTemplate)."""
+    opcodes = (*_TEMPLATE_KEYS, "createResourceDriver")
+    if not isinstance(op, dict) or op.get("opcode") not in opcodes:
+        raise InputError(f"{where}.opcode: expected one of {', '.join(opcodes)}")
+    opcode = op["opcode"]
+    if opcode == "createResourceDriver":
+        per_node = op.get("maxClaimsPerNode")
+        if not isinstance(per_node, int) or per_node < 1:
+            raise InputError(f"{where}.maxClaimsPerNode: must be a positive integer")
+        return Op(
+            opcode,
+            0,
+            {},
+            driver=str(op.get("driverName") or ""),
+            nodes=str(op.get("nodes") or "*"),
+            max_claims_per_node=per_node,
+        )
+    count = op.get("count", 1 if opcode == "createAny" else None)
+    if not isinstance(count, int) or count < 0:
+        raise InputError(f"{where}.count: must be a non-negative integer")
+    key = _TEMPLATE_KEYS[opcode]
+    template = op.get(key)
+    if not isinstance(template, dict):
+        raise InputError(f"{where}.{key}: Required value")
+    label_nodes = None
+    if op.get("labelNodes"):
+        label = op["labelNodes"]
+        label_nodes = (str(label["key"]), [str(v) for v in label["values"]])
+    return Op(
+        opcode, count, template, str(op.get("namespace") or "default"), label_nodes, bool(op.get("collectMetrics"))
+    )
 
 
 def _named(template: dict[str, Any], index: int) -> dict[str, Any]:
@@ -95,7 +117,7 @@ def _named(template: dict[str, Any], index: int) -> dict[str, Any]:
     return obj
 
 
-def _validate(model: type[Node] | type[Pod], data: dict[str, Any], source: str) -> Any:
+def _validate(model: type[Any], data: dict[str, Any], source: str) -> Any:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
@@ -139,6 +161,79 @@ def _pods(workload: Workload, op: Op, limit: int | None = None) -> list[PodInfo]
     return infos
 
 
+def _create_dra_objects(table: NodeTable, op: Op, source: str) -> None:
+    """createResourceDriver: a slice of `maxClaimsPerNode` devices for each node the glob names, as
+    scheduler_perf's resourceSlice() makes them (dra.go); createAny: a DeviceClass or a template."""
+    if op.opcode == "createResourceDriver":
+        for name in table.names:
+            if fnmatch.fnmatchcase(name, op.nodes):
+                table.dra.slices.append(_driver_slice(op.driver, name, op.max_claims_per_node))
+        table.dra.invalidate_slices()
+        return
+    kind = op.template.get("kind")
+    if kind == "DeviceClass":
+        device_class = _validate(DeviceClass, op.template, source)
+        table.dra.classes[device_class.metadata.name] = device_class
+    elif kind == "ResourceClaimTemplate":
+        template = _validate(
+            ResourceClaimTemplate,
+            {**op.template, "metadata": {**op.template.get("metadata", {}), "namespace": op.namespace}},
+            source,
+        )
+        table.dra.templates[f"{op.namespace}/{template.metadata.name}"] = template
+    else:
+        raise InputError(
+            f"{source}: createAny: unsupported kind {kind!r} (expected DeviceClass or ResourceClaimTemplate)"
+        )
+
+
+def _driver_slice(driver: str, node: str, devices: int) -> ResourceSlice:
+    return ResourceSlice.model_validate(
+        {
+            "metadata": {"name": node},
+            "spec": {
+                "driver": driver,
+                "nodeName": node,
+                "pool": {"name": node, "resourceSliceCount": 1},
+                "devices": [
+                    {
+                        "name": f"instance-{i}",
+                        "attributes": {
+                            "model": {"string": "A100"},
+                            "family": {"string": "GPU"},
+                            "driverVersion": {"version": "1.2.3"},
+                            "dra.example.com/numa": {"int": i},
+                        },
+                        "capacity": {"memory": {"value": "1Gi"}},
+                    }
+                    for i in range(devices)
+                ],
+            },
+        }
+    )
+
+
+def _create_claims(table: NodeTable, infos: list[PodInfo]) -> bool:
+    """The resourceclaim controller's part: a claim from its template for every pod that asks
+    (the claims get the pods' UIDs as owners). True when any pod uses DRA."""
+    uses = False
+    for k, info in enumerate(infos):
+        pod = info.pod
+        if not pod.spec.resource_claims:
+            continue
+        uses = True
+        pod.metadata.uid = pod.metadata.uid or f"bench-pod-{pod.metadata.namespace}-{k:06d}"
+        for pod_claim in pod.spec.resource_claims:
+            name = pod_claim.resource_claim_template_name
+            template = table.dra.templates.get(f"{info.namespace}/{name}") if name else None
+            if template is not None:
+                claim = claim_from_template(
+                    pod, pod_claim, template, f"{k:05d}", f"{pod.metadata.uid}-{pod_claim.name}"
+                )
+                table.dra.store(claim)
+    return uses
+
+
 def _clock() -> tuple[float, float]:
     return time.perf_counter(), time.process_time()
 
@@ -173,12 +268,23 @@ def run_workload(
     scheduler = Scheduler(seed=seed)
     measured: dict[str, Any] = {"pods": 0, "scheduled": 0, "seconds": 0.0, "cpuSeconds": 0.0}
     for op in workload.ops:
+        if op.opcode in ("createResourceDriver", "createAny"):
+            _create_dra_objects(table, op, workload.name)
+            continue
         if op.opcode != "createPods":
             continue
         infos = _pods(workload, op, max_pods if op.collect_metrics else None)
+        uses_dra = _create_claims(table, infos)
+        # the reference kernel knows no devices: DRA pods are placed, and measured, by the scheduler alone
+        reference = reference and not uses_dra
         if not op.collect_metrics:
             for info in infos:
-                kernel.schedule(info)
+                if uses_dra:
+                    result = scheduler.schedule_pod(table, info)
+                    if result.selected is not None:
+                        scheduler.bind(table, info, result.selected, result.state)
+                else:
+                    kernel.schedule(info)
             continue
         # The snapshot and the queued pods are long-lived: keep them out of the cyclic GC's scans,
         # as a long-running scheduler process does after loading its cache.
@@ -209,7 +315,7 @@ def run_workload(
             for info in chunk:
                 result = scheduler.schedule_pod(table, info)
                 if result.selected is not None:
-                    scheduler.bind(table, info, result.selected)
+                    scheduler.bind(table, info, result.selected, result.state)
                     scheduled += 1
                 results.append(result)
             wall_end, cpu_end = _clock()

@@ -13,12 +13,15 @@ from typing import Any
 from .api.loading import ClusterObjects
 from .api.objects import Pod, Workload
 from .api.workloads import WorkloadIndex, WorkloadRef
+from .dra.index import DraIndex
+from .explain_devices import device_report, device_text
 from .framework.events import Event
 from .framework.node_table import NodeTable
 from .framework.pod_info import PodInfo
 from .framework.profile import Profile
 from .framework.status import Code, Status
 from .framework.volume_index import VolumeIndex
+from .plugins.names import DYNAMIC_RESOURCES
 from .plugins.registry import new_framework
 from .schedule_one import Scheduler, ScheduleResult
 
@@ -42,8 +45,18 @@ def build_table(cluster: ClusterObjects) -> NodeTable:
     """The scheduler's snapshot of a loaded cluster: nodes with their bound pods."""
     table = NodeTable.build(cluster.nodes, (PodInfo.of(p) for p in cluster.pods), cluster.namespaces)
     add_workloads(table, cluster.workloads)
-    table.volumes = VolumeIndex.of(cluster.claims, cluster.volumes, cluster.storage_classes, cluster.csi_nodes)
+    table.volumes = VolumeIndex.of(
+        cluster.claims,
+        cluster.volumes,
+        cluster.storage_classes,
+        cluster.csi_nodes,
+        cluster.csi_drivers,
+        cluster.storage_capacities,
+    )
     table.pdbs = list(cluster.pdbs)
+    table.dra = DraIndex.of(
+        cluster.resource_claims, cluster.device_classes, cluster.resource_slices, cluster.resource_claim_templates
+    )
     return table
 
 
@@ -54,6 +67,7 @@ class Explanation:
     gated: Status | None = None  # PreEnqueue rejection (scheduling gates): no cycle ran
     pod: PodInfo | None = None
     workload: WorkloadRef | None = None  # the pod's controller, up the owner chain
+    devices: dict[str, Any] | None = None  # DRA: the claims and, per node with devices, who got what
 
 
 def explain(cluster: ClusterObjects, pod: Pod, profile: Profile | None = None, seed: int | None = None) -> Explanation:
@@ -74,13 +88,16 @@ def explain_on(
     scheduler = Scheduler(new_framework(profile), seed=seed)
     info = PodInfo.of(pod)
     for plugin in scheduler.framework.pre_enqueue_plugins:
-        status = plugin.pre_enqueue(info)
+        status = plugin.pre_enqueue(info, table)
         if not status.is_success():
             return Explanation(None, [], status.with_plugin(plugin.name), info, workload)
     events: list[Event] = []
     scheduler.subscribe(events.append)
     result = scheduler.schedule_pod(table, info)
-    return Explanation(result, events, None, info, workload)
+    devices = None
+    if pod.spec.resource_claims and DYNAMIC_RESOURCES in scheduler.framework.filter_plugin_names:
+        devices = device_report(scheduler.framework.plugin(DYNAMIC_RESOURCES), result.state, table)
+    return Explanation(result, events, None, info, workload, devices)
 
 
 def wire_events(explanation: Explanation) -> list[dict[str, Any]]:
@@ -179,6 +196,7 @@ def result_to_json(explanation: Explanation) -> dict[str, Any]:
         "skippedScorePlugins": list(result.skipped_score_plugins),
         "tiedTop": [names[i] for i in result.tied_top],
         "nodes": nodes,
+        "devices": explanation.devices,
     }
 
 
@@ -272,6 +290,8 @@ def format_text(explanation: Explanation) -> str:
             lines.append(f"  {name}: {plugin} {status['code']}: {reasons}")
     if data.get("preemption"):
         lines += ["", *_preemption_lines(data["preemption"])]
+    if data.get("devices"):
+        lines += ["", *device_text(data["devices"])]
     if data["skippedScorePlugins"]:
         lines += ["", "Skipped at PreScore: " + ", ".join(data["skippedScorePlugins"])]
     return "\n".join(lines) + "\n"

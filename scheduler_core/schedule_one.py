@@ -73,6 +73,8 @@ class ScheduleResult:
     best_total: int | None = None  # the top total score, when the candidates were scored
     post_filter_status: Status | None = None
     post_filter_result: PostFilterResult | None = None
+    # the cycle's state, which Reserve and PreBind read (`Scheduler.bind` drops it)
+    state: CycleState | None = field(default=None, repr=False)
     _totals: np.ndarray | None = field(default=None, repr=False)
 
     @property
@@ -138,13 +140,40 @@ class Scheduler:
         )
         return result
 
-    def bind(self, table: NodeTable, pod: PodInfo, i: int) -> Status:
-        """DefaultBinder: account the pod on the chosen node."""
-        emit = self.framework.emitter.emit
+    def bind(self, table: NodeTable, pod: PodInfo, i: int, state: CycleState | None = None) -> Status:
+        """The binding cycle: Reserve, PreBind, then DefaultBinder accounts the pod on node i.
+
+        `state` is the scheduling cycle's (`ScheduleResult.state`): DynamicResources reserves the
+        devices its Filter found on node i and PreBind writes the claims' allocation. A Reserve or
+        PreBind failure runs every Reserve plugin's Unreserve in reverse order (schedule_one.go
+        `handleBindingCycleError`) and the pod is not bound."""
+        state = CycleState() if state is None else state
+        fw = self.framework
+        emit = fw.emitter.emit
+        for point, plugins, method in (
+            ("Reserve", fw.reserve_plugins, "reserve"),
+            ("PreBind", fw.pre_bind_plugins, "pre_bind"),
+        ):
+            for plugin in plugins:
+                status = getattr(plugin, method)(state, pod, table, i)
+                if status.code == Code.SKIP:
+                    continue
+                emit(
+                    PLUGIN_EVALUATED,
+                    point=point,
+                    plugin=plugin.name,
+                    status=status.with_plugin(plugin.name),
+                    node=table.names[i],
+                )
+                if not status.is_success():
+                    for reserved in reversed(fw.reserve_plugins):
+                        if hasattr(reserved, "unreserve"):
+                            reserved.unreserve(state, pod, table, i)
+                    return status.with_plugin(plugin.name)
         emit(PHASE_STARTED, point="Bind")
         status = SUCCESS
-        for plugin in self.framework.bind_plugins:
-            status = plugin.bind(CycleState(), pod, table, i)
+        for plugin in fw.bind_plugins:
+            status = plugin.bind(state, pod, table, i)
             emit(
                 PLUGIN_EVALUATED,
                 point="Bind",
@@ -161,7 +190,7 @@ class Scheduler:
     def _find_and_prioritize(self, table: NodeTable, pod: PodInfo) -> ScheduleResult:
         fw = self.framework
         state = CycleState()
-        result = ScheduleResult(self.cycle, pod, table, SUCCESS)
+        result = ScheduleResult(self.cycle, pod, table, SUCCESS, state=state)
         if table.n == 0:
             result.status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (NO_NODES_AVAILABLE,))
             result.message = NO_NODES_AVAILABLE

@@ -43,7 +43,7 @@ from .pruning import (
     prune,
 )
 from .resource import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
-from .storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
+from .storage import CSIDriver, CSINode, CSIStorageCapacity, PersistentVolume, PersistentVolumeClaim, StorageClass
 from .text import quote
 from .yaml_reading import (
     Document,
@@ -111,6 +111,8 @@ KINDS: dict[str, Kind] = {
     "PersistentVolume": Kind(PersistentVolume, "volumes"),
     "StorageClass": Kind(StorageClass, "storage_classes"),
     "CSINode": Kind(CSINode, "csi_nodes"),
+    "CSIDriver": Kind(CSIDriver, "csi_drivers"),
+    "CSIStorageCapacity": Kind(CSIStorageCapacity, "storage_capacities"),
     # preemption: budgets (their status is read); workload kinds seen through their pods
     "PodDisruptionBudget": Kind(PodDisruptionBudget, "pdbs"),
     "DaemonSet": Kind(Workload, "workloads", status=()),
@@ -169,6 +171,8 @@ class ClusterObjects:
     volumes: list[PersistentVolume] = field(default_factory=list)
     storage_classes: list[StorageClass] = field(default_factory=list)
     csi_nodes: list[CSINode] = field(default_factory=list)
+    csi_drivers: list[CSIDriver] = field(default_factory=list)
+    storage_capacities: list[CSIStorageCapacity] = field(default_factory=list)
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
     device_classes: list[DeviceClass] = field(default_factory=list)
     resource_slices: list[ResourceSlice] = field(default_factory=list)

@@ -1,6 +1,7 @@
 """Pydantic models of the storage objects the volume plugins read.
 
-PersistentVolumeClaim and PersistentVolume (core/v1), StorageClass and CSINode (storage.k8s.io/v1),
+PersistentVolumeClaim and PersistentVolume (core/v1), StorageClass, CSINode, CSIDriver and
+CSIStorageCapacity (storage.k8s.io/v1),
 with the fields VolumeBinding, VolumeZone, NodeVolumeLimits and VolumeRestrictions read, and the
 API server's defaults that matter to them (a StorageClass's `volumeBindingMode` is `Immediate`
 unless set; a PV's phase is `Pending` until the controller makes it `Available`).
@@ -13,14 +14,16 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from .objects import K8sModel, LabelSelector, NodeSelector, ObjectMeta, ResourceList, none_as_empty
+from .objects import K8sModel, LabelSelector, NodeSelector, ObjectMeta, QuantityField, ResourceList, none_as_empty
 
 __all__ = [
     "ANN_BIND_COMPLETED",
     "ANN_SELECTED_NODE",
     "BETA_STORAGE_CLASS_ANNOTATION",
     "NOT_SUPPORTED_PROVISIONER",
+    "CSIDriver",
     "CSINode",
+    "CSIStorageCapacity",
     "PersistentVolume",
     "PersistentVolumeClaim",
     "StorageClass",
@@ -229,6 +232,52 @@ class CSINode(K8sModel):
         return {
             d.name: d.allocatable.count for d in self.spec.drivers if d.allocatable and d.allocatable.count is not None
         }
+
+
+class CSIDriverSpec(K8sModel):
+    # v1 defaulting: storageCapacity false when unset (pkg/apis/storage/v1/defaults.go)
+    storage_capacity: bool = False
+
+    _none_false = none_as_empty(bool, "storage_capacity")
+
+
+class CSIDriver(K8sModel):
+    """storage.k8s.io/v1 CSIDriver: whether VolumeBinding checks the driver's CSIStorageCapacity."""
+
+    api_version: str = "storage.k8s.io/v1"
+    kind: Literal["CSIDriver"] = "CSIDriver"
+    metadata: ObjectMeta
+    spec: CSIDriverSpec = Field(default_factory=CSIDriverSpec)
+
+    @model_validator(mode="after")
+    def _defaults(self) -> CSIDriver:
+        _named(self.metadata, "CSIDriver")
+        return self
+
+
+class CSIStorageCapacity(K8sModel):
+    """storage.k8s.io/v1 CSIStorageCapacity: free capacity of a class in a topology segment."""
+
+    api_version: str = "storage.k8s.io/v1"
+    kind: Literal["CSIStorageCapacity"] = "CSIStorageCapacity"
+    metadata: ObjectMeta
+    storage_class_name: str = Field(min_length=1)
+    node_topology: LabelSelector | None = None
+    capacity: QuantityField | None = None
+    maximum_volume_size: QuantityField | None = None
+
+    @model_validator(mode="after")
+    def _defaults(self) -> CSIStorageCapacity:
+        _named(self.metadata, "CSIStorageCapacity")
+        if not self.metadata.namespace:
+            self.metadata.namespace = "default"
+        return self
+
+    @property
+    def limit(self) -> int | None:
+        """`volumeLimit`: maximumVolumeSize when set (more precise), else capacity; `Value()` bytes."""
+        quantity = self.maximum_volume_size if self.maximum_volume_size is not None else self.capacity
+        return None if quantity is None else quantity.value()
 
 
 def claim_class(claim: PersistentVolumeClaim) -> str:

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..api.objects import Namespace, Node, Taint
 from ..api.policy import PodDisruptionBudget
+from ..dra.index import DraIndex
 from .pod_info import PodInfo, is_scalar_resource, resource_value
 from .selectors import LabelRequirement, NodeTermCompiled, Selector, parse_int64
 from .volume_index import VolumeIndex
@@ -188,6 +189,8 @@ class NodeTable:
     volumes: VolumeIndex = field(default_factory=VolumeIndex)
     # PodDisruptionBudgets (policy/v1), which preemption reads (filterPodsWithPDBViolation).
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
+    # DeviceClasses, ResourceSlices, ResourceClaims and templates (DynamicResources' DRA manager).
+    dra: DraIndex = field(default_factory=DraIndex)
 
     def __post_init__(self) -> None:
         nodes = self.nodes

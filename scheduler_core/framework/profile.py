@@ -32,7 +32,18 @@ __all__ = [
 ]
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
-EXTENSION_POINTS = ("preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score", "bind")
+EXTENSION_POINTS = (
+    "preEnqueue",
+    "queueSort",
+    "preFilter",
+    "filter",
+    "postFilter",
+    "preScore",
+    "score",
+    "reserve",
+    "preBind",
+    "bind",
+)
 
 
 @dataclass(frozen=True)
@@ -51,6 +62,8 @@ PLUGIN_TYPES = {
     "postFilter": "PostFilterPlugin",
     "preScore": "PreScorePlugin",
     "score": "ScorePlugin",
+    "reserve": "ReservePlugin",
+    "preBind": "PreBindPlugin",
     "bind": "BindPlugin",
 }
 INT32_MAX = 2**31 - 1
@@ -203,7 +216,7 @@ def _plugin_set(raw: Any, loc: tuple[int | str, ...], config: _Config) -> Plugin
     return out
 
 
-_IGNORED_POINTS = ("reserve", "permit", "preBind", "postBind")
+_IGNORED_POINTS = ("permit", "postBind")
 # The first point upstream expands MultiPoint plugins into (getExtensionPoints order).
 _FIRST_EXPANDED_POINT = "preFilter"
 

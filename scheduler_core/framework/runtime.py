@@ -59,6 +59,8 @@ _POINT_METHODS = {
     "score": "score",
     "queueSort": "less",
     "preEnqueue": "pre_enqueue",
+    "reserve": "reserve",
+    "preBind": "pre_bind",
     "bind": "bind",
 }
 
@@ -124,6 +126,8 @@ class Framework:
         self._normalizes = {p.name for p in self.score_plugins if hasattr(p, "normalize_score")}
         self.queue_sort = self._point("queueSort", implements)
         self.pre_enqueue_plugins = self._point("preEnqueue", implements)
+        self.reserve_plugins = self._point("reserve", implements)
+        self.pre_bind_plugins = self._point("preBind", implements)
         self.bind_plugins = self._point("bind", implements)
 
     def _point(self, point: str, implements: dict[str, set[str]]) -> list[Any]:

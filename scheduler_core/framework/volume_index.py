@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..api.objects import Pod
-from ..api.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass, volume_class
+from ..api.storage import (
+    CSIDriver,
+    CSINode,
+    CSIStorageCapacity,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    StorageClass,
+    volume_class,
+)
 from .selectors import compile_node_selector_term
 
 if TYPE_CHECKING:
@@ -29,6 +37,7 @@ _RESOURCES = {
     "PersistentVolume": "persistentvolume",
     "StorageClass": "storageclass.storage.k8s.io",
     "CSINode": "csinode.storage.k8s.io",
+    "CSIDriver": "csidriver.storage.k8s.io",
 }
 
 
@@ -46,6 +55,9 @@ class VolumeIndex:
     classes: dict[str, StorageClass] = field(default_factory=dict)
     csi_nodes: dict[str, CSINode] = field(default_factory=dict)
     by_class: dict[str, list[PersistentVolume]] = field(default_factory=dict)
+    csi_drivers: dict[str, CSIDriver] = field(default_factory=dict)
+    # every CSIStorageCapacity, in list order, by storageClassName
+    capacities: dict[str, list[CSIStorageCapacity]] = field(default_factory=dict)
 
     @classmethod
     def of(
@@ -54,13 +66,18 @@ class VolumeIndex:
         volumes: Iterable[PersistentVolume] = (),
         classes: Iterable[StorageClass] = (),
         csi_nodes: Iterable[CSINode] = (),
+        csi_drivers: Iterable[CSIDriver] = (),
+        capacities: Iterable[CSIStorageCapacity] = (),
     ) -> VolumeIndex:
         index = cls(
             {c.key: c for c in claims},
             {v.name: v for v in volumes},
             {c.metadata.name: c for c in classes},
             {c.metadata.name: c for c in csi_nodes},
+            csi_drivers={d.metadata.name: d for d in csi_drivers},
         )
+        for capacity in capacities:
+            index.capacities.setdefault(capacity.storage_class_name, []).append(capacity)
         for volume in index.volumes.values():
             index.by_class.setdefault(volume_class(volume), []).append(volume)
         return index

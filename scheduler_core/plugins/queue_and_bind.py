@@ -16,7 +16,7 @@ class SchedulingGates:
 
     name = SCHEDULING_GATES
 
-    def pre_enqueue(self, pod: PodInfo) -> Status:
+    def pre_enqueue(self, pod: PodInfo, table: NodeTable) -> Status:
         gates = [g.name for g in pod.pod.spec.scheduling_gates]
         if not gates:
             return SUCCESS

@@ -6,7 +6,9 @@ PV must exist and its node affinity hold; a `WaitForFirstConsumer` claim needs a
 that fits on the node (smallest first), or a class that can provision there (its provisioner and
 `allowedTopologies`). Every Filter rejection is UnschedulableAndUnresolvable. Scoring needs the
 StorageCapacityScoring gate (alpha, off in v1.34), so PreScore returns Skip.
-Not modelled: CSIStorageCapacity (capacity always sufficient) and in-tree→CSI PV translation.
+A claim to provision needs a CSIStorageCapacity that holds it where the driver opts in
+("node(s) did not have enough free storage"). Not modelled: in-tree→CSI PV translation, and
+the binding cycle's PV binding and provisioning (Reserve and PreBind Skip).
 """
 
 from __future__ import annotations
@@ -126,6 +128,28 @@ def _topology_mask(storage_class: StorageClass, table: NodeTable) -> np.ndarray:
     return mask
 
 
+def _capacity_mask(
+    claim: PersistentVolumeClaim, storage_class: StorageClass, index: VolumeIndex, table: NodeTable
+) -> np.ndarray:
+    """`hasEnoughCapacity` on every node (binder.go): only for a CSI driver that opts in
+    (`CSIDriver.spec.storageCapacity`); then some CSIStorageCapacity of the claim's class must hold
+    the request (`maximumVolumeSize`, else `capacity`; neither set: not enough) and reach the node
+    (`nodeTopology` matches its labels; no topology: reaches no node)."""
+    quantity = claim.spec.resources.requests.get("storage")
+    driver = index.csi_drivers.get(storage_class.provisioner)
+    if quantity is None or driver is None or not driver.spec.storage_capacity:
+        return np.ones(table.n, dtype=bool)
+    size = quantity.value()
+    mask = np.zeros(table.n, dtype=bool)
+    for capacity in index.capacities.get(storage_class.metadata.name, []):
+        limit = capacity.limit
+        if limit is None or limit < size or capacity.node_topology is None:
+            continue
+        selector = compile_label_selector(capacity.node_topology)
+        mask |= np.fromiter((selector.matches(labels) for labels in table.labels), dtype=bool, count=table.n)
+    return mask
+
+
 def _volume_mode(mode: str | None) -> str:
     return mode or "Filesystem"
 
@@ -222,14 +246,16 @@ class VolumeBinding:
             node_conflict |= alive & ~fits
             alive &= fits
         bind_conflict = np.zeros(n, dtype=bool)
+        no_space = np.zeros(n, dtype=bool)
         errors: list[tuple[str, np.ndarray]] = []
         if split.delay_binding:
-            bind_conflict, errors = self._unbound(split.delay_binding, index, table, affinity)
+            bind_conflict, no_space, errors = self._unbound(split.delay_binding, index, table, affinity)
         codes = np.zeros(n, dtype=np.int8)
         reasons: list[tuple[str, np.ndarray]] = []
         for reason, mask in (
             (ERR_REASON_NODE_CONFLICT, node_conflict),
             (ERR_REASON_BIND_CONFLICT, bind_conflict),
+            (ERR_REASON_NOT_ENOUGH_SPACE, no_space),
             (ERR_REASON_PV_NOT_EXIST, pv_missing),
         ):
             if mask.any():
@@ -245,10 +271,12 @@ class VolumeBinding:
     @staticmethod
     def _unbound(
         claims: list[PersistentVolumeClaim], index: VolumeIndex, table: NodeTable, affinity: _Affinity
-    ) -> tuple[np.ndarray, list[tuple[str, np.ndarray]]]:
-        """The claims waiting for their first consumer: (nodes rejected, [(error, nodes)])."""
+    ) -> tuple[np.ndarray, np.ndarray, list[tuple[str, np.ndarray]]]:
+        """The claims waiting for their first consumer: (nodes rejected, nodes without enough
+        storage capacity for a claim to provision, [(error, nodes)])."""
         n = table.n
         rejected = np.zeros(n, dtype=bool)
+        no_space = np.zeros(n, dtype=bool)
         # A claim the scheduler already gave to a node (selected-node annotation) fits nowhere else.
         selected = [c for c in claims if ANN_SELECTED_NODE in c.metadata.annotations]
         for claim in selected:
@@ -300,13 +328,25 @@ class VolumeBinding:
             outside = here & ~_topology_mask(storage_class, table)
             rejected |= outside
             alive &= ~outside
-        return rejected, errors
+            short = alive & needs & ~_capacity_mask(claim, storage_class, index, table)
+            no_space |= short
+            alive &= ~short
+        return rejected, no_space, errors
 
     def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> Status:
         return SKIP  # no scorer: StorageCapacityScoring is off by default in v1.34
 
     def score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> np.ndarray:
         return np.zeros(len(idx), dtype=np.int64)
+
+    def reserve(self, state: CycleState, pod: PodInfo, table: NodeTable, i: int) -> Status:
+        """AssumePodVolumes: binding and provisioning PersistentVolumes is not simulated (the
+        claims stay as the snapshot has them), so there is nothing to assume: Skip."""
+        return SKIP
+
+    def pre_bind(self, state: CycleState, pod: PodInfo, table: NodeTable, i: int) -> Status:
+        """BindPodVolumes: not simulated, as Reserve (above)."""
+        return SKIP
 
 
 def _size(claim: PersistentVolumeClaim) -> Any:

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from .dra import dra_objects
+
 __all__ = ["SnapshotSpec", "generate_objects", "pending_pod"]
 
 Obj = dict[str, Any]
@@ -115,6 +117,7 @@ class SnapshotSpec:
     pods: int
     seed: int = 0
     configmaps: bool = True  # one kube-root-ca.crt per namespace: a kind the scheduler skips
+    dra: bool = False  # GPUs through DRA on the gpu pool: ResourceSlices, claims, training pods (synthetic/dra.py)
 
 
 @dataclass
@@ -978,6 +981,9 @@ class _Generator:
         yield from self.storage()
         yield from self.controllers()
         yield from self.cluster_scoped()
+        if self.spec.dra:
+            gpu_nodes = [info["name"] for info in self.nodes if info["pool"].name == "gpu"]
+            yield from dra_objects(gpu_nodes, self.spec.seed, _time(86_400 * 30))
 
 
 def generate_objects(spec: SnapshotSpec) -> Iterator[Obj]:
