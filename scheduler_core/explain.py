@@ -245,6 +245,13 @@ def _preemption_lines(preemption: dict[str, Any]) -> list[str]:
 def format_text(explanation: Explanation) -> str:
     """A readable report: the outcome as kubectl would show it, then node × plugin tables."""
     data = result_to_json(explanation)
+    gated = data.get("preEnqueue")
+    if gated is not None:
+        # a PreEnqueue rejection starts no cycle and records no FailedScheduling event (schedule_one.go)
+        return (
+            f"Pending  PreEnqueue  {gated['plugin']}: {data['message']}\n"
+            "No scheduling attempt is made: the pod waits until an event this plugin registered lets it in.\n"
+        )
     event = "Normal   Scheduled       " if data["scheduled"] else "Warning  FailedScheduling"
     lines = [f"{event}  default-scheduler  {data['message']}"]
     if data.get("workload"):
