@@ -14,7 +14,8 @@ cel-expr-python is measured through scheduler_core/dra/cel.py, the module the sc
 other two through the smallest adapter that gives them the same environment (quantity and semver
 as their custom functions, upstream's empty map for a missing domain). A case counts as right when
 the result is the same, or the error is of the same kind (compile / runtime) and contains
-upstream's text.
+upstream's text. Each case runs in a forked child with a memory cap and a time limit
+(--case-timeout), so a candidate that runs away loses that case instead of the machine.
 """
 
 from __future__ import annotations
@@ -59,10 +60,43 @@ CASES: list[tuple[str, str, Any]] = [
     ("missing key", f'device.attributes["{DRIVER}"].nosuch', ("runtime", "no such key: nosuch")),
     ("missing domain", 'device.attributes["gpu.example.com"].model == "x"', ("runtime", "no such key: model")),
     ("non-bool", "1", ("compile", "must evaluate to bool or the unknown type, not int")),
-    ("non-bool quantity", 'quantity("1")', ("compile", "must evaluate to bool or the unknown type, not kubernetes.Quantity")),
+    (
+        "non-bool quantity",
+        'quantity("1")',
+        ("compile", "must evaluate to bool or the unknown type, not kubernetes.Quantity"),
+    ),
     ("syntax error", "?!", ("compile", "compilation failed: ERROR: <input>:1:1: Syntax error: extraneous input '?'")),
     ("undefined field", "device.nope == 1", ("compile", "undefined field 'nope'")),
-    ("type error", 'quantity("1").isGreaterThan(1)', ("compile", "found no matching overload for 'isGreaterThan'")),
+    # cel-go checker/format.go: a member call's target is written before the arguments
+    (
+        "type error",
+        'quantity("1").isGreaterThan(1)',
+        ("compile", "found no matching overload for 'isGreaterThan' applied to 'kubernetes.Quantity.(int)'"),
+    ),
+    # compile.go: capacity values are kubernetes.Quantity to the checker
+    (
+        "capacity type",
+        f'device.capacity["{DRIVER}"].memory > 1',
+        ("compile", "found no matching overload for '_>_' applied to '(kubernetes.Quantity, int)'"),
+    ),
+    # compile.go accepts bool and cel.AnyType (google.protobuf.Any, an attribute's type), not dyn
+    ("dyn result", "dyn(true)", ("compile", "must evaluate to bool or the unknown type, not dyn")),
+    (
+        "non-bool attribute",
+        f'device.attributes["{DRIVER}"].cores',
+        (
+            "runtime",
+            "CEL result of type int could not be converted to bool: unsupported type conversion from 'int' to bool",
+        ),
+    ),
+    (
+        "comprehension on attribute",
+        f'device.attributes["{DRIVER}"].model.exists(c, c == "a")',
+        ("compile", "expression of type 'any' cannot be range of a comprehension"),
+    ),
+    # environment.StoredExpressions ignores feature gates: the field exists, false when unset
+    ("allowMultipleAllocations", "device.allowMultipleAllocations == false", True),
+    ("syntax error expecting '?'", "{", ("compile", "'!', '?', 'true'")),
     ("semver parse error", 'semver("1.0") == semver("1.0.0")', ("runtime", "No Major.Minor.Patch elements found")),
     ("quantity parse error", 'quantity("1x").isInteger()', ("runtime", "quantities must match the regular expression")),
     ("cost limit", _EXPENSIVE, ("runtime", "operation cancelled: actual cost limit exceeded")),
@@ -142,7 +176,7 @@ def _split(name: str) -> tuple[str, str]:
 
 
 def _semver_key(text: str) -> tuple[Any, ...]:
-    canonical, key = dra_cel._parse_semver(text)
+    _canonical, key = dra_cel._parse_semver(text)
     return key
 
 
@@ -160,7 +194,13 @@ def rust_device(spec: dict[str, Any]) -> dict[str, Any]:
         domain, ident = _split(name)
         amount = parse_quantity(text).amount
         capacity.setdefault(domain, {})[ident] = f"{amount.numerator}/{amount.denominator}"
-    return {"device": {"driver": spec["driver"], "attributes": attributes, "capacity": capacity}}
+    device = {
+        "driver": spec["driver"],
+        "allowMultipleAllocations": False,
+        "attributes": attributes,
+        "capacity": capacity,
+    }
+    return {"device": device}
 
 
 def _rust_functions() -> dict[str, Callable[..., Any]]:
@@ -328,6 +368,7 @@ def celpy_device(spec: dict[str, Any]) -> dict[str, Any]:
     device = ct.MapType(
         {
             ct.StringType("driver"): ct.StringType(spec["driver"]),
+            ct.StringType("allowMultipleAllocations"): ct.BoolType(False),
             ct.StringType("attributes"): DomainMap(attributes),
             ct.StringType("capacity"): DomainMap(capacity),
         }
@@ -368,6 +409,43 @@ CANDIDATES: dict[str, tuple[str, Callable[[str], Callable[[Any], bool]], Callabl
 }
 
 
+def check_isolated(
+    name: str, expression: str, expected: Any, compile_: Callable, make_device: Callable, timeout: float
+) -> tuple[bool, str]:
+    """check() in a forked child with a memory cap and a time limit: a candidate that runs away
+    (cel-python on the cost-limit case grows without bound) loses that case instead of the machine."""
+    import multiprocessing
+    import resource
+
+    context = multiprocessing.get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+
+    def child() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (CHILD_MEMORY_BYTES, CHILD_MEMORY_BYTES))
+        try:
+            send.send(check(name, expression, expected, compile_, make_device))
+        except BaseException as exc:  # MemoryError, RecursionError, ...
+            send.send((False, repr(("crash", f"{type(exc).__name__}: {exc}"))[:160]))
+
+    process = context.Process(target=child)
+    process.start()
+    outcome: tuple[bool, str] | None = None
+    if receive.poll(timeout):
+        try:
+            outcome = receive.recv()
+        except EOFError:
+            outcome = None
+    process.join(1)
+    if process.is_alive():
+        process.kill()
+        process.join()
+        return False, repr(("crash", f"no answer within {timeout:.0f} s"))
+    return outcome or (False, repr(("crash", f"child exited with {process.exitcode}")))
+
+
+CHILD_MEMORY_BYTES = 2 * 1024**3
+
+
 def check(name: str, expression: str, expected: Any, compile_: Callable, make_device: Callable) -> tuple[bool, str]:
     try:
         run = compile_(expression)
@@ -398,7 +476,7 @@ def measure(compile_: Callable, make_device: Callable, evaluations: int) -> tupl
         compile_times.append(time.perf_counter() - start)
         start = time.perf_counter()
         for i in range(evaluations):
-            try:
+            try:  # noqa: SIM105 (a with-block per evaluation would be timed too)
                 run(devices[i % 100])
             except Failure:
                 pass
@@ -410,13 +488,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--evaluations", type=int, default=10_000, help="device evaluations per expression")
     parser.add_argument("--verbose", action="store_true", help="print each case's outcome")
+    parser.add_argument("--case-timeout", type=float, default=60.0, help="seconds a candidate gets for one case")
     args = parser.parse_args()
     rows = []
     for label, (dist, compile_, make_device) in CANDIDATES.items():
         version = importlib.metadata.version(dist)
         right = []
         for name, expression, expected in CASES:
-            ok, got = check(name, expression, expected, compile_, make_device)
+            ok, got = check_isolated(name, expression, expected, compile_, make_device, args.case_timeout)
             right.append(ok)
             if args.verbose:
                 print(f"{label:28} {'ok  ' if ok else 'MISS'} {name:24} {got}")

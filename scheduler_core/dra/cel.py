@@ -9,26 +9,43 @@ and types on top of it, and turns cel-cpp's error texts into cel-go's.
 
 What upstream does and this module reproduces:
 
-- `device` has the fields `driver`, `attributes` and `capacity` (`allowMultipleAllocations` only
-  with the alpha DRAConsumableCapacity gate: `compile_selector(..., consumable_capacity=True)`);
-  any other field is a compile error ("undefined field 'x'").
-- `device.attributes` and `device.capacity` map a domain to a map from ID to value; a name
-  without "/" goes under the driver's name. Looking up a domain the device does not have gives
-  an empty map (so `device.attributes["other"].x` fails with "no such key: x"), while
-  `"other" in device.attributes`, `size()` and the macros see only the domains the device has.
+- `device` is the object type kubernetes.DRADevice with the fields `driver`, `attributes`,
+  `capacity` and `allowMultipleAllocations`; any other field is a compile error ("undefined
+  field 'x'"). The scheduler compiles in environment.StoredExpressions, which ignores feature
+  gates, so `allowMultipleAllocations` always exists there (false unless the device sets it); only
+  environment.NewExpressions (`new_expressions=True`, the API server's check of a new object)
+  leaves it out without DRAConsumableCapacity (`consumable_capacity=True`).
+- `device.attributes` is map(string, map(string, google.protobuf.Any)) and `device.capacity`
+  map(string, map(string, kubernetes.Quantity)) to the type checker, as compile.go declares them:
+  a capacity is type-checked as a quantity, an attribute as cel-go's "unknown type" (dyn-like, but
+  no comprehension range). A name without "/" goes under the driver's name. Looking up a domain
+  the device does not have gives an empty map (so `device.attributes["other"].x` fails with "no
+  such key: x"), while `"other" in device.attributes`, `size()` and the macros see only the
+  domains the device has.
 - Attribute values are int, bool, string or a semantic version (`kubernetes.Semver`); capacities
   are `kubernetes.Quantity`, compared exactly.
-- The result must be bool (or of the unknown type, then checked at run time).
-- Compile errors read "compilation failed: ERROR: <input>:1:1: ..."; the allocator prefixes them
-  with "CEL compile error: " and run-time errors with "CEL runtime error: "; both are part of
-  `str(SelectorError)` here, the "class X: selector #N: " / "claim X: selector #N: " prefix is
-  the caller's.
+- The result type must be bool or google.protobuf.Any (checked at run time); dyn is refused, as
+  compile.go compares the output type with cel.BoolType and cel.AnyType. A run-time result that is
+  no bool fails with cel-go's conversion text ("CEL result of type int could not be converted to
+  bool: unsupported type conversion from 'int' to bool").
+- Compile errors read "compilation failed: ERROR: <input>:1:1: ..." in cel-go's words (member
+  calls "found no matching overload for 'f' applied to 'T.(A)'", "type 'T' does not support field
+  selection", ...); the allocator prefixes them with "CEL compile error: " and run-time errors with
+  "CEL runtime error: "; both are part of `str(SelectorError)` here, the "class X: selector #N: " /
+  "claim X: selector #N: " prefix is the caller's.
 - Compiled selectors are kept in an LRU cache of upstream's size (the plugin's
-  `cel.NewCache(10, ...)`), which compiles without cost estimation, as the scheduler does.
+  `cel.NewCache(10, ...)`), which compiles without cost estimation and keeps only successful
+  compilations, as cache.go does.
+
+docs/cel.md lists what still differs from upstream (chiefly: cel-cpp's iteration budget of 10,000
+stands in for cel-go's cost limit of 1,000,000 units, and some base-environment libraries are
+missing).
 """
 
 from __future__ import annotations
 
+import itertools
+import math
 import re
 import threading
 from collections import OrderedDict
@@ -40,7 +57,7 @@ from typing import Any, Literal
 
 from cel_expr_python import cel as _cel
 from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, struct_pb2
+from google.protobuf import any_pb2, descriptor_pb2, descriptor_pool, message_factory, struct_pb2
 
 from ..api.quantity import MAX_INT64, Quantity, QuantityError, parse_quantity
 
@@ -97,7 +114,7 @@ class DeviceInput:
     driver: str
     attributes: Mapping[str, AttributeValue]  # "model" (the driver's domain) or "domain/id"
     capacity: Mapping[str, Quantity]  # same key rules
-    allow_multiple_allocations: bool | None = None  # only seen with DRAConsumableCapacity
+    allow_multiple_allocations: bool | None = None  # None reads as false (compile.go ptr.Deref)
 
 
 class _CelFailure(Exception):
@@ -110,14 +127,17 @@ class _CelFailure(Exception):
 # Equal values have equal texts, which makes CEL's `==` on messages upstream's Equal().
 
 _PROTO_PACKAGE = "kubernetes"
+_DEVICE_TYPE = "DRADevice"
+_DEVICE_TYPE_V131 = "DRADeviceV131"
 
 
 def _build_pool() -> tuple[Any, type, type]:
     field = descriptor_pb2.FieldDescriptorProto
     pool = descriptor_pool.DescriptorPool()
-    struct_file = descriptor_pb2.FileDescriptorProto()
-    struct_pb2.DESCRIPTOR.CopyToProto(struct_file)
-    pool.Add(struct_file)
+    for well_known in (struct_pb2, any_pb2):
+        well_known_file = descriptor_pb2.FileDescriptorProto()
+        well_known.DESCRIPTOR.CopyToProto(well_known_file)
+        pool.Add(well_known_file)
     proto = descriptor_pb2.FileDescriptorProto(
         name="clusterviz/dra_cel.proto",
         package=_PROTO_PACKAGE,
@@ -127,20 +147,34 @@ def _build_pool() -> tuple[Any, type, type]:
     for name in ("Quantity", "Semver"):
         message = proto.message_type.add(name=name)
         message.field.add(name="canonical", number=1, type=field.TYPE_STRING, label=field.LABEL_OPTIONAL)
-    # The static view of `device` for the type checker (upstream's object type "kubernetes.DRADevice").
-    # Evaluation uses plain maps (see _Environments).
-    for name, extra in (("DRADevice", False), ("DRADeviceConsumableCapacity", True)):
+    # The object type "kubernetes.DRADevice" of compile.go, for the type checker: it makes
+    # `device.nope` a compile error. compile.go declares it twice, with allowMultipleAllocations
+    # (deviceTypeV134ConsumableCapacity) and without (deviceTypeV131); the second is this module's
+    # DRADeviceV131. `device.attributes` and `device.capacity` are declared as variables of their own
+    # with upstream's precise types (see _Environments); these fields only serve `device` used as a
+    # value (e.g. `cel.bind(d, device, ...)`), as maps from a domain to map(string, dyn).
+    for name, multi_alloc in ((_DEVICE_TYPE, True), (_DEVICE_TYPE_V131, False)):
         message = proto.message_type.add(name=name)
         message.field.add(name="driver", number=1, type=field.TYPE_STRING, label=field.LABEL_OPTIONAL)
-        for number, fname in ((2, "attributes"), (3, "capacity")):
-            message.field.add(
-                name=fname,
-                number=number,
+        for number, fname, entry in ((2, "attributes", "AttributesEntry"), (3, "capacity", "CapacityEntry")):
+            map_entry = message.nested_type.add(name=entry)
+            map_entry.options.map_entry = True
+            map_entry.field.add(name="key", number=1, type=field.TYPE_STRING, label=field.LABEL_OPTIONAL)
+            map_entry.field.add(
+                name="value",
+                number=2,
                 type=field.TYPE_MESSAGE,
                 type_name=".google.protobuf.Struct",
                 label=field.LABEL_OPTIONAL,
             )
-        if extra:
+            message.field.add(
+                name=fname,
+                number=number,
+                type=field.TYPE_MESSAGE,
+                type_name=f".{_PROTO_PACKAGE}.{name}.{entry}",
+                label=field.LABEL_REPEATED,
+            )
+        if multi_alloc:
             message.field.add(
                 name="allowMultipleAllocations", number=4, type=field.TYPE_BOOL, label=field.LABEL_OPTIONAL
             )
@@ -158,9 +192,7 @@ _SEMVER = _cel.Type(f"{_PROTO_PACKAGE}.Semver")
 # kubernetes.Quantity (apiserver/pkg/cel/library/quantity.go)
 
 # apimachinery's ParseQuantity errors (resource.ErrFormatWrong, ErrSuffix)
-_QUANTITY_FORMAT_WRONG = (
-    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
-)
+_QUANTITY_FORMAT_WRONG = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 _QUANTITY_SUFFIX = "unable to parse quantity's suffix"
 _QUANTITY_SHAPE = re.compile(r"^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$")
 
@@ -184,9 +216,47 @@ def _parse_quantity_text(text: str) -> Fraction:
     if not text or text != text.strip():
         raise _CelFailure(_QUANTITY_FORMAT_WRONG)
     try:
-        return parse_quantity(text).amount
+        quantity = parse_quantity(text)
     except QuantityError:
         raise _CelFailure(_QUANTITY_SUFFIX if _QUANTITY_SHAPE.match(text) else _QUANTITY_FORMAT_WRONG) from None
+    return _uncapped(quantity.text, quantity.amount)
+
+
+_QUANTITY_PARTS = re.compile(r"^([+-]?)([0-9]*)(?:\.([0-9]*))?(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$")
+_DECIMAL_EXPONENTS = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+_MAX_UNCAPPED_EXPONENT = 400
+_NANO = Fraction(1, 10**9)
+
+
+def _uncapped(text: str, amount: Fraction) -> Fraction:
+    """apimachinery's ParseQuantity caps only a binary-SI amount at MaxInt64 (quantity.go,
+    `format == BinarySI && amount.Cmp(maxAllowed.Dec) > 0`); scheduler_core.api.quantity caps every
+    format, which is what the scheduler's resource arithmetic needs. The CEL library sees upstream's
+    uncapped decimal amount (so `quantity("1E20").isInteger()` is false, as upstream)."""
+    if abs(amount) != MAX_INT64:
+        return amount
+    match = _QUANTITY_PARTS.match(text)
+    if match is None:
+        return amount
+    sign, whole, frac, suffix = match.groups()
+    suffix = suffix or ""
+    if suffix.endswith("i"):
+        return amount
+    exponent = _DECIMAL_EXPONENTS[suffix] if suffix in _DECIMAL_EXPONENTS else int(suffix[1:])
+    if abs(exponent) > _MAX_UNCAPPED_EXPONENT:  # beyond any int64 anyway; keeps "1e999999" cheap
+        return amount
+    frac = frac or ""
+    magnitude = Fraction(int((whole or "0") + frac), 10 ** len(frac)) * Fraction(10) ** exponent
+    if magnitude % _NANO:  # rounded up to a whole number of nano units, as upstream
+        magnitude = (magnitude // _NANO + 1) * _NANO
+    return -magnitude if sign == "-" else magnitude
+
+
+def _approximate_float(amount: Fraction) -> float:
+    try:
+        return float(amount)
+    except OverflowError:  # AsApproximateFloat64 gives ±Inf
+        return math.copysign(math.inf, amount)
 
 
 def _q(message: Any) -> Fraction:
@@ -246,10 +316,6 @@ def _parse_uint(text: str) -> int:
     return value
 
 
-def _go_quote(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 SemverKey = tuple[int, int, int, tuple[tuple[int, int, str], ...]]
 
 
@@ -289,9 +355,7 @@ def _parse_semver(text: str) -> tuple[str, SemverKey]:
             raise _CelFailure("Prerelease is empty")
         if _only(identifier, _NUMBERS):
             if len(identifier) > 1 and identifier[0] == "0":
-                raise _CelFailure(
-                    f"Numeric PreRelease version must not contain leading zeroes {_go_quote(identifier)}"
-                )
+                raise _CelFailure(f"Numeric PreRelease version must not contain leading zeroes {_go_quote(identifier)}")
             number = _parse_uint(identifier)
             pre_key.append((0, number, ""))
             pre_text.append(str(number))
@@ -386,23 +450,25 @@ def _find_all(text: str, pattern: str, limit: int = -1) -> list[str]:
 
 
 def _is_sorted(items: list[Any]) -> bool:
-    return all(a <= b for a, b in zip(items, items[1:], strict=False))
+    return all(a <= b for a, b in itertools.pairwise(items))
 
 
 def _min(items: list[Any]) -> Any:
     if not items:
-        raise _CelFailure("min(list) argument must not be empty")
+        raise _CelFailure("min called on empty list")  # lists.go cmp()
     return min(items)
 
 
 def _max(items: list[Any]) -> Any:
     if not items:
-        raise _CelFailure("max(list) argument must not be empty")
+        raise _CelFailure("max called on empty list")
     return max(items)
 
 
 def _sum(items: list[Any]) -> Any:
-    if items and isinstance(items[0], float):
+    if not items:
+        return 0
+    if isinstance(items[0], float):
         return float(sum(items))
     total = sum(items)
     if not -MAX_INT64 - 1 <= total <= MAX_INT64:
@@ -410,9 +476,44 @@ def _sum(items: list[Any]) -> Any:
     return total
 
 
-def _decls() -> list[Any]:
+def _cel_equal(a: Any, b: Any) -> bool:
+    """CEL's heterogeneous equality on the Python values cel-expr-python passes (bool is no number)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_cel_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return len(a) == len(b) and all(
+            any(_cel_equal(k, k2) and _cel_equal(v, b[k2]) for k2 in b) for k, v in a.items()
+        )
+    if isinstance(a, bytes | bytearray) and isinstance(b, bytes | bytearray):
+        return bytes(a) == bytes(b)
+    return type(a) is type(b) and a == b
+
+
+# cel-go ext/sets.go (base environment since 1.29)
+def _sets_contains(items: list[Any], sub: list[Any]) -> bool:
+    return all(any(_cel_equal(x, y) for x in items) for y in sub)
+
+
+def _sets_equivalent(a: list[Any], b: list[Any]) -> bool:
+    return _sets_contains(a, b) and _sets_contains(b, a)
+
+
+def _sets_intersects(a: list[Any], b: list[Any]) -> bool:
+    return any(any(_cel_equal(x, y) for x in a) for y in b)
+
+
+def _decls(evaluating: bool) -> list[Any]:
+    """The Kubernetes functions. cel-expr-python registers one implementation per name and run-time
+    argument kinds, and converts its result to the declared type of that overload, so overloads that
+    differ only in a list's element type cannot each have one: the checking environments get
+    upstream's typed overloads (no implementations needed), the evaluating one a single overload on
+    list(dyn) returning dyn."""
     T = _cel.Type
-    Q, S, B, I, D, STR = _QUANTITY, _SEMVER, T.BOOL, T.INT, T.DOUBLE, T.STRING
+    Q, S, B, INT, D, STR = _QUANTITY, _SEMVER, T.BOOL, T.INT, T.DOUBLE, T.STRING
     fns: dict[str, list[Any]] = {}
 
     def overload(name: str, oid: str, result: Any, params: list[Any], member: bool, impl: Callable | None) -> None:
@@ -426,17 +527,17 @@ def _decls() -> list[Any]:
     # quantity.go
     overload("quantity", "string_to_quantity", Q, [STR], False, lambda s: _quantity_message(_parse_quantity_text(s)))
     overload("isQuantity", "is_quantity_string", B, [STR], False, _is_quantity)
-    overload("sign", "quantity_sign", I, [Q], False, lambda q: _cmp(_q(q), Fraction(0)))
+    overload("sign", "quantity_sign", INT, [Q], False, lambda q: _cmp(_q(q), Fraction(0)))
     overload("isGreaterThan", "quantity_is_greater_than", B, [Q, Q], True, lambda a, b: _compare(a, b) == 1)
     overload("isLessThan", "quantity_is_less_than", B, [Q, Q], True, lambda a, b: _compare(a, b) == -1)
-    overload("compareTo", "quantity_compare_to", I, [Q, Q], True, _compare)
-    overload("asApproximateFloat", "quantity_get_float", D, [Q], True, lambda q: float(_q(q)))
-    overload("asInteger", "quantity_get_int", I, [Q], True, _quantity_as_integer)
+    overload("compareTo", "quantity_compare_to", INT, [Q, Q], True, _compare)
+    overload("asApproximateFloat", "quantity_get_float", D, [Q], True, lambda q: _approximate_float(_q(q)))
+    overload("asInteger", "quantity_get_int", INT, [Q], True, _quantity_as_integer)
     overload("isInteger", "quantity_is_integer", B, [Q], True, _quantity_is_integer)
     overload("add", "quantity_add", Q, [Q, Q], True, lambda a, b: _quantity_message(_q(a) + _q(b)))
-    overload("add", "quantity_add_int", Q, [Q, I], True, lambda a, b: _quantity_message(_q(a) + b))
+    overload("add", "quantity_add_int", Q, [Q, INT], True, lambda a, b: _quantity_message(_q(a) + b))
     overload("sub", "quantity_sub", Q, [Q, Q], True, lambda a, b: _quantity_message(_q(a) - _q(b)))
-    overload("sub", "quantity_sub_int", Q, [Q, I], True, lambda a, b: _quantity_message(_q(a) - b))
+    overload("sub", "quantity_sub_int", Q, [Q, INT], True, lambda a, b: _quantity_message(_q(a) - b))
     # semverlib.go, SemverVersion(1) as in the base environment since 1.33
     overload("semver", "string_to_semver", S, [STR], False, lambda s: _semver_message(s))
     overload("semver", "string_bool_to_semver", S, [STR, B], False, _semver_message)
@@ -444,22 +545,46 @@ def _decls() -> list[Any]:
     overload("isSemver", "is_semver_string_bool", B, [STR, B], False, _is_semver)
     overload("isGreaterThan", "semver_is_greater_than", B, [S, S], True, None)
     overload("isLessThan", "semver_is_less_than", B, [S, S], True, None)
-    overload("compareTo", "semver_compare_to", I, [S, S], True, None)
-    overload("major", "semver_major", I, [S], True, lambda v: _int64(_sv(v)[0]))
-    overload("minor", "semver_minor", I, [S], True, lambda v: _int64(_sv(v)[1]))
-    overload("patch", "semver_patch", I, [S], True, lambda v: _int64(_sv(v)[2]))
+    overload("compareTo", "semver_compare_to", INT, [S, S], True, None)
+    overload("major", "semver_major", INT, [S], True, lambda v: _int64(_sv(v)[0]))
+    overload("minor", "semver_minor", INT, [S], True, lambda v: _int64(_sv(v)[1]))
+    overload("patch", "semver_patch", INT, [S], True, lambda v: _int64(_sv(v)[2]))
     # regex.go
     overload("find", "string_find_string", STR, [STR, STR], True, _find)
     overload("findAll", "string_find_all_string", T.List(STR), [STR, STR], True, _find_all)
-    overload("findAll", "string_find_all_string_int", T.List(STR), [STR, STR, I], True, _find_all)
-    # lists.go, for the element types a device attribute can have
-    for i, (suffix, element) in enumerate((("int", I), ("double", D), ("string", STR))):
-        lst = T.List(element)
-        overload("isSorted", f"list_{suffix}_is_sorted", B, [lst], True, _is_sorted if i == 0 else None)
-        overload("min", f"list_{suffix}_min", element, [lst], True, _min if i == 0 else None)
-        overload("max", f"list_{suffix}_max", element, [lst], True, _max if i == 0 else None)
-    overload("sum", "list_int_sum", I, [T.List(I)], True, _sum)
-    overload("sum", "list_double_sum", D, [T.List(D)], True, None)
+    overload("findAll", "string_find_all_string_int", T.List(STR), [STR, STR, INT], True, _find_all)
+    # lists.go: isSorted, min and max for its comparableTypes, sum for its summableTypes
+    comparable = (
+        ("int", INT),
+        ("uint", T.UINT),
+        ("double", D),
+        ("bool", B),
+        ("string", STR),
+        ("bytes", T.BYTES),
+    )
+    # (lists.go also has duration and timestamp lists: cel-expr-python cannot return those as dyn.)
+    if evaluating:
+        any_list = T.List(T.DYN)
+        overload("isSorted", "list_is_sorted_bool", B, [any_list], True, _is_sorted)
+        overload("min", "list_min", T.DYN, [any_list], True, _min)
+        overload("max", "list_max", T.DYN, [any_list], True, _max)
+        overload("sum", "list_sum", T.DYN, [any_list], True, _sum)
+    else:
+        for suffix, element in comparable:
+            lst = T.List(element)
+            overload("isSorted", f"list_{suffix}_is_sorted_bool", B, [lst], True, None)
+            overload("min", f"list_{suffix}_min_{suffix}", element, [lst], True, None)
+            overload("max", f"list_{suffix}_max_{suffix}", element, [lst], True, None)
+        for suffix, element in (("int", INT), ("uint", T.UINT), ("double", D)):
+            overload("sum", f"list_{suffix}_sum_{suffix}", element, [T.List(element)], True, None)
+    # ext.Sets (cel-go ext/sets.go) on list(A), list(A): declared on dyn here (cel-expr-python takes no
+    # type parameters), so a mismatch of element types that cel-go's checker refuses is evaluated here.
+    # (lists.go indexOf / lastIndexOf on lists cannot be added: cel-expr-python refuses a second
+    # declaration of the names ext.Strings declares for strings.)
+    DYN_LIST = T.List(T.DYN)
+    overload("sets.contains", "list_sets_contains_list", B, [DYN_LIST, DYN_LIST], False, _sets_contains)
+    overload("sets.equivalent", "list_sets_equivalent_list", B, [DYN_LIST, DYN_LIST], False, _sets_equivalent)
+    overload("sets.intersects", "list_sets_intersects_list", B, [DYN_LIST, DYN_LIST], False, _sets_intersects)
     return [_cel.FunctionDecl(name, overloads) for name, overloads in fns.items()]
 
 
@@ -467,26 +592,57 @@ def _decls() -> list[Any]:
 # Environments
 
 
+# compile.go: innerAttributesMapType / outerAttributesMapType (values of apiservercel.AnyType, whose CEL
+# type is cel.AnyType = google.protobuf.Any) and the capacity maps (values of kubernetes.Quantity).
+_ANY = _cel.Type("google.protobuf.Any")
+_ATTRIBUTES_TYPE = _cel.Type.Map(_cel.Type.STRING, _cel.Type.Map(_cel.Type.STRING, _ANY))
+_CAPACITY_TYPE = _cel.Type.Map(_cel.Type.STRING, _cel.Type.Map(_cel.Type.STRING, _QUANTITY))
+_DOMAIN_MAPS_VALUE_TYPE = _cel.Type.Map(_cel.Type.STRING, _cel.Type.Map(_cel.Type.STRING, _cel.Type.DYN))
+_ATTRIBUTES_VAR = "device.attributes"
+_CAPACITY_VAR = "device.capacity"
+
+
 class _Environments:
-    """A checking environment (device is kubernetes.DRADevice) and an evaluating one (device is a
-    map): cel-expr-python checks a variable's Python value against its declared type, and the
-    device's domain maps are plain dicts."""
+    """Checking environments and an evaluating one.
+
+    The checking environments declare `device` as the object type kubernetes.DRADevice (so an
+    unknown field is a compile error, as upstream) and, beside it, the qualified names
+    `device.attributes` and `device.capacity` with upstream's types: CEL resolves `device.attributes`
+    to the longest declared name, so `device.capacity["d"].memory` is a kubernetes.Quantity and
+    `device.attributes["d"].model` a google.protobuf.Any to the checker, as in cel-go. The
+    evaluating environment declares the same names with dyn values, since cel-expr-python checks a
+    variable's Python value against its declared type; it compiles only what a checking
+    environment accepted.
+
+    Environments (compile.go newCompiler; apiserver pkg/cel/environment/environment.go Extend):
+    `stored` is environment.StoredExpressions, which ignores feature gates and so always has
+    `device.allowMultipleAllocations` (the scheduler's allocator compiles there); `new` and
+    `new_consumable` are environment.NewExpressions without and with DRAConsumableCapacity.
+    """
 
     def __init__(self) -> None:
-        decls = _decls()
-
-        def env(device_type: Any) -> Any:
+        def env(device_type: Any, attributes_type: Any, capacity_type: Any, evaluating: bool = False) -> Any:
             return _cel.NewEnv(
                 descriptor_pool=_POOL,
-                variables={"device": device_type},
+                variables={"device": device_type, _ATTRIBUTES_VAR: attributes_type, _CAPACITY_VAR: capacity_type},
                 # ext.Bindings (DRA), ext.Strings(version 2) and cel.OptionalTypes (base environment)
                 extensions=[ext_bindings.ExtBindings(), ext_strings.ExtStrings(2), ext_optional.ExtOptional()],
-                functions=decls,
+                functions=_decls(evaluating),
             )
 
-        self.check = env(_cel.Type(f"{_PROTO_PACKAGE}.DRADevice"))
-        self.check_consumable = env(_cel.Type(f"{_PROTO_PACKAGE}.DRADeviceConsumableCapacity"))
-        self.evaluate = env(_cel.Type.Map(_cel.Type.STRING, _cel.Type.DYN))
+        with_multi_alloc = _cel.Type(f"{_PROTO_PACKAGE}.{_DEVICE_TYPE}")
+        v131 = _cel.Type(f"{_PROTO_PACKAGE}.{_DEVICE_TYPE_V131}")
+        self.stored = env(with_multi_alloc, _ATTRIBUTES_TYPE, _CAPACITY_TYPE)
+        self.new_consumable = self.stored
+        self.new = env(v131, _ATTRIBUTES_TYPE, _CAPACITY_TYPE)
+        self.evaluate = env(
+            _cel.Type.Map(_cel.Type.STRING, _cel.Type.DYN), _DOMAIN_MAPS_VALUE_TYPE, _DOMAIN_MAPS_VALUE_TYPE, True
+        )
+
+    def checker(self, consumable_capacity: bool, new_expressions: bool) -> Any:
+        if not new_expressions:
+            return self.stored
+        return self.new_consumable if consumable_capacity else self.new
 
 
 _envs: _Environments | None = None
@@ -508,6 +664,15 @@ def _environments() -> _Environments:
 _STATUS_PREFIX = re.compile(r"^[A-Z_]+: ")
 _STATUS_SUFFIX = re.compile(r" \[[A-Z_]+\]$")
 _UNDEFINED_FIELD = re.compile(r"undefined field '([^']*)' not found in struct '[^']*'")
+# cel-go checker/errors.go typeDoesNotSupportFieldSelection
+_NOT_SELECTABLE = re.compile(r"expression of type '([^']*)' cannot be the operand of a select operation")
+_NO_OVERLOAD = re.compile(
+    r"^ERROR: <input>:(\d+):(\d+): found no matching overload for '([^']*)' applied to '\((.*)\)'$"
+)
+# cel-go checker/errors.go notAComprehensionRange
+_NOT_A_RANGE = " cannot be the range of a comprehension "
+# cel-cpp reports a parse failure once more after its syntax errors; cel-go does not
+_NIL_PARSE_TREE = "\nERROR: <input>:-1:-1: <<nil>> parsetree"
 _MISSING_KEY = re.compile(r'^Key not found in map : (?:"((?:[^"\\]|\\.)*)"|(.*))$', re.S)
 _INDEX_ERROR = re.compile(r"^Index error: index=(-?\d+) size=\d+$")
 _RUNTIME_TEXTS = {
@@ -515,14 +680,84 @@ _RUNTIME_TEXTS = {
     "modulus by zero": "modulus by zero",
     "Iteration budget exceeded": COST_LIMIT_EXCEEDED,
 }
+# cel-go checker/format.go FormatCELType, where it differs from Type.String()
+_FORMAT_CEL_TYPE = {
+    "google.protobuf.Any": "any",
+    "google.protobuf.Duration": "duration",
+    "google.protobuf.Timestamp": "timestamp",
+    "null_type": "null",
+}
+_IDENT_CHAR = re.compile(r"[A-Za-z0-9_]")
 
 
 def _status_text(message: str) -> str:
     return _STATUS_SUFFIX.sub("", _STATUS_PREFIX.sub("", message, count=1))
 
 
-def _compile_text(message: str) -> str:
-    return "compilation failed: " + _UNDEFINED_FIELD.sub(r"undefined field '\1'", _status_text(message))
+def _split_signature(text: str) -> list[str]:
+    """The argument types of cel-cpp's "(a, map(b, c))", split at the top-level commas."""
+    parts, depth, current = [], 0, []
+    for char in text:
+        if char == "," and depth == 0:
+            parts.append("".join(current).strip())
+            current = []
+            continue
+        depth += (char == "(") - (char == ")")
+        current.append(char)
+    if current or parts:
+        parts.append("".join(current).strip())
+    return parts
+
+
+def _format_cel_type(name: str) -> str:
+    return re.sub(r"[A-Za-z_][A-Za-z0-9_.]*", lambda m: _FORMAT_CEL_TYPE.get(m.group(0), m.group(0)), name)
+
+
+def _is_member_call(expression: str, line: int, column: int, function: str) -> bool:
+    """Whether the call that cel-cpp reports at line:column ('(' of the call) is `x.function(...)`."""
+    lines = expression.split("\n")
+    if not 1 <= line <= len(lines):
+        return False
+    text = lines[line - 1]
+    i = column - 1
+    if i >= len(text) or text[i] != "(":
+        return False
+    i -= 1
+    while i >= 0 and text[i].isspace():
+        i -= 1
+    end = i + 1
+    while i >= 0 and _IDENT_CHAR.match(text[i]):
+        i -= 1
+    if text[i + 1 : end] != function:
+        return False
+    while i >= 0 and text[i].isspace():
+        i -= 1
+    return i >= 0 and text[i] == "."
+
+
+def _overload_line(expression: str, line: str) -> str:
+    # cel-go checker/errors.go noMatchingOverload and format.go formatFunctionDeclType: a member
+    # call's target is written before the arguments ("kubernetes.Quantity.(int)").
+    match = _NO_OVERLOAD.match(line)
+    if match is None:
+        return line
+    row, column, function, signature = match.groups()
+    args = [_format_cel_type(arg) for arg in _split_signature(signature)]
+    if args and _is_member_call(expression, int(row), int(column), function):
+        formatted = f"{args[0]}.({', '.join(args[1:])})"
+    else:
+        formatted = f"({', '.join(args)})"
+    return f"ERROR: <input>:{row}:{column}: found no matching overload for '{function}' applied to '{formatted}'"
+
+
+def _compile_text(message: str, expression: str = "") -> str:
+    text = _status_text(message).replace(_NIL_PARSE_TREE, "")
+    text = _UNDEFINED_FIELD.sub(r"undefined field '\1'", text)
+    text = _NOT_SELECTABLE.sub(r"type '\1' does not support field selection", text)
+    text = text.replace(_NOT_A_RANGE, " cannot be range of a comprehension ")
+    # cel-cpp escapes '?' in ANTLR's "expecting {...}" sets; cel-go does not
+    text = text.replace("'\\u003F'", "'?'")
+    return "compilation failed: " + "\n".join(_overload_line(expression, line) for line in text.split("\n"))
 
 
 def _missing_key(message: str) -> str | None:
@@ -545,26 +780,66 @@ def _runtime_text(message: str) -> str:
     return _RUNTIME_TEXTS.get(text, text)
 
 
+_TYPE_WORDS = {
+    "BOOL": "bool",
+    "INT": "int",
+    "UINT": "uint",
+    "DOUBLE": "double",
+    "STRING": "string",
+    "BYTES": "bytes",
+    "NULL": "null_type",
+    "DYN": "dyn",
+    "LIST": "list",
+    "MAP": "map",
+    "TYPE": "type",
+    "DURATION": "google.protobuf.Duration",
+    "TIMESTAMP": "google.protobuf.Timestamp",
+    # cel-expr-python names google.protobuf.Any "ERROR" inside a checked type
+    "ERROR": "google.protobuf.Any",
+    "any": "google.protobuf.Any",
+    f"{_PROTO_PACKAGE}.{_DEVICE_TYPE_V131}": f"{_PROTO_PACKAGE}.{_DEVICE_TYPE}",
+}
+
+
 def _type_name(cel_type: Any) -> str:
     """cel-cpp's type name as cel-go's Type.String() spells it: "int", "list(string)", "map(string, int)"."""
     name = cel_type.name()
-    words = {
-        "BOOL": "bool",
-        "INT": "int",
-        "UINT": "uint",
-        "DOUBLE": "double",
-        "STRING": "string",
-        "BYTES": "bytes",
-        "NULL": "null_type",
-        "DYN": "dyn",
-        "LIST": "list",
-        "MAP": "map",
-        "TYPE": "type",
-        "DURATION": "google.protobuf.Duration",
-        "TIMESTAMP": "google.protobuf.Timestamp",
-        "ERROR": "*error*",
-    }
-    return re.sub(r"\b[A-Z]+\b", lambda m: words.get(m.group(0), m.group(0)), name).replace("<", "(").replace(">", ")")
+    return (
+        re.sub(r"[A-Za-z_][A-Za-z0-9_.]*", lambda m: _TYPE_WORDS.get(m.group(0), m.group(0)), name)
+        .replace("<", "(")
+        .replace(">", ")")
+    )
+
+
+def _is_any(cel_type: Any) -> bool:
+    return cel_type == _ANY or cel_type.name() in ("ERROR", "any")
+
+
+# cel-go common/types/*.go ConvertToNative(reflect.TypeOf(true)) failures, and Type().TypeName(), for
+# DeviceMatches' "CEL result of type %s could not be converted to bool: %w" (compile.go).
+_NOT_BOOL = {
+    "INT": ("int", "unsupported type conversion from 'int' to bool"),
+    "UINT": ("uint", "unsupported type conversion from 'uint' to bool"),
+    "DOUBLE": ("double", "type conversion error from Double to 'bool'"),
+    "STRING": ("string", "unsupported native conversion from string to 'bool'"),
+    "BYTES": ("bytes", "type conversion error from Bytes to 'bool'"),
+    "NULL": ("null_type", "type conversion error from 'null_type' to 'bool'"),
+    "LIST": ("list", "type conversion error from list to 'bool'"),
+    "MAP": ("map", "type conversion error from map to 'bool'"),
+    "TYPE": ("type", "type conversion not supported for 'type'"),
+    "DURATION": ("google.protobuf.Duration", "type conversion error from 'Duration' to 'bool'"),
+    "TIMESTAMP": ("google.protobuf.Timestamp", "type conversion error from 'Timestamp' to 'bool'"),
+    # apiserver pkg/cel/quantity.go and semver.go
+    f"{_PROTO_PACKAGE}.Quantity": ("kubernetes.Quantity", "type conversion error from 'Quantity' to 'bool'"),
+    f"{_PROTO_PACKAGE}.Semver": ("kubernetes.Semver", "type conversion error from 'Semver' to 'bool'"),
+}
+
+
+def _not_bool_text(cel_type: Any) -> str:
+    name = cel_type.name()
+    kind = name.split("<", 1)[0]
+    type_name, reason = _NOT_BOOL.get(kind, (_type_name(cel_type), f"type conversion error from '{name}' to 'bool'"))
+    return f"CEL result of type {type_name} could not be converted to bool: {reason}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -576,40 +851,42 @@ _MAX_DOMAIN_RETRIES = 16
 class CompiledSelector:
     """One compiled selector (upstream's CompilationResult without an error)."""
 
-    __slots__ = ("_consumable_capacity", "_program", "expression")
+    __slots__ = ("_program", "expression")
 
-    def __init__(self, expression: str, program: Any, consumable_capacity: bool) -> None:
+    def __init__(self, expression: str, program: Any) -> None:
         self.expression = expression
         self._program = program
-        self._consumable_capacity = consumable_capacity
 
     def matches(self, device: DeviceInput) -> bool:
-        """Evaluate against one device; raise SelectorError with upstream's runtime error text (e.g. a missing map key)."""
+        """Evaluate against one device; raise SelectorError with upstream's runtime error text
+        (e.g. a missing map key)."""
         attributes, capacity = _domain_maps(device)
-        device_map: dict[str, Any] = {"driver": device.driver, "attributes": attributes, "capacity": capacity}
-        if self._consumable_capacity:
-            device_map["allowMultipleAllocations"] = bool(device.allow_multiple_allocations)
-        data = {"device": device_map}
+        # compile.go DeviceMatches: allowMultipleAllocations is always set (false when unset)
+        device_map: dict[str, Any] = {
+            "driver": device.driver,
+            "allowMultipleAllocations": bool(device.allow_multiple_allocations),
+            "attributes": attributes,
+            "capacity": capacity,
+        }
+        data = {"device": device_map, _ATTRIBUTES_VAR: attributes, _CAPACITY_VAR: capacity}
         added: set[str] = set()
         for _ in range(_MAX_DOMAIN_RETRIES):
             try:
                 result = self._program.eval(data=data)
             except RuntimeError as exc:  # cel-cpp aborted evaluation (e.g. its iteration budget)
                 raise SelectorError("runtime", _runtime_text(str(exc))) from None
-            kind = result.type().name()
+            result_type = result.type()
+            kind = result_type.name()
             if kind == "BOOL":
                 return bool(result.value())
             if kind != "ERROR":
-                raise SelectorError(
-                    "runtime",
-                    f"CEL result of type {_type_name(result.type())} could not be converted to bool: "
-                    f"type conversion error from {_go_kind(kind)} to 'bool'",
-                )
+                raise SelectorError("runtime", _not_bool_text(result_type))
             message = _status_text(str(result.value()))
             key = _missing_key(message)
-            # Upstream's domain maps answer a missing domain with an empty map. cel-cpp's maps cannot,
-            # so a failed lookup of a key that is no domain of the device is tried again with that
-            # domain present and empty (a key of an inner map fails the same way the second time).
+            # Upstream's domain maps answer a missing domain with an empty map (compile.go mapper.Find).
+            # cel-cpp's maps cannot, so a failed lookup of a key that is no domain of the device is tried
+            # again with that domain present and empty (a key of an inner map fails the same way the
+            # second time). `in`, size() and the macros see the device's own domains, as upstream.
             if key is None or key in attributes or key in capacity or key in added:
                 raise SelectorError("runtime", _runtime_text(message))
             added.add(key)
@@ -617,21 +894,16 @@ class CompiledSelector:
             capacity = {**capacity, key: {}}
             device_map["attributes"] = attributes
             device_map["capacity"] = capacity
+            data = {"device": device_map, _ATTRIBUTES_VAR: attributes, _CAPACITY_VAR: capacity}
         raise SelectorError("runtime", _runtime_text(message))
 
     def __repr__(self) -> str:
         return f"CompiledSelector({self.expression!r})"
 
 
-def _go_kind(kind: str) -> str:
-    return {"INT": "Int", "UINT": "Uint", "DOUBLE": "Double", "STRING": "String", "BYTES": "Bytes"}.get(
-        kind, kind.lower()
-    )
-
-
 @lru_cache(maxsize=4096)
 def _quantity_value(quantity: Quantity) -> Any:
-    return _quantity_message(quantity.amount)
+    return _quantity_message(_uncapped(quantity.text, quantity.amount))
 
 
 def _attribute_value(name: str, attribute: AttributeValue) -> Any:
@@ -663,46 +935,60 @@ def _domain_maps(device: DeviceInput) -> tuple[dict[str, dict[str, Any]], dict[s
     return attributes, capacity
 
 
-def _compile(expression: str, consumable_capacity: bool) -> CompiledSelector | SelectorError:
+def _compile(
+    expression: str, consumable_capacity: bool = False, new_expressions: bool = False
+) -> CompiledSelector | SelectorError:
+    """compile.go CompileCELExpression (without cost estimation)."""
     envs = _environments()
-    checker = envs.check_consumable if consumable_capacity else envs.check
     try:
-        checked = checker.compile(expression)
+        checked = envs.checker(consumable_capacity, new_expressions).compile(expression)
     except RuntimeError as exc:
-        return SelectorError("compile", _compile_text(str(exc)))
+        return SelectorError("compile", _compile_text(str(exc), expression))
     output = checked.return_type()
-    if output.name() not in ("BOOL", "DYN"):
+    # compile.go: `ast.OutputType() != cel.BoolType && ast.OutputType() != cel.AnyType`, where
+    # cel.AnyType is google.protobuf.Any (an attribute's type), not dyn: `dyn(true)` is refused.
+    if output.name() != "BOOL" and not _is_any(output):
         return SelectorError("compile", f"must evaluate to bool or the unknown type, not {_type_name(output)}")
     try:
         program = envs.evaluate.compile(expression)
     except RuntimeError as exc:  # should not happen: the evaluating environment is the more lenient one
         return SelectorError("compile", "unexpected compilation error: " + _status_text(str(exc)))
-    return CompiledSelector(expression, program, consumable_capacity)
+    return CompiledSelector(expression, program)
 
 
 class _Cache:
-    """cel.Cache: an LRU of compiled selectors. Failed compilations are kept too (upstream recompiles
-    them, with the same outcome)."""
+    """cache.go Cache: an LRU of successfully compiled selectors; a failed compilation is not kept
+    (it is compiled again the next time, with the same outcome)."""
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._entries: OrderedDict[tuple[str, bool], CompiledSelector | SelectorError] = OrderedDict()
+        self._entries: OrderedDict[tuple[str, bool, bool], CompiledSelector] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get_or_compile(self, expression: str, consumable_capacity: bool) -> CompiledSelector | SelectorError:
-        key = (expression, consumable_capacity)
+    def get_or_compile(
+        self, expression: str, consumable_capacity: bool = False, new_expressions: bool = False
+    ) -> CompiledSelector | SelectorError:
+        key = (expression, consumable_capacity, new_expressions)
         with self._lock:
             entry = self._entries.get(key)
             if entry is not None:
                 self._entries.move_to_end(key)
                 return entry
-        entry = _compile(expression, consumable_capacity)
+        result = _compile(expression, consumable_capacity, new_expressions)
+        if isinstance(result, SelectorError):
+            return result
         with self._lock:
-            self._entries[key] = entry
+            self._entries[key] = result
             self._entries.move_to_end(key)
             while len(self._entries) > self.size:
                 self._entries.popitem(last=False)
-        return entry
+        return result
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, expression: object) -> bool:
+        return any(key[0] == expression for key in self._entries)
 
     def clear(self) -> None:
         with self._lock:
@@ -712,21 +998,56 @@ class _Cache:
 _cache = _Cache(CACHE_SIZE)
 
 
-def compile_selector(expression: str, *, consumable_capacity: bool = False) -> CompiledSelector:
+def compile_selector(
+    expression: str, *, consumable_capacity: bool = False, new_expressions: bool = False
+) -> CompiledSelector:
     """Compile (cached, LRU like upstream's cel.Cache) or raise SelectorError with upstream's compile error text.
 
-    `consumable_capacity` is the DRAConsumableCapacity feature gate (alpha, off in v1.34): with it,
-    `device.allowMultipleAllocations` exists.
+    `consumable_capacity` is the DRAConsumableCapacity feature gate (alpha, off in v1.34). As upstream,
+    it matters only with `new_expressions` (environment.NewExpressions, what the API server uses for a
+    new object): the scheduler compiles in environment.StoredExpressions, which ignores feature gates,
+    so there `device.allowMultipleAllocations` always exists (false unless the device sets it).
     """
-    entry = _cache.get_or_compile(expression, consumable_capacity)
+    entry = _cache.get_or_compile(expression, consumable_capacity, new_expressions)
     if isinstance(entry, SelectorError):
         raise SelectorError(entry.kind, entry.detail)
     return entry
 
 
-def validate_selector_expression(expression: str, field_path: str = "expression") -> str | None:
-    """The API server's check of an expression's length (pkg/apis/resource/validation validateCELSelector):
-    None, or the field error text. The scheduler itself does not check the length."""
+def _go_quote(text: str) -> str:
+    """strconv.Quote, which field.Invalid uses for a string value (%q)."""
+    out = ['"']
+    escapes = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
+    for char in text:
+        if char in ('"', "\\"):
+            out.append("\\" + char)
+        elif char in escapes:
+            out.append(escapes[char])
+        elif char.isprintable():
+            out.append(char)
+        elif ord(char) < 0x80:
+            out.append(f"\\x{ord(char):02x}")
+        elif ord(char) <= 0xFFFF:
+            out.append(f"\\u{ord(char):04x}")
+        else:
+            out.append(f"\\U{ord(char):08x}")
+    out.append('"')
+    return "".join(out)
+
+
+def validate_selector_expression(
+    expression: str, field_path: str = "expression", *, stored: bool = False, consumable_capacity: bool = False
+) -> str | None:
+    """The API server's check of a CEL selector (pkg/apis/resource/validation validateCELSelector, v1.34):
+    None, or the field error's text. Too long (over CELSelectorExpressionMaxLength bytes): "Too long",
+    without compiling; else a compile error in environment.NewExpressions (StoredExpressions when
+    `stored`, i.e. for an update that keeps the expression): "Invalid value". Upstream also refuses an
+    expression whose estimated worst-case cost exceeds CELSelectorExpressionMaxCost ("too complex,
+    exceeds cost limit"); cel-cpp estimates no cost, so that check is not made here. The scheduler
+    itself does not validate."""
     if len(expression.encode()) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH:
         return f"{field_path}: Too long: may not be more than {CEL_SELECTOR_EXPRESSION_MAX_LENGTH} bytes"
+    result = _compile(expression, consumable_capacity, not stored)
+    if isinstance(result, SelectorError):
+        return f"{field_path}: Invalid value: {_go_quote(expression)}: {result.detail}"
     return None
