@@ -323,6 +323,10 @@ class Allocator:
 
     # --- Allocate -------------------------------------------------------------------------
 
+    def check_claims(self, claims: Sequence[ResourceClaim]) -> None:
+        """The node-independent checks of `allocate` (classes, request types, limits): AllocationError."""
+        self._read_claims(claims, [])
+
     def allocate(
         self, node: Any, claims: Sequence[ResourceClaim], report: AllocationReport | None = None
     ) -> list[AllocationResult] | None:

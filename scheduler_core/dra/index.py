@@ -19,6 +19,8 @@ from .pools import SliceIndex
 
 __all__ = ["DraIndex"]
 
+_JOURNAL_LIMIT = 100_000
+
 
 def _devices_of(claim: ResourceClaim) -> list[DeviceID]:
     """`ListAllAllocatedDevices`' contribution of one claim (admin access does not count)."""
@@ -42,6 +44,9 @@ class DraIndex:
     slices: list[ResourceSlice] = field(default_factory=list)
     pending: dict[str, ResourceClaim] = field(default_factory=dict)  # claim UID → claim with its allocation
     _in_use: dict[DeviceID, int] = field(default_factory=dict, repr=False)
+    # devices that became used (True) or free (False), in order: lets column caches follow changes
+    journal: list[tuple[DeviceID, bool]] = field(default_factory=list, repr=False)
+    journal_epoch: int = 0
     _slice_index: SliceIndex | None = field(default=None, repr=False)
 
     @classmethod
@@ -113,10 +118,21 @@ class DraIndex:
         self._count(_devices_of(claim), -1)
         return True
 
+    def in_use(self) -> dict[DeviceID, int]:
+        """The devices in use (read-only view: allocated claims' results and allocations in flight)."""
+        return self._in_use
+
     def _count(self, devices: list[DeviceID], sign: int) -> None:
+        journal = self.journal
         for device in devices:
-            left = self._in_use.get(device, 0) + sign
+            before = self._in_use.get(device, 0)
+            left = before + sign
             if left > 0:
                 self._in_use[device] = left
             else:
                 self._in_use.pop(device, None)
+            if (before > 0) != (left > 0):
+                journal.append((device, left > 0))
+        if len(journal) > _JOURNAL_LIMIT:  # readers rebuild from the set; the log starts again
+            journal.clear()
+            self.journal_epoch += 1

@@ -104,14 +104,18 @@ class SliceIndex:
         """Whether any slice may be seen from this node (shared slices might be)."""
         return bool(self.shared) or node_name in self.local
 
+    def local_pools(self, name: str) -> list[Pool]:
+        """The pools of the slices published for node `name` alone (memoised)."""
+        pools = self._local_pools.get(name)
+        if pools is None:
+            pools = self._local_pools[name] = self._gather(self.local.get(name, []))
+        return pools
+
     def pools_for(self, node: Any) -> list[Pool]:
         """GatherPools: the pools whose devices are accessible from `node`, in a fixed order."""
         name, labels = _node_name_and_labels(node)
         if not self.shared:
-            pools = self._local_pools.get(name)
-            if pools is None:
-                pools = self._local_pools[name] = self._gather(self.local.get(name, []))
-            return pools
+            return self.local_pools(name)
         seen = list(self.local.get(name, []))
         for item in self.shared:
             spec = item.spec

@@ -30,6 +30,7 @@ import numpy as np
 from ..api.resource import AllocationResult, ResourceClaim, ResourceClaimConsumerReference
 from ..dra.allocator import AllocationError, AllocationReport, Allocator, Features
 from ..dra.claims import ClaimError, can_be_reserved, claim_name, is_for_pod, is_reserved_for_pod, lister_not_found
+from ..dra.fast_path import fast_outcomes, single_device_request
 from ..dra.index import DraIndex
 from ..framework.cycle_state import CycleState
 from ..framework.diagnosis import Diagnosis
@@ -82,10 +83,36 @@ class DraState:
     allocator: Allocator | None = None
     unavailable: set[int] = field(default_factory=set)
     node_allocations: dict[int, list[AllocationResult]] = field(default_factory=dict)  # node index → results
+    lazy: np.ndarray | None = None  # nodes whose results the allocator builds at Reserve (fast path)
     allocations: dict[int, AllocationResult] = field(default_factory=dict)  # claim index → reserved result
 
     def clone(self) -> DraState:
         return self  # upstream's Clone returns the same pointer
+
+
+@dataclass
+class _Outcomes:
+    """The allocator's verdict on every node: results, lazily built results, no solution, or an error."""
+
+    cannot: np.ndarray
+    lazy: np.ndarray  # the fast path found the device: results built at Reserve
+    results: dict[int, list[AllocationResult]] = field(default_factory=dict)
+    errors: dict[int, AllocationError] = field(default_factory=dict)
+
+    def record(self, i: int, outcome: Any, wanted: int) -> None:
+        if isinstance(outcome, AllocationError):
+            self.errors[i] = outcome
+        elif outcome is None or len(outcome) != wanted:  # "cannot allocate all claims"
+            self.cannot[i] = True
+        else:
+            self.results[i] = outcome
+
+
+def _allocate_or_error(allocator: Allocator, node: Any, claims: list[ResourceClaim]) -> Any:
+    try:
+        return allocator.allocate(node, claims)
+    except AllocationError as exc:
+        return exc
 
 
 def pod_claims(pod: PodInfo, index: DraIndex) -> list[ResourceClaim]:
@@ -193,13 +220,14 @@ class DynamicResources:
         cannot = np.zeros(n, dtype=bool)
         errors: dict[str, np.ndarray] = {}
         if s.allocator is not None:
-            for i, outcome in self._allocate_everywhere(s, table):
-                if isinstance(outcome, AllocationError):
-                    errors.setdefault(str(outcome), np.zeros(n, dtype=bool))[i] = True
-                elif outcome is None or len(outcome) != len(s.to_allocate):
-                    cannot[i] = True
-                elif not unavailable_any[i]:
-                    s.node_allocations[i] = outcome
+            outcome = self._allocate_everywhere(s, table)
+            cannot = outcome.cannot
+            for i, error in outcome.errors.items():
+                errors.setdefault(str(error), np.zeros(n, dtype=bool))[i] = True
+            for i, results in outcome.results.items():
+                if not unavailable_any[i]:
+                    s.node_allocations[i] = results
+            s.lazy = outcome.lazy & ~unavailable_any
         failed = cannot.copy()
         for mask in errors.values():
             failed |= mask
@@ -220,26 +248,45 @@ class DynamicResources:
         return NodeVerdicts(codes, reasons)
 
     @staticmethod
-    def _allocate_everywhere(s: DraState, table: NodeTable) -> list[tuple[int, Any]]:
-        """`Allocate` on every node: (node index, results | None | AllocationError). Nodes that no
-        slice reaches all get the outcome of the first of them (it cannot depend on the node)."""
+    def _allocate_everywhere(s: DraState, table: NodeTable) -> _Outcomes:
+        """`Allocate` on every node.
+
+        The common single-device claim takes the columnar path (dra/fast_path.py), whose successes
+        are `lazy`: the results are built by the allocator for the one node Reserve gets. Otherwise,
+        nodes that no slice reaches all get the outcome of the first of them (it cannot depend on
+        the node)."""
         assert s.allocator is not None
+        allocator = s.allocator
         claims = [s.claims[k] for k in s.to_allocate]
-        slices = s.allocator.slices
-        out: list[tuple[int, Any]] = []
+        slices = allocator.slices
+        n = table.n
+        out = _Outcomes(np.zeros(n, dtype=bool), np.zeros(n, dtype=bool))
+        if single_device_request(claims, slices):
+            try:
+                allocator.check_claims(claims)
+            except AllocationError:
+                pass  # every node meets the error: the general path below reports it
+            else:
+                fast = fast_outcomes(allocator, table.dra, claims[0], table.names)
+                found = fast.row >= 0
+                out.lazy = found & ~fast.general
+                out.cannot = ~found & ~fast.general
+                for i, error in fast.errors.items():
+                    out.cannot[i] = False
+                    out.errors[i] = error
+                for i in np.flatnonzero(fast.general).tolist():
+                    out.record(i, _allocate_or_error(allocator, table.nodes[i], claims), len(claims))
+                return out
         bare: Any = ...
         for i, node in enumerate(table.nodes):
-            reached = slices.shared or table.names[i] in slices.local
+            reached = slices.reaches(table.names[i])
             if not reached and bare is not ...:
-                out.append((i, bare))
-                continue
-            try:
-                outcome: Any = s.allocator.allocate(node, claims)
-            except AllocationError as exc:
-                outcome = exc
-            if not reached:
-                bare = outcome
-            out.append((i, outcome))
+                outcome = bare
+            else:
+                outcome = _allocate_or_error(allocator, node, claims)
+                if not reached:
+                    bare = outcome
+            out.record(i, outcome, len(claims))
         return out
 
     def allocation_report(self, state: CycleState, table: NodeTable, i: int) -> AllocationReport | None:
@@ -282,6 +329,9 @@ class DynamicResources:
         if s is None or not s.claims or not s.to_allocate:
             return SKIP
         results = s.node_allocations.get(i)
+        if results is None and s.lazy is not None and s.lazy[i]:
+            assert s.allocator is not None
+            results = s.node_allocations[i] = s.allocator.allocate(table.nodes[i], [s.claims[k] for k in s.to_allocate])
         if results is None:
             return _error("claim allocation not found for node")
         if len(results) != len(s.to_allocate):
