@@ -105,7 +105,7 @@ def _bench_snapshot(args: argparse.Namespace) -> int:
     formats = tuple(dict.fromkeys(args.formats.split(",")))
     if not set(formats) <= {"json", "yaml"}:
         raise InputError(f"--formats {args.formats!r}: expected json, yaml or json,yaml")
-    run(args.nodes, args.pods_per_node, formats, args.dir)
+    run(args.nodes, args.pods_per_node, formats, args.dir, args.dra)
     return 0
 
 
@@ -145,6 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     bs.add_argument("--pods-per-node", type=int, default=10)
     bs.add_argument("--formats", default="json,yaml")
     bs.add_argument("--dir", help="keep (and reuse) the generated dumps here")
+    bs.add_argument("--dra", action="store_true", help="GPU pools through DRA (slices, claims, training pods)")
     bs.set_defaults(run=_bench_snapshot)
     args = parser.parse_args(argv)
     try:

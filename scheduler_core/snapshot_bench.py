@@ -22,6 +22,29 @@ from .synthetic import SnapshotSpec, pending_pod, write_snapshot
 __all__ = ["format_table", "measure", "run"]
 
 
+def _explain_gpu_pod(cluster: Any) -> tuple[float, str | None]:
+    """Explain a training pod whose claim the resourceclaim controller made from the dump's template
+    (as the app does before the scheduler sees the pod): seconds, and the node it lands on."""
+    from .api.loading import parse_object
+    from .dra.templates import claim_from_template
+    from .explain import explain
+    from .synthetic.dra import TEMPLATE, TEMPLATE_NAMESPACE, pending_gpu_pod
+
+    started = time.perf_counter()
+    pod = parse_object(pending_gpu_pod("bench-trainer"), "pod")
+    pod.metadata.uid = "bench-trainer-uid"
+    template = next(
+        t
+        for t in cluster.resource_claim_templates
+        if t.metadata.name == TEMPLATE and t.metadata.namespace == TEMPLATE_NAMESPACE
+    )
+    claim = claim_from_template(pod, pod.spec.resource_claims[0], template, "bench", "bench-claim-uid")
+    cluster.resource_claims.append(claim)
+    explanation = explain(cluster, pod, seed=0)  # type: ignore[arg-type]
+    result = explanation.result
+    return time.perf_counter() - started, result.selected_node if result else None
+
+
 def measure(path: str) -> dict[str, Any]:
     """Load the snapshot at `path` and explain one pod (in this process): the figures."""
     from .api.loading import admit_pod, load_kept_cluster_file, parse_object
@@ -36,6 +59,10 @@ def measure(path: str) -> dict[str, Any]:
     explanation = explain(cluster, pod, seed=0)  # type: ignore[arg-type]
     done, done_cpu = time.perf_counter(), time.process_time()
     result = explanation.result
+    gpu: dict[str, Any] = {}
+    if cluster.resource_slices:
+        seconds, node = _explain_gpu_pod(cluster)
+        gpu = {"explain_gpu_s": round(seconds, 2), "gpu_selected": node}
     return {
         "bytes": Path(path).stat().st_size,
         "nodes": len(cluster.nodes),
@@ -47,6 +74,8 @@ def measure(path: str) -> dict[str, Any]:
         "explain_cpu_s": round(done_cpu - loaded_cpu, 2),
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         "selected": result.selected_node if result else None,
+        "dra_pods": sum(1 for p in cluster.pods if p.spec.resource_claims),
+        **gpu,
     }
 
 
@@ -60,7 +89,11 @@ def _probe(path: str) -> dict[str, Any]:
 
 
 def run(
-    sizes: list[int], pods_per_node: int = 10, formats: tuple[str, ...] = ("json", "yaml"), directory: str | None = None
+    sizes: list[int],
+    pods_per_node: int = 10,
+    formats: tuple[str, ...] = ("json", "yaml"),
+    directory: str | None = None,
+    dra: bool = False,
 ) -> list[dict[str, Any]]:
     """Generate (or reuse, in `directory`) each dump and measure it; one row per size and format."""
     rows = []
@@ -68,9 +101,9 @@ def run(
         folder = Path(directory or scratch)
         folder.mkdir(parents=True, exist_ok=True)
         for nodes in sizes:
-            spec = SnapshotSpec(nodes=nodes, pods=nodes * pods_per_node)
+            spec = SnapshotSpec(nodes=nodes, pods=nodes * pods_per_node, dra=dra)
             for output in formats:
-                path = folder / f"snapshot-{nodes}n-{spec.pods}p.{output}"
+                path = folder / f"snapshot-{nodes}n-{spec.pods}p{'-dra' if dra else ''}.{output}"
                 if not path.exists():
                     started = time.perf_counter()
                     write_snapshot(path, spec, output)
@@ -91,6 +124,8 @@ _COLUMNS = (
     ("explain_s", "EXPLAIN s"),
     ("explain_cpu_s", "(CPU)"),
     ("peak_rss_mib", "PEAK RSS MiB"),
+    ("dra_pods", "DRA PODS"),
+    ("explain_gpu_s", "GPU EXPLAIN s"),
 )
 
 
@@ -102,7 +137,7 @@ def format_table(rows: list[dict[str, Any]], header: bool = True) -> str:
     for row in rows:
         cells = []
         for key, _ in _COLUMNS:
-            value = row[key]
+            value = row.get(key, "-")
             cells.append(f"{value / 1e6:>10.0f}MB" if key == "bytes" else f"{value!s:>12}")
         lines.append("  ".join(cells))
     return "\n".join(lines) + "\n"
