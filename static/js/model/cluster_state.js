@@ -1,6 +1,6 @@
 // The cluster as the browser knows it: a pure fold of the stream (no DOM here).
 
-export const KINDS = ["Node", "Pod", "Event", "Deployment", "ReplicaSet", "PriorityClass", "Namespace"];
+export const KINDS = ["Node", "Pod", "Event", "Deployment", "ReplicaSet", "PriorityClass", "Namespace", "ResourceSlice", "ResourceClaim"];
 
 export function emptyState() {
   const objects = {};

@@ -3,6 +3,8 @@
 
 import { h, keyed, replace } from "../lib/dom.js";
 import { formatBytes, formatMilliCpu } from "../lib/quantity.js";
+import { deviceState, devicesOnNode } from "../model/devices.js";
+import { deviceSection } from "./devices.js";
 import { evictionIn, nodeUsage, nodes, objectKey, pendingPods, podStatus, podsOnNode, schedulingMessage } from "../model/cluster_state.js";
 import { leaveNodeMap, renderNodeMap } from "./node_map.js"; // node map: more than COMPACT_ABOVE nodes
 
@@ -164,6 +166,7 @@ function nodeCard(state, node, frame, ui) {
         return podChip(p, ui.selectedPod, evictionIn(state, key), Boolean(preempt && preempt.nominated && preempt.victims.some((v) => v.pod === key)));
       }),
     ),
+    deviceSection(state, name),
     preempt && !ui.stale.has(name) ? preemptionLine(preempt, state) : null,
     verdictLine(name, frame, ui),
   );
@@ -235,6 +238,7 @@ export function renderBoard(root, state, frame, ui) {
         ui.selectedNode === name,
         ui.selectedPod,
         ui.showSystemLabels,
+        compact ? null : devicesOnNode(state, name).map((d) => [d.id, deviceState(d)]),
       ]);
       return { key: name, sig, build: () => (compact ? compactTile(n, frame, ui) : nodeCard(state, n, frame, ui)) };
     }),

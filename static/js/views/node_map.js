@@ -8,6 +8,7 @@
 import { h, replace } from "../lib/dom.js";
 import { formatBytes, formatMilliCpu } from "../lib/quantity.js";
 import { nodeUsage, objectKey, podStatus } from "../model/cluster_state.js";
+import { deviceSection } from "./devices.js";
 import {
   BY_REASON,
   COLOURINGS,
@@ -322,6 +323,7 @@ export function nodeCard(state, node, frame, { groupKey = "", podsOf = null, pin
     (node.spec.taints || []).length
       ? h("div", { class: "chips" }, node.spec.taints.map((t) => h("span", { class: `chip chip-taint chip-${t.effect}` }, `${t.key}${t.value ? "=" + t.value : ""}:${t.effect}`)))
       : null,
+    deviceSection(state, name, { limit: pinned ? 128 : 4 }),
     pinned && podList.length
       ? h("div", { class: "pods" }, podList.slice(0, 30).map((p) => h("span", { class: `pod pod-${podStatus(p)}`, title: objectKey(p) }, p.metadata.name)), podList.length > 30 ? `… ${podList.length - 30} more` : null)
       : null,
