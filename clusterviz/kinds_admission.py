@@ -127,9 +127,11 @@ def _default_job(out: Obj) -> None:
     spec.setdefault("podReplacementPolicy", "TerminatingOrFailed")
     if spec.get("manualSelector"):
         return
+    stored = bool(meta.get("uid"))  # an update: its selector is compared with the stored one (update_validation)
     uid = meta.setdefault("uid", str(uuid.uuid4()))
     name = meta.get("name") or ""
-    spec["selector"] = {"matchLabels": {JOB_UID_LABEL: uid}}
+    if not (stored and spec.get("selector")):
+        spec["selector"] = {"matchLabels": {JOB_UID_LABEL: uid}}
     labels = spec["template"].setdefault("metadata", {}).setdefault("labels", {})
     labels.update({JOB_UID_LABEL: uid, JOB_NAME_LABEL: name, LEGACY_JOB_UID_LABEL: uid, LEGACY_JOB_NAME_LABEL: name})
 

@@ -28,6 +28,13 @@ class Create(_Action):
     yaml: str = Field(max_length=MAX_YAML_CHARS)
 
 
+class Replace(_Action):
+    """Replace existing objects with the YAML's (as `kubectl replace -f`)."""
+
+    action: Literal["replace"]
+    yaml: str = Field(max_length=MAX_YAML_CHARS)
+
+
 class Delete(_Action):
     action: Literal["delete"]
     kind: Literal["Pod", "Deployment", "ReplicaSet", "Node", "PriorityClass", "Namespace"]
@@ -127,6 +134,7 @@ class View(_Action):
 
 Action = Annotated[
     Create
+    | Replace
     | Delete
     | Label
     | TaintAction
@@ -179,6 +187,9 @@ def perform(cluster: Cluster, action: Any, component: str) -> dict[str, Any]:
     if isinstance(action, Create):
         created = services.create_from_yaml(cluster, action.yaml, component, source="yaml")
         return {"created": [f"{o['kind']}/{o['metadata']['name']}" for o in created]}
+    if isinstance(action, Replace):
+        replaced = services.replace_from_yaml(cluster, action.yaml, component, source="yaml")
+        return {"replaced": [f"{o['kind']}/{o['metadata']['name']}" for o in replaced]}
     if isinstance(action, Delete):
         services.delete_object(cluster, action.kind, action.namespace, action.name, component)
         return {"deleted": f"{action.kind}/{action.name}"}

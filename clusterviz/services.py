@@ -43,6 +43,7 @@ from .adapters import snapshot
 from .admission import admission_context
 from .models import PACE_CHOICES, Cluster, KubeObject
 from .taints import stamp_no_execute
+from .update_validation import admit_update
 from .validation import admit
 
 __all__ = [
@@ -58,6 +59,7 @@ __all__ = [
     "fix_pod",
     "import_snapshot",
     "node_requests",
+    "replace_from_yaml",
     "scale",
     "set_cordon",
     "set_label",
@@ -133,6 +135,36 @@ def create_from_yaml(
     objects = parse_objects(text, source, cluster)
     with transaction.atomic():
         return [store.create(cluster, body, component) for body in objects]
+
+
+def replace_from_yaml(
+    cluster: Cluster, text: str | bytes, component: str, source: str = "input"
+) -> list[dict[str, Any]]:
+    """Replace every object of the YAML with its new content (as `kubectl replace -f`); all or
+    nothing. Each must exist; status and the server's metadata are kept; an update that changes what
+    may not change is refused as kube-apiserver refuses it (update_validation.UpdateInvalid)."""
+    objects = parse_objects(text, source, cluster)
+    with transaction.atomic():
+        return [_replace(cluster, body, component) for body in objects]
+
+
+def _replace(cluster: Cluster, body: dict[str, Any], component: str) -> dict[str, Any]:
+    meta = body["metadata"]
+    expected = meta.get("resourceVersion") or None
+
+    def swap(current: dict[str, Any]) -> None:
+        new = copy.deepcopy(body)
+        new.pop("status", None)
+        if "status" in current:
+            new["status"] = copy.deepcopy(current["status"])
+        if current["metadata"].get("managedFields"):
+            new["metadata"]["managedFields"] = copy.deepcopy(current["metadata"]["managedFields"])
+        admit_update(body["kind"], current, new)
+        current.clear()
+        current.update(new)
+
+    namespace = meta.get("namespace") or "default"
+    return store.patch(cluster, body["kind"], namespace, meta["name"], swap, component, expected)
 
 
 IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")

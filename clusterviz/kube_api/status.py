@@ -8,6 +8,7 @@ from typing import Any
 from scheduler_core.api.loading import InputError
 
 from .. import store
+from ..update_validation import UpdateInvalid
 from .resources import Resource
 
 __all__ = [
@@ -132,6 +133,8 @@ def from_exception(exc: Exception, res: Resource | None, name: str) -> ApiError:
     """Map the app's own refusals (store errors, InputError) to the Status a real server sends."""
     if isinstance(exc, ApiError):
         return exc
+    if isinstance(exc, UpdateInvalid):
+        return ApiError(exc.code, exc.reason, str(exc), exc.details())
     if isinstance(exc, RecursionError):  # a body too deep for some step past the parser's own bound
         return ApiError(400, "BadRequest", "the request body is nested too deeply")
     if res is not None:

@@ -18,9 +18,9 @@ from scheduler_core.api.validation import replicas_error
 
 from .. import services, store
 from ..admission import admission_context
-from ..defaults import default_pod_spec
 from ..models import Cluster
 from ..taints import stamp_no_execute
+from ..update_validation import SERVER_METADATA, admit_update
 from ..validation import admit
 from .fields import FieldValidation, check_apply
 from .managed import applied, apply_owned, check_manager, updated
@@ -35,16 +35,6 @@ __all__ = ["COMPONENT", "create", "delete", "patch", "replace", "update_scale"]
 COMPONENT = "kubectl"
 Obj = dict[str, Any]
 
-SERVER_METADATA = (
-    "uid",
-    "resourceVersion",
-    "creationTimestamp",
-    "deletionTimestamp",
-    "deletionGracePeriodSeconds",
-    "generation",
-    "managedFields",
-    "selfLink",
-)
 STATUS_RESET_ON_CREATE = (
     "Pod",
     "Deployment",
@@ -55,12 +45,6 @@ STATUS_RESET_ON_CREATE = (
     "Job",
     "Service",
     "PodDisruptionBudget",
-)
-POD_UPDATE_FORBIDDEN = (
-    "spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`,"
-    "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to "
-    "existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously "
-    "negative),`spec.schedulingGates` (only removals)"
 )
 
 
@@ -183,33 +167,6 @@ def _check_namespace(cluster: Cluster, res: Resource, namespace: str, name: str)
 # --- updates --------------------------------------------------------------------------------
 
 
-def _check_pod_update(res: Resource, name: str, old: Obj, new: Obj) -> None:
-    """ValidatePodUpdate, abridged: only images, activeDeadlineSeconds, added tolerations and removed
-    scheduling gates may change in a pod's spec."""
-
-    def masked(spec: Obj) -> Obj:
-        spec = copy.deepcopy(spec)
-        default_pod_spec(spec)  # a pod stored before the defaults existed compares as if it had them
-        for field in ("containers", "initContainers"):
-            for container in spec.get(field, []):
-                container.pop("image", None)
-        for field in ("activeDeadlineSeconds", "tolerations", "schedulingGates", "terminationGracePeriodSeconds"):
-            spec.pop(field, None)
-        return spec
-
-    old_spec, new_spec = old.get("spec", {}), new.get("spec", {})
-    if masked(old_spec) != masked(new_spec):
-        raise invalid(res, name, POD_UPDATE_FORBIDDEN)
-    new_tolerations = new_spec.get("tolerations", [])
-    if any(t not in new_tolerations for t in old_spec.get("tolerations", [])):
-        raise invalid(res, name, POD_UPDATE_FORBIDDEN)
-    old_gates = old_spec.get("schedulingGates", [])
-    if any(g not in old_gates for g in new_spec.get("schedulingGates", [])):
-        raise invalid(
-            res, name, "spec.schedulingGates: Forbidden: only deletion is allowed, but found new scheduling gate"
-        )
-
-
 def _updated(cluster: Cluster, res: Resource, current: Obj, wanted: Any, subresource: str | None) -> Obj:
     """The object to store when `current` is updated to `wanted` (main resource or /status)."""
     name = current["metadata"]["name"]
@@ -232,6 +189,8 @@ def _updated(cluster: Cluster, res: Resource, current: Obj, wanted: Any, subreso
     else:
         obj.pop("status", None)
     for key in SERVER_METADATA:
+        if key == "uid" and obj["metadata"].get("uid") and subresource is None:
+            continue  # an update may leave the uid out, not change it (update_validation)
         obj["metadata"].pop(key, None)
         if key in current["metadata"] and key != "managedFields":
             obj["metadata"][key] = current["metadata"][key]
@@ -240,8 +199,8 @@ def _updated(cluster: Cluster, res: Resource, current: Obj, wanted: Any, subreso
         stamp_no_execute(current.get("spec", {}).get("taints", []), admitted.get("spec", {}).get("taints", []))
     if subresource != "status" and "status" in current:
         admitted["status"] = copy.deepcopy(current["status"])  # admission must not touch it either
-    if res.kind == "Pod":
-        _check_pod_update(res, name, current, admitted)
+    if subresource is None:
+        admit_update(res.kind, current, admitted)
     kept = current["metadata"].get("managedFields") or []
     if isinstance(requested, list) and requested != kept and all(isinstance(e, dict) for e in requested):
         kept = requested  # a write that sets managedFields replaces them (kubectl's migration to apply)
