@@ -112,6 +112,10 @@ def _sync_one(cluster: Cluster, deployment: Obj, owned: list[Obj]) -> bool:
     new = next((rs for rs in owned if equal_ignore_hash(rs["spec"]["template"], spec["template"])), None)
     old = [rs for rs in owned if rs is not new]
     next_revision = max((revision(rs) for rs in old), default=0) + 1
+    if _check_paused_condition(cluster, deployment):
+        return True
+    if spec.get("paused"):
+        return _sync_paused(cluster, deployment, new, old, next_revision)
     if new is None:
         _create_new(cluster, deployment, old, next_revision)
         return True
@@ -120,17 +124,130 @@ def _sync_one(cluster: Cluster, deployment: Obj, owned: list[Obj]) -> bool:
         return True
     if _sync_deployment_revision(cluster, deployment, revision(new)):
         return True
-    if not spec.get("paused"):
-        acted = (
-            _recreate(cluster, deployment, new, old)
-            if _is_recreate(deployment)
-            else _roll(cluster, deployment, new, old)
-        )
-        if acted:
-            return True
+    acted = (
+        _recreate(cluster, deployment, new, old) if _is_recreate(deployment) else _roll(cluster, deployment, new, old)
+    )
+    if acted:
+        return True
     if _cleanup(cluster, deployment, old):
         return True
     return _sync_status(cluster, deployment, new, old)
+
+
+def _sync_paused(cluster: Cluster, deployment: Obj, new: Obj | None, old: list[Obj], next_revision: int) -> bool:
+    """sync() for a paused Deployment: no new ReplicaSet and no rollout; only scaling (proportional
+    across the active ReplicaSets), clean-up and the status (the Progressing condition left as
+    checkPausedConditions set it)."""
+    if new is not None and revision(new) < next_revision:
+        _set_revision(cluster, new, next_revision)
+        return True
+    if new is not None and _sync_deployment_revision(cluster, deployment, revision(new)):
+        return True
+    if _scale_paused(cluster, deployment, new, old):
+        return True
+    if _cleanup(cluster, deployment, old):
+        return True
+    return _sync_status(cluster, deployment, new, old, progressing=False)
+
+
+PAUSED_REASON = "DeploymentPaused"
+RESUMED_REASON = "DeploymentResumed"
+
+
+def _check_paused_condition(cluster: Cluster, deployment: Obj) -> bool:
+    """checkPausedConditions: Progressing Unknown `DeploymentPaused` ("Deployment is paused") when
+    paused, `DeploymentResumed` ("Deployment is resumed") once resumed; not over a timed-out one."""
+    if deployment["spec"].get("progressDeadlineSeconds") is None:
+        return False
+    conditions = deployment.get("status", {}).get("conditions", [])
+    current = next((c for c in conditions if c.get("type") == "Progressing"), None)
+    if current is not None and current.get("reason") == "ProgressDeadlineExceeded":
+        return False
+    paused_before = current is not None and current.get("reason") == PAUSED_REASON
+    paused = bool(deployment["spec"].get("paused"))
+    if paused == paused_before:
+        return False
+    reason, message = (PAUSED_REASON, "Deployment is paused") if paused else (RESUMED_REASON, "Deployment is resumed")
+    condition = _condition(conditions, "Progressing", "Unknown", reason, message, store.now_rfc3339())
+    meta = deployment["metadata"]
+
+    def update(body: Obj) -> None:
+        status = body.setdefault("status", {})
+        kept = [c for c in status.get("conditions", []) if c.get("type") != "Progressing"]
+        status["conditions"] = [*kept, condition]
+
+    store.patch(cluster, "Deployment", meta.get("namespace", "default"), meta["name"], update, COMPONENT)
+    return True
+
+
+def _created(rs: Obj) -> tuple[str, str]:
+    return rs["metadata"].get("creationTimestamp", ""), rs["metadata"]["name"]
+
+
+def _scale_paused(cluster: Cluster, deployment: Obj, new: Obj | None, old: list[Obj]) -> bool:
+    """scale() (sync.go): the only active (or the newest) ReplicaSet takes the whole count; a
+    saturated new one makes the old ones go to 0; else, for RollingUpdate, the difference to
+    replicas + maxSurge is spread over the active ReplicaSets in proportion to their size."""
+    if new is None and not old:
+        return False
+    desired = int(deployment["spec"].get("replicas", 1))
+    newest_first = sorted(old, key=_created, reverse=True)
+    active = [rs for rs in [*newest_first, new] if rs is not None and _replicas(rs) > 0]
+    if len(active) <= 1:  # FindActiveOrLatest
+        only = active[0] if active else (new if new is not None else newest_first[0])
+        if _replicas(only) == desired:
+            return False
+        _scale(cluster, deployment, only, desired)
+        return True
+    annotations = (new or {}).get("metadata", {}).get("annotations", {})
+    if (
+        new is not None
+        and _replicas(new) == desired
+        and annotations.get(DESIRED_REPLICAS) == str(desired)
+        and _available(new) == desired
+    ):
+        for rs in active:
+            if rs is not new:
+                _scale(cluster, deployment, rs, 0)
+        return bool([rs for rs in active if rs is not new])
+    if _is_recreate(deployment):
+        return False
+    surge, _ = surge_and_unavailable(deployment)
+    allowed = desired + surge if desired > 0 else 0
+    to_add = allowed - sum(_replicas(rs) for rs in active)
+    if to_add:  # ReplicaSetsBySizeNewer (up) / ReplicaSetsBySizeOlder (down): larger first, then by age
+        active.sort(key=_created, reverse=to_add > 0)
+        active.sort(key=_replicas, reverse=True)
+    sizes, added = {}, 0
+    for rs in active:
+        proportion = _proportion(rs, deployment, to_add, added, desired + surge)
+        sizes[rs["metadata"]["name"]] = _replicas(rs) + proportion
+        added += proportion
+    changed = False
+    for index, rs in enumerate(active):
+        name = rs["metadata"]["name"]
+        if index == 0 and to_add:
+            sizes[name] = max(sizes[name] + to_add - added, 0)  # leftovers to the largest
+        changed |= _scale(cluster, deployment, rs, sizes[name], "up" if to_add > 0 else "down")
+    return changed
+
+
+def _proportion(rs: Obj, deployment: Obj, to_add: int, added: int, max_replicas: int) -> int:
+    """GetReplicaSetProportion / getReplicaSetFraction (util/deployment_util.go)."""
+    if _replicas(rs) == 0 or to_add == 0 or to_add == added:
+        return 0
+    desired = int(deployment["spec"].get("replicas", 1))
+    if desired == 0:
+        fraction = -_replicas(rs)
+    else:
+        try:
+            before = int(rs["metadata"].get("annotations", {})[MAX_REPLICAS])
+        except (KeyError, ValueError):
+            before = int(deployment.get("status", {}).get("replicas", 0))
+        exact = _replicas(rs) * max_replicas / before if before else 0.0
+        fraction = math.floor(exact + 0.5) - _replicas(rs)  # integer.RoundToInt32 (half up; sizes >= 0)
+    allowed = to_add - added
+    return min(fraction, allowed) if to_add > 0 else max(fraction, allowed)
 
 
 def _is_recreate(deployment: Obj) -> bool:
@@ -218,7 +335,9 @@ def _sync_deployment_revision(cluster: Cluster, deployment: Obj, number: int) ->
     return True
 
 
-def _scale(cluster: Cluster, deployment: Obj, rs: Obj, replicas: int) -> None:
+def _scale(cluster: Cluster, deployment: Obj, rs: Obj, replicas: int, direction: str = "") -> bool:
+    """scaleReplicaSet: the size and the desired/max-replicas annotations; an event when the size
+    changes. Returns whether anything was written."""
     before = _replicas(rs)
     surge, _ = surge_and_unavailable(deployment)
     desired = int(deployment["spec"].get("replicas", 1))
@@ -229,10 +348,13 @@ def _scale(cluster: Cluster, deployment: Obj, rs: Obj, replicas: int) -> None:
         annotations[DESIRED_REPLICAS] = str(desired)
         annotations[MAX_REPLICAS] = str(desired + surge)
 
-    store.patch(cluster, "ReplicaSet", rs["metadata"]["namespace"], rs["metadata"]["name"], scale, COMPONENT)
-    direction = "up" if replicas > before else "down"
-    message = f"Scaled {direction} replica set {rs['metadata']['name']} from {before} to {replicas}"
-    record_event(cluster, deployment, "Normal", "ScalingReplicaSet", message, COMPONENT)
+    rv = rs["metadata"].get("resourceVersion")
+    after = store.patch(cluster, "ReplicaSet", rs["metadata"]["namespace"], rs["metadata"]["name"], scale, COMPONENT)
+    if replicas != before:
+        direction = direction or ("up" if replicas > before else "down")
+        message = f"Scaled {direction} replica set {rs['metadata']['name']} from {before} to {replicas}"
+        record_event(cluster, deployment, "Normal", "ScalingReplicaSet", message, COMPONENT)
+    return after["metadata"].get("resourceVersion") != rv
 
 
 def _roll(cluster: Cluster, deployment: Obj, new: Obj, old: list[Obj]) -> bool:
@@ -317,15 +439,16 @@ def _condition(current: list[Obj], kind: str, status: str, reason: str, message:
     }
 
 
-def _sync_status(cluster: Cluster, deployment: Obj, new: Obj, old: list[Obj]) -> bool:
-    """calculateStatus plus the Available and Progressing conditions."""
-    all_sets = [new, *old]
+def _sync_status(cluster: Cluster, deployment: Obj, new: Obj | None, old: list[Obj], progressing: bool = True) -> bool:
+    """calculateStatus plus the Available condition, and (`progressing`: syncRolloutStatus) the
+    Progressing one; syncDeploymentStatus (a paused Deployment) leaves Progressing as it is."""
+    all_sets = [rs for rs in [new, *old] if rs is not None]
     desired = int(deployment["spec"].get("replicas", 1))
     _, max_unavailable = surge_and_unavailable(deployment)
     if _is_recreate(deployment) or desired == 0:
         max_unavailable = 0  # deploymentutil.MaxUnavailable
     replicas = sum(int(rs.get("status", {}).get("replicas", 0)) for rs in all_sets)
-    updated = int(new.get("status", {}).get("replicas", 0))
+    updated = int((new or {}).get("status", {}).get("replicas", 0))
     ready = sum(int(rs.get("status", {}).get("readyReplicas", 0)) for rs in all_sets)
     available = sum(_available(rs) for rs in all_sets)
     current = deployment.get("status", {}).get("conditions", [])
@@ -343,8 +466,37 @@ def _sync_status(cluster: Cluster, deployment: Obj, new: Obj, old: list[Obj]) ->
             "Deployment does not have minimum availability.",
             now,
         )
-    name = new["metadata"]["name"]
     complete = updated == desired and replicas == desired and available == desired
+    kept = next((c for c in current if c.get("type") == "Progressing"), None)
+    if not progressing or new is None:
+        progressing_condition = kept
+    else:
+        progressing_condition = _progressing(current, new["metadata"]["name"], complete, now)
+    wanted: Obj = {
+        "observedGeneration": deployment["metadata"].get("generation", 1),
+        "replicas": replicas,
+        "updatedReplicas": updated,
+        "readyReplicas": ready,
+        "availableReplicas": available,
+        "conditions": [c for c in (available_condition, progressing_condition) if c is not None],
+    }
+    unavailable = max(desired - available, 0)
+    if unavailable:
+        wanted["unavailableReplicas"] = unavailable
+    wanted = {k: v for k, v in wanted.items() if v != 0}  # int32 fields are omitempty
+    if deployment.get("status") == wanted:
+        return False
+    meta = deployment["metadata"]
+
+    def update(body: Obj) -> None:
+        body["status"] = wanted
+
+    store.patch(cluster, "Deployment", meta.get("namespace", "default"), meta["name"], update, COMPONENT)
+    return True
+
+
+def _progressing(current: list[Obj], name: str, complete: bool, now: str) -> Obj:
+    """syncRolloutStatus's Progressing condition."""
     if complete:
         progressing = _condition(
             current,
@@ -362,24 +514,4 @@ def _sync_status(cluster: Cluster, deployment: Obj, new: Obj, old: list[Obj]) ->
         progressing = _condition(
             current, "Progressing", "True", "NewReplicaSetCreated", f'Created new replica set "{name}"', now
         )
-    wanted: Obj = {
-        "observedGeneration": deployment["metadata"].get("generation", 1),
-        "replicas": replicas,
-        "updatedReplicas": updated,
-        "readyReplicas": ready,
-        "availableReplicas": available,
-        "conditions": [available_condition, progressing],
-    }
-    unavailable = max(desired - available, 0)
-    if unavailable:
-        wanted["unavailableReplicas"] = unavailable
-    wanted = {k: v for k, v in wanted.items() if v != 0}  # int32 fields are omitempty
-    if deployment.get("status") == wanted:
-        return False
-    meta = deployment["metadata"]
-
-    def update(body: Obj) -> None:
-        body["status"] = wanted
-
-    store.patch(cluster, "Deployment", meta.get("namespace", "default"), meta["name"], update, COMPONENT)
-    return True
+    return progressing

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from clusterviz import services, store
-from clusterviz.controllers import kubelet, statefulset
+from clusterviz.controllers import deployment, kubelet, statefulset
 from clusterviz.controllers.runner import reconcile, step_once
 from clusterviz.lessons import load_lesson
 from clusterviz.models import Cluster, SchedulingCycle
@@ -626,3 +626,53 @@ def test_skipping_idle_controllers_writes_exactly_what_running_them_all_writes(
     _play(every)
     assert len(_story(skipping)) > 30
     assert _story(skipping) == _story(every)
+
+
+def _conditions(cluster: Cluster, name: str) -> dict[str, tuple[str, str, str]]:
+    body = store.get(cluster, "Deployment", "default", name)
+    return {c["type"]: (c["status"], c["reason"], c["message"]) for c in body["status"]["conditions"]}
+
+
+def _spec(cluster: Cluster, name: str, **changes: Any) -> None:
+    def change(body: Obj) -> None:
+        body["spec"].update(changes)
+
+    store.patch(cluster, "Deployment", "default", name, change, "kubectl")
+
+
+def test_a_paused_deployment_scales_proportionally_and_rolls_only_once_resumed(cluster: Cluster) -> None:
+    """pkg/controller/deployment sync.go: paused, no new ReplicaSet and no rollout; a scale is spread
+    over the active ReplicaSets in proportion (the docs' proportional-scaling example's arithmetic)."""
+    body = json.loads(deployment_yaml("web", 10, cpu="10m"))
+    body["spec"]["strategy"] = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 3, "maxUnavailable": 2}}
+    create(cluster, node_yaml("node01", cpu="8"), node_yaml("node02", cpu="8"), json.dumps(body))
+    reconcile(cluster)
+    _set_image(cluster, "web", "soscscs/myapp:v2")
+    assert deployment.sync_deployments(cluster)  # the new ReplicaSet, at replicas + maxSurge - 10 = 3
+    _spec(cluster, "web", paused=True)
+    reconcile(cluster)
+    assert _conditions(cluster, "web")["Progressing"] == ("Unknown", "DeploymentPaused", "Deployment is paused")
+    sets = _replica_sets(cluster)
+    assert (sets["soscscs/myapp:v1"]["spec"]["replicas"], sets["soscscs/myapp:v2"]["spec"]["replicas"]) == (10, 3)
+
+    _spec(cluster, "web", replicas=15)  # 18 allowed, 5 to add: 10*18/13 → +4 to the old, 3*18/13 → +1 to the new
+    reconcile(cluster)
+    sets = _replica_sets(cluster)
+    assert (sets["soscscs/myapp:v1"]["spec"]["replicas"], sets["soscscs/myapp:v2"]["spec"]["replicas"]) == (14, 4)
+    assert [e["message"] for e in events(cluster) if e["reason"] == "ScalingReplicaSet"][-2:] == [
+        f"Scaled up replica set {sets['soscscs/myapp:v1']['metadata']['name']} from 10 to 14",
+        f"Scaled up replica set {sets['soscscs/myapp:v2']['metadata']['name']} from 3 to 4",
+    ]
+    _set_image(cluster, "web", "soscscs/myapp:v3")  # a template change while paused makes no ReplicaSet
+    reconcile(cluster)
+    assert set(_replica_sets(cluster)) == {"soscscs/myapp:v1", "soscscs/myapp:v2"}
+    assert store.get(cluster, "Deployment", "default", "web")["status"].get("updatedReplicas", 0) == 0
+
+    _spec(cluster, "web", paused=False)
+    assert deployment.sync_deployments(cluster)
+    assert _conditions(cluster, "web")["Progressing"] == ("Unknown", "DeploymentResumed", "Deployment is resumed")
+    reconcile(cluster)
+    sets = _replica_sets(cluster)
+    assert sets["soscscs/myapp:v3"]["spec"]["replicas"] == 15
+    assert sets["soscscs/myapp:v1"]["spec"]["replicas"] == sets["soscscs/myapp:v2"]["spec"]["replicas"] == 0
+    assert _conditions(cluster, "web")["Progressing"][:2] == ("True", "NewReplicaSetAvailable")
