@@ -4,6 +4,8 @@ kubectl and scripts), or its owning Django user. Everyone else may only watch (t
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hmac
 from collections.abc import Mapping
 from typing import Any
@@ -26,10 +28,23 @@ def holds_token(cluster: Cluster, token: str | None) -> bool:
 
 
 def token_from_headers(headers: Mapping[str, str]) -> str | None:
-    """The bearer token of an `Authorization` header (HTTP request META style or plain names)."""
+    """The token of an `Authorization` header (HTTP request META style or plain names): a bearer
+    token, or the password of Basic credentials (kubectl sends those for a server URL's userinfo,
+    `http://clusterviz:<token>@host/…`, the one credential it sends over plain http)."""
     value = headers.get("HTTP_AUTHORIZATION") or headers.get("authorization") or headers.get("Authorization") or ""
     scheme, _, token = value.partition(" ")
-    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+    token = token.strip()
+    if not token:
+        return None
+    if scheme.lower() == "bearer":
+        return token
+    if scheme.lower() == "basic":
+        try:
+            decoded = base64.b64decode(token, validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            return None
+        return decoded.partition(":")[2] or None
+    return None
 
 
 def may_write(cluster: Cluster, *, session: Any = None, user: Any = None, token: str | None = None) -> bool:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from django.utils.csp import CSP
 
+from clusterviz.log_redaction import install as install_log_redaction
 from clusterviz.secret_key import env_flag, secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -128,6 +129,7 @@ CLUSTERVIZ_BATCH_PODS = int(os.environ.get("CLUSTERVIZ_BATCH_PODS", "1000"))
 CLUSTERVIZ_STREAM_BACKLOG_BYTES = int(os.environ.get("CLUSTERVIZ_STREAM_BACKLOG_BYTES", 4 * 1024 * 1024))
 CLUSTERVIZ_STREAM_HEARTBEAT_SECONDS = float(os.environ.get("CLUSTERVIZ_STREAM_HEARTBEAT_SECONDS", 2.0))
 
+install_log_redaction()  # no owner key in any log line (a legacy kubeconfig's path, an edit link's ?key=)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -74,7 +74,8 @@ def test_system_priority_classes(cluster: Cluster) -> None:
 
 def test_cluster_info_and_auth_for_the_owner(cluster: Cluster) -> None:
     info = cluster.kubectl("cluster-info")
-    assert f"Kubernetes control plane is running at {cluster.server.url}" in info.stdout
+    host = cluster.server.url.removeprefix("http://")  # the kubeconfig's server, its userinfo included
+    assert f"Kubernetes control plane is running at http://clusterviz:{cluster.token}@{host}/k8s/" in info.stdout
     assert cluster.kubectl("auth", "can-i", "create", "pods").stdout.strip() == "yes"
     assert cluster.kubectl("auth", "can-i", "delete", "nodes").stdout.strip() == "yes"
     whoami = cluster.kubectl("auth", "whoami").stdout

@@ -4,15 +4,19 @@ kubectl at the cluster's Kubernetes API (`<server>/k8s/<slug>`).
     python manage.py kubeconfig demo --server http://127.0.0.1:8000 > demo.kubeconfig
     kubectl --kubeconfig demo.kubeconfig get nodes
 
-The cluster's owner token rides in the server path (`/k8s/<slug>/key/<token>`: kubectl sends no
-bearer token over plain http) and in the user entry (sent over https). Reads work without it, writes
-need it; `--read-only` leaves it out, for a follower's kubectl.
+The cluster's owner token is the user's bearer token (`users[].user.token`), which kubectl sends
+over https. Over plain http kubectl sends no user credentials at all (clientcmd reads them only for a
+TLS transport), so an http server URL also carries the token as its userinfo
+(`http://clusterviz:<token>@host/k8s/<slug>`): Go's HTTP client sends it as `Authorization: Basic`,
+never on the request line, so no access log holds it. (The legacy form, the token in the path
+`/k8s/<slug>/key/<token>/`, still works; every log line has it redacted.) Reads work without a
+token, writes need it; `--read-only` leaves it out, for a follower's kubectl.
 """
 
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 
 import yaml
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -20,14 +24,17 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from clusterviz.models import Cluster
 
 DEFAULT_SERVER = "http://127.0.0.1:8000"
+USERINFO_NAME = "clusterviz"
 
 
 def kubeconfig(slug: str, server: str, namespace: str = "default", token: str = "") -> dict[str, Any]:
     """The kubeconfig document (one cluster, one user, one context, selected)."""
     name = f"clusterviz-{slug}"
     user: dict[str, Any] = {"token": token} if token else {}
-    # kubectl sends no bearer token over plain http: the owner token also rides in the server path.
-    endpoint = f"{server.rstrip('/')}/k8s/{slug}" + (f"/key/{token}" if token else "")
+    parts = urlsplit(server.rstrip("/"))
+    if token and parts.scheme == "http":  # kubectl sends no bearer token over plain http: userinfo → Basic
+        parts = parts._replace(netloc=f"{USERINFO_NAME}:{quote(token, safe='')}@{parts.netloc}")
+    endpoint = f"{urlunsplit(parts)}/k8s/{slug}"
     return {
         "apiVersion": "v1",
         "kind": "Config",
