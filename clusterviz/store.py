@@ -37,6 +37,7 @@ __all__ = [
     "get",
     "list_objects",
     "now_rfc3339",
+    "oldest_logged",
     "patch",
     "replace",
 ]
@@ -321,16 +322,21 @@ def changes_since(cluster: Cluster, since: int, kind: str | None = None, before:
     return list(changes.order_by("resource_version"))
 
 
-def log_reaches_back_to(cluster: Cluster, since: int, current: int) -> bool:
-    """Whether the watch log still holds every change after `since` (it is pruned from the front)."""
-    if since >= current:
-        return True
-    oldest = (
+def oldest_logged(cluster: Cluster) -> int | None:
+    """The resourceVersion of the oldest change the watch log still holds."""
+    return (
         Change.objects.filter(cluster=cluster)
         .order_by("resource_version")
         .values_list("resource_version", flat=True)
         .first()
     )
+
+
+def log_reaches_back_to(cluster: Cluster, since: int, current: int) -> bool:
+    """Whether the watch log still holds every change after `since` (it is pruned from the front)."""
+    if since >= current:
+        return True
+    oldest = oldest_logged(cluster)
     return oldest is not None and oldest <= since + 1
 
 

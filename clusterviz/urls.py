@@ -1,13 +1,15 @@
-from django.urls import include, path
+from django.urls import include, path, re_path
 
 from . import classroom, import_views, profile_views, views
+from .kube_api.views import root_endpoint
 
 urlpatterns = [
-    # kubectl sends no bearer token over plain http, so a writer's kubeconfig carries the owner
-    # token in its server path; the token in an Authorization header works too (https, scripts).
+    # the legacy kubeconfig's form: the owner token in the server path (redacted from every log line)
     # any slug reaches the endpoint, so that even a malformed one is answered with a Status
     path("k8s/<str:slug>/key/<str:key>/", include("clusterviz.kube_api.urls")),
     path("k8s/<str:slug>/", include("clusterviz.kube_api.urls")),
+    # kubectl get --raw /version (/livez, /readyz, /openapi/v3…): absolute paths, without the prefix
+    re_path(r"^(?P<path>(?:version|livez|readyz|openapi)(?:/.*)?)$", root_endpoint, name="kube-root"),
     path("", views.home, name="clusterviz-home"),
     path("clusters/new", views.create_cluster, name="clusterviz-create"),
     path("clusters/<slug:slug>/", views.cluster_page, name="clusterviz-cluster"),

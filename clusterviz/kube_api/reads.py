@@ -10,7 +10,7 @@ from django.db import transaction
 
 from .. import store
 from ..admission import builtin_priority_classes
-from ..models import Cluster, KubeObject
+from ..models import Change, Cluster, KubeObject
 from .present import node_addresses, present, synthetic_lease
 from .resources import Resource
 from .selectors import FieldSelector, LabelSelector
@@ -96,12 +96,52 @@ def _stored(cluster: Cluster, res: Resource, namespace: str | None, fields: Fiel
     return [row.body for row in rows.order_by(*order)], str(rv)
 
 
+def _stored_at(cluster: Cluster, res: Resource, namespace: str | None, at: int) -> list[Obj]:
+    """The stored bodies of a kind as they were at resourceVersion `at`: today's, with every object
+    changed since put back as the watch log last had it at `at` (absent if it was added since).
+    Raises store.LogGap when the log cannot tell (pruned since, or the object's older body gone)."""
+    current = int(Cluster.objects.filter(pk=cluster.pk).values_list("resource_version", flat=True).get())
+    if not store.log_reaches_back_to(cluster, at, current):
+        raise store.LogGap(at, current)
+    rows = KubeObject.objects.filter(cluster=cluster, kind=res.kind)
+    changes = Change.objects.filter(cluster=cluster, kind=res.kind, resource_version__gt=at)
+    if namespace is not None and res.namespaced:
+        rows, changes = rows.filter(namespace=namespace), changes.filter(namespace=namespace)
+    bodies = {(row.namespace, row.name): row.body for row in rows}
+    first: dict[tuple[str, str], str] = {}
+    for change in changes.order_by("resource_version").only("namespace", "name", "type"):
+        first.setdefault((change.namespace, change.name), change.type)
+    for key, change_type in first.items():
+        bodies.pop(key, None)
+        if change_type == "ADDED":
+            continue  # created after `at`
+        before = (
+            Change.objects.filter(
+                cluster=cluster, kind=res.kind, namespace=key[0], name=key[1], resource_version__lte=at
+            )
+            .order_by("-resource_version")
+            .first()
+        )
+        if before is None or before.type == "DELETED":
+            raise store.LogGap(at, current)
+        bodies[key] = before.body
+    return list(bodies.values())
+
+
 def list_objects(
-    cluster: Cluster, res: Resource, namespace: str | None, labels: LabelSelector, fields: FieldSelector
+    cluster: Cluster,
+    res: Resource,
+    namespace: str | None,
+    labels: LabelSelector,
+    fields: FieldSelector,
+    at: int | None = None,
 ) -> tuple[list[Obj], str]:
-    """The presented objects a list request selects, and the resourceVersion of the read."""
+    """The presented objects a list request selects, and the resourceVersion of the read (`at`: as
+    the cluster was at that resourceVersion, for a continued list; store.LogGap if it cannot be told)."""
     with transaction.atomic():
         bodies, rv = _stored(cluster, res, namespace, fields)
+        if at is not None and at < int(rv) and not res.synthetic and res.kind != "Lease":
+            bodies, rv = _stored_at(cluster, res, namespace, at), str(at)
         if res.kind == "Lease":
             objects = _leases(cluster, namespace)
         elif res.synthetic:

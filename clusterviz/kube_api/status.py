@@ -38,6 +38,7 @@ class ApiError(Exception):
         message: str,
         details: dict[str, Any] | None = None,
         warning: str = "",
+        metadata: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(message)
         self.code = code
@@ -45,9 +46,13 @@ class ApiError(Exception):
         self.message = message
         self.details = details
         self.warning = warning
+        self.metadata = metadata  # the Status's ListMeta (a continue token)
 
     def body(self) -> dict[str, Any]:
-        return status_body(self.code, self.reason, self.message, self.details)
+        body = status_body(self.code, self.reason, self.message, self.details)
+        if self.metadata:
+            body["metadata"] = dict(self.metadata)
+        return body
 
 
 def status_body(code: int, reason: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:

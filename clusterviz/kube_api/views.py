@@ -21,7 +21,7 @@ from .. import access, store
 from ..controllers.runner import ensure_runner
 from ..messages import MAX_YAML_CHARS
 from ..models import Cluster
-from . import discovery, openapi, writes
+from . import discovery, openapi, paging, writes
 from .eviction import evict
 from .fields import FieldValidation
 from .options import WriteOptions, write_options
@@ -127,19 +127,29 @@ def _collection(call: Call) -> Reply:
             raise method_not_allowed("list", res.qualified)
         labels = LabelSelector.parse(call.params.get("labelSelector"))
         fields = FieldSelector.parse(call.params.get("fieldSelector"), res.kind)
-        objects, rv = list_objects(cluster, res, target.namespace, labels, fields)
+        limit = paging.limit_of(call.params.get("limit"))
+        token = call.params.get("continue")
+        resume = paging.decode(token) if token else None
+        try:
+            at = resume.rv if resume is not None and resume.rv > 0 else None
+            objects, rv = list_objects(cluster, res, target.namespace, labels, fields, at)
+        except store.LogGap:
+            assert resume is not None
+            raise paging.expired(resume.start) from None
+        list_meta: Obj = {"resourceVersion": rv}
+        if limit or resume is not None:
+            selected = bool(call.params.get("labelSelector") or call.params.get("fieldSelector"))
+            after = resume.start if resume is not None else None
+            objects, list_meta = paging.page(objects, rv, limit, after, selected)
         version = table_version(call.accept)
         if version is not None:
             include = call.params.get("includeObject", "Metadata")
-            return Reply(200, table(res, objects, rv, include, version))
+            listed = table(res, objects, rv, include, version)
+            listed["metadata"] = list_meta
+            return Reply(200, listed)
         return Reply(
             200,
-            {
-                "kind": res.list_kind,
-                "apiVersion": res.api_version,
-                "metadata": {"resourceVersion": rv},
-                "items": objects,
-            },
+            {"kind": res.list_kind, "apiVersion": res.api_version, "metadata": list_meta, "items": objects},
         )
     if call.method == "POST":
         if not res.allows("create"):
@@ -452,6 +462,25 @@ def _request_body(request: HttpRequest) -> bytes:
     if len(body) > MAX_BODY_BYTES:
         raise _too_large()
     return body
+
+
+ROOT_PATHS = ("version", "livez", "readyz", "openapi")
+
+
+@csrf_exempt
+async def root_endpoint(request: HttpRequest, path: str) -> HttpResponse:
+    """The cluster-independent documents at the host's root, where `kubectl get --raw /version`
+    (`/livez`, `/readyz`, `/openapi/v3`, …) sends them: kubectl's --raw path is absolute, it does not
+    carry the kubeconfig server's `/k8s/<slug>` prefix. (`/healthz` there is the load balancer's check.)"""
+    try:
+        what, details = route(path)
+        if what not in ("version", "health", "openapi", "openapi-v2", "openapi-group"):
+            raise not_served(request.path)
+        if request.method not in ("GET", "HEAD"):
+            raise method_not_allowed(str(request.method).lower(), path)
+        return _respond(await sync_to_async(_meta)(what, details, request, ""))
+    except ApiError as error:
+        return _error(error)
 
 
 @csrf_exempt

@@ -57,8 +57,10 @@ def _changes_since(cluster: Cluster, kind: str, since: int) -> list[tuple[str, i
             cause = {"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}
             message = f"Too large resource version: {since}, current: {gap.current}"
             body = status_body(504, "Timeout", message, {"causes": [cause], "retryAfterSeconds": 1})
-        else:
-            body = status_body(410, "Expired", f"too old resource version: {since}")
+        else:  # the watch cache's getAllEventsSinceLocked: "too old resource version: %d (%d)"
+            oldest = store.oldest_logged(cluster)
+            floor = oldest - 1 if oldest is not None else gap.current
+            body = status_body(410, "Expired", f"too old resource version: {since} ({floor})")
         body.pop("metadata")
         return body
     return [(change.type, int(change.resource_version), change.body) for change in changes]
