@@ -196,3 +196,39 @@ def test_an_apply_needs_a_sane_field_manager(manager: str, message: str) -> None
     assert (refused.value.code, refused.value.message) == (422, message)
     with pytest.raises(ApiError, match=r"^metadata\.managedFields must be nil$"):
         check_manager("kubectl", {"metadata": {"managedFields": []}})
+
+
+@pytest.mark.parametrize(
+    ("operation", "reason"),
+    [
+        ({"op": "test", "path": "/spec/replicas", "value": 5}, "testing value /spec/replicas failed: test failed"),
+        (
+            {"op": "remove", "path": "/metadata/labels/x"},
+            "error in remove for path: '/metadata/labels/x': Unable to remove nonexistent key: x: missing value",
+        ),
+        (
+            {"op": "replace", "path": "/spec/x", "value": 1},
+            "replace operation does not apply: doc is missing key: /spec/x: missing value",
+        ),
+        (
+            {"op": "add", "path": "/nope/x", "value": 1},
+            'add operation does not apply: doc is missing path: "/nope/x": missing value',
+        ),
+        (
+            {"op": "add", "path": "/spec/l/5", "value": 1},
+            "error in add for path: '/spec/l/5': Unable to access invalid index: 5: invalid index referenced",
+        ),
+        (
+            {"op": "move", "from": "/q", "path": "/z"},
+            "move operation does not apply: doc is missing from path: /q: missing value",
+        ),
+        ({"op": "bogus", "path": "/x"}, "Unexpected kind: bogus"),
+    ],
+)
+def test_json_patch_failures_are_worded_as_evanphx_json_patch(operation: dict, reason: str) -> None:
+    """gopkg.in/evanphx/json-patch.v4, which kube-apiserver applies JSON patches with."""
+    doc = {"spec": {"replicas": 2, "l": [1, 2]}, "metadata": {"labels": {"a": "b"}}}
+    with pytest.raises(ApiError) as refused:
+        json_patch(doc, [{"op": "add", "path": "/spec/y", "value": 1}, operation])
+    assert refused.value.details is not None
+    assert refused.value.details["causes"][0]["message"] == reason

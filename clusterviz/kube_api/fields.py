@@ -17,6 +17,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from .decoding import type_error
 from .options import OPTIONS_KIND, invalid_option
 from .patch import MERGE_KEYS, STRATEGIC
 from .resources import Resource
@@ -75,10 +76,15 @@ class FieldValidation:
         """A create or update body, as sent: unknown fields are reported and dropped from `body`."""
         if not isinstance(body, dict):
             return
-        problems = [f"duplicate field {_go_quote(p)}" for p in duplicates]
-        problems += [f"unknown field {_go_quote(p)}" for p in unknown_fields(res.kind, body, prune=True)]
         kind = str(body.get("kind") or res.kind)
         version = str(body.get("apiVersion") or res.api_version).rpartition("/")[2]
+        error = type_error(res.kind, body)  # a decoding error, whatever the directive
+        if error:
+            raise ApiError(
+                400, "BadRequest", f"{kind} in version {_go_quote(version)} cannot be handled as a {res.kind}: {error}"
+            )
+        problems = [f"duplicate field {_go_quote(p)}" for p in duplicates]
+        problems += [f"unknown field {_go_quote(p)}" for p in unknown_fields(res.kind, body, prune=True)]
         text = f"{kind} in version {_go_quote(version)} cannot be handled as a {res.kind}: " + _strict(problems)
         self._settle(problems, ApiError(400, "BadRequest", text))
 

@@ -96,10 +96,12 @@ def limit_of(raw: str | None) -> int:
 def page(objects: list[Obj], rv: str, limit: int, after: str | None, selected: bool) -> tuple[list[Obj], Obj]:
     """The page of `objects` (the list as of `rv`) after the key `after`, at most `limit` items, and
     its ListMeta. `selected`: a label or field selector applied (no remainingItemCount then)."""
+    meta: Obj = {"resourceVersion": rv}
+    if after is None and (not limit or len(objects) <= limit):
+        return objects, meta  # one page: in the list's own order (events oldest first, as describe reads them)
     ordered = sorted(objects, key=key_of)
     if after is not None:
         ordered = [obj for obj in ordered if key_of(obj) > after]
-    meta: Obj = {"resourceVersion": rv}
     if limit and len(ordered) > limit:
         items, rest = ordered[:limit], ordered[limit:]
         meta["continue"] = encode(key_of(items[-1]), int(rv))

@@ -20,6 +20,7 @@ import jsonpointer
 from scheduler_core.api.limits import MAX_DEPTH
 from scheduler_core.api.loading import InputError, load_yaml_documents
 
+from .json_patch_errors import failure_reason
 from .status import ApiError
 
 __all__ = [
@@ -289,11 +290,12 @@ def json_patch(target: Json, operations: Json) -> Json:
     try:
         return jsonpatch.JsonPatch(operations).apply(target)
     except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException) as exc:
+        reason = failure_reason(target, operations, str(exc))
         raise ApiError(
             422,
             "Invalid",
             PATCH_REJECTED,
-            {"causes": [{"reason": "FieldValueInvalid", "message": str(exc), "field": "patch"}]},
+            {"causes": [{"reason": "FieldValueInvalid", "message": reason, "field": "patch"}]},
         ) from None
 
 

@@ -309,7 +309,11 @@ def test_errors_are_kubernetes_status(cluster: Cluster, kube_server: KubeServer)
     )
     bad = cluster.write("bad.yaml", pod("bad1", cpu="abc"))
     invalid = cluster.kubectl("create", "-f", bad, ok=False)
-    assert 'The Pod "bad1" is invalid: spec.containers[0].resources.requests.cpu:' in invalid.stderr
+    # a Quantity that does not parse is a decoding error (400), as upstream
+    assert (
+        'Error from server (BadRequest): error when creating "bad.yaml": Pod in version "v1" cannot be handled '
+        "as a Pod: quantities must match the regular expression" in invalid.stderr
+    )
     assert "default/bad1" not in cluster.pods()
 
     # kubectl 1.32 sends generator commands as protobuf: a clear refusal with a hint, nothing created
