@@ -8,7 +8,7 @@ from typing import Any
 
 from .status import ApiError
 
-__all__ = ["MAGIC", "access_review_spec"]
+__all__ = ["MAGIC", "access_review_spec", "rules_review_spec"]
 
 MAGIC = b"k8s\x00"
 # ResourceAttributes and NonResourceAttributes field numbers (authorization/v1 generated.proto)
@@ -77,3 +77,12 @@ def access_review_spec(body: bytes) -> dict[str, Any]:
     if 2 in parts:
         out["nonResourceAttributes"] = _strings(parts[2], NON_RESOURCE_FIELDS)
     return out
+
+
+def rules_review_spec(body: bytes) -> dict[str, Any]:
+    """The `spec` of a protobuf SelfSubjectRulesReview (`kubectl auth can-i --list`): its namespace."""
+    if not body.startswith(MAGIC):
+        raise _bad()
+    raw = _fields(body[len(MAGIC) :]).get(2, b"")  # runtime.Unknown.raw
+    spec = _fields(raw).get(2, b"")  # SelfSubjectRulesReview.spec
+    return _strings(spec, {1: "namespace"})

@@ -136,6 +136,16 @@ RESOURCES: tuple[Resource, ...] = (
         synthetic=True,
     ),
     Resource(
+        "selfsubjectrulesreviews",
+        "selfsubjectrulesreview",
+        "SelfSubjectRulesReview",
+        "authorization.k8s.io",
+        "v1",
+        False,
+        verbs=("create",),
+        synthetic=True,
+    ),
+    Resource(
         "selfsubjectreviews",
         "selfsubjectreview",
         "SelfSubjectReview",
@@ -146,7 +156,7 @@ RESOURCES: tuple[Resource, ...] = (
         synthetic=True,
     ),
 )
-REVIEW_KINDS = ("SelfSubjectAccessReview", "SelfSubjectReview")
+REVIEW_KINDS = ("SelfSubjectAccessReview", "SelfSubjectRulesReview", "SelfSubjectReview")
 
 # subresource → (group, version, kind, verbs) of what it takes and answers; others serve their parent's kind
 SUBRESOURCE_KINDS: dict[str, tuple[str, str, str, tuple[str, ...]]] = {

@@ -27,7 +27,7 @@ from .fields import FieldValidation
 from .options import WriteOptions, write_options
 from .patch import APPLY, PATCH_TYPES, parse_body_fields
 from .present import scale_of
-from .protobuf import access_review_spec
+from .protobuf import access_review_spec, rules_review_spec
 from .reads import get_object, list_objects, presenter
 from .resources import GROUPS, REVIEW_KINDS
 from .routing import Target, method_not_allowed, not_served, route
@@ -385,6 +385,49 @@ def _meta(what: str, details: Any, request: HttpRequest, prefix: str) -> Reply:
     raise not_served(request.path)
 
 
+# SelfSubjectRulesReview status (`kubectl auth can-i --list`): the owner may do anything; anyone
+# else may read every resource, ask these reviews, and read what system:discovery and
+# system:public-info-viewer open to everyone
+OWNER_RULES: Obj = {
+    "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
+    "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
+    "incomplete": False,
+}
+READER_RULES: Obj = {
+    "resourceRules": [
+        {
+            "verbs": ["create"],
+            "apiGroups": ["authorization.k8s.io"],
+            "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
+        },
+        {"verbs": ["create"], "apiGroups": ["authentication.k8s.io"], "resources": ["selfsubjectreviews"]},
+        {"verbs": ["get", "list", "watch"], "apiGroups": ["*"], "resources": ["*"]},
+    ],
+    "nonResourceRules": [
+        {
+            "verbs": ["get"],
+            "nonResourceURLs": [
+                "/api",
+                "/api/*",
+                "/apis",
+                "/apis/*",
+                "/healthz",
+                "/livez",
+                "/openapi",
+                "/openapi/*",
+                "/readyz",
+                "/version",
+                "/version/",
+            ],
+        }
+    ],
+    "incomplete": False,
+}
+IMPERSONATION = (  # header, resource, API group (apiserver endpoints/filters/impersonation.go)
+    ("Impersonate-User", "users", ""),
+    ("Impersonate-Group", "groups", ""),
+    ("Impersonate-Uid", "uids", "authentication.k8s.io"),
+)
 OWNER_USER = ("clusterviz:owner", ["system:authenticated"])
 ANONYMOUS_USER = ("system:anonymous", ["system:unauthenticated"])
 VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
@@ -425,7 +468,8 @@ def _review(call: Call) -> Reply:
     SelfSubjectReview (`kubectl auth whoami`), answered for the requester and never stored."""
     res = call.target.res
     if call.content_type == PROTOBUF:  # kubectl's typed client sends these as protobuf
-        spec: Any = access_review_spec(call.body) if res.kind == "SelfSubjectAccessReview" else {}
+        decode = {"SelfSubjectAccessReview": access_review_spec, "SelfSubjectRulesReview": rules_review_spec}
+        spec: Any = decode[res.kind](call.body) if res.kind in decode else {}
     else:
         body = _body(call) if call.body.strip() else {}
         spec = (body.get("spec") if isinstance(body, dict) else None) or {}
@@ -434,6 +478,8 @@ def _review(call: Call) -> Reply:
     if res.kind == "SelfSubjectReview":
         username, groups = OWNER_USER if call.owner else ANONYMOUS_USER
         status: Obj = {"userInfo": {"username": username, "groups": groups}}
+    elif res.kind == "SelfSubjectRulesReview":
+        status = OWNER_RULES if call.owner else READER_RULES
     else:
         attributes = spec.get("resourceAttributes") or spec.get("nonResourceAttributes") or {}
         verb = attributes.get("verb", "") if isinstance(attributes, dict) else ""
@@ -462,6 +508,28 @@ def _request_body(request: HttpRequest) -> bytes:
     if len(body) > MAX_BODY_BYTES:
         raise _too_large()
     return body
+
+
+def _refuse_impersonation(cluster: Cluster, request: HttpRequest, key: str | None) -> None:
+    """`kubectl --as/--as-group/--as-uid`: no user here may impersonate (nothing grants the
+    `impersonate` verb), so it is the impersonation filter's 403, naming the requester."""
+    for header, resource, group in IMPERSONATION:
+        value = request.headers.get(header)
+        if value is None:
+            continue
+        username = (OWNER_USER if _authenticate(cluster, request, key) else ANONYMOUS_USER)[0]
+        where = f'in API group "{group}"' if group else 'in API group ""'
+        details: Obj = {"name": value, "kind": resource}
+        if group:
+            details["group"] = group
+        qualified = f"{resource}.{group}" if group else resource
+        raise ApiError(
+            403,
+            "Forbidden",
+            f'{qualified} "{value}" is forbidden: User "{username}" cannot impersonate resource "{resource}" '
+            f"{where} at the cluster scope",
+            details,
+        )
 
 
 ROOT_PATHS = ("version", "livez", "readyz", "openapi")
@@ -494,6 +562,11 @@ async def endpoint(request: HttpRequest, slug: str, path: str = "", key: str | N
         if cluster is None:
             raise ApiError(404, "NotFound", f'cluster "{slug}" not found (create it first)', {"name": slug})
         what, details = route(path)
+        if what == "resource":
+            # upstream's filter refuses discovery too; kubectl's aggregated-discovery client cannot
+            # read that Status ("unknown"), so, as against a cluster whose discovery kubectl has cached,
+            # the refusal it prints is the resource request's
+            _refuse_impersonation(cluster, request, key)
         if what != "resource":
             if request.method not in ("GET", "HEAD"):
                 raise method_not_allowed(str(request.method).lower(), path or "/")
