@@ -185,7 +185,7 @@ def data_error_message(exc: Exception) -> str:
 def perform(cluster: Cluster, action: Any, component: str) -> dict[str, Any]:
     """Carry out one validated action; returns what the client is told on success."""
     if isinstance(action, Create):
-        created = services.create_from_yaml(cluster, action.yaml, component, source="yaml")
+        created = services.create_from_yaml(cluster, action.yaml, component, source="yaml", register_nodes=True)
         return {"created": [f"{o['kind']}/{o['metadata']['name']}" for o in created]}
     if isinstance(action, Replace):
         replaced = services.replace_from_yaml(cluster, action.yaml, component, source="yaml")

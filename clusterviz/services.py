@@ -42,6 +42,7 @@ from . import profiles, scheduler_cache, store
 from .adapters import snapshot
 from .admission import admission_context
 from .models import PACE_CHOICES, Cluster, KubeObject
+from .node_registration import register_node
 from .taints import stamp_no_execute
 from .update_validation import admit_update
 from .validation import admit
@@ -129,10 +130,13 @@ def _priority_class(body: dict[str, Any]) -> Any:
 
 
 def create_from_yaml(
-    cluster: Cluster, text: str | bytes, component: str, source: str = "input"
+    cluster: Cluster, text: str | bytes, component: str, source: str = "input", register_nodes: bool = False
 ) -> list[dict[str, Any]]:
-    """Create every object in the YAML; all or nothing."""
+    """Create every object in the YAML; all or nothing (`register_nodes`: a Node gets the labels its
+    kubelet would register it with, as the browser's create action does)."""
     objects = parse_objects(text, source, cluster)
+    if register_nodes:
+        objects = [register_node(body) for body in objects]
     with transaction.atomic():
         return [store.create(cluster, body, component) for body in objects]
 

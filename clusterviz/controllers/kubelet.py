@@ -91,6 +91,8 @@ def due_at(cluster: Cluster, body: dict[str, Any]) -> float:
             )
         return 0.0
     if phase == "Running":
+        if _changed_containers(body):
+            return 0.0  # a changed image is restarted at once
         seconds = run_seconds(body)
         if seconds is None:
             return float("inf")
@@ -139,7 +141,51 @@ def _may_act(body: dict[str, Any], node_name: str, node_names: dict[str, int]) -
         or (body.get("status") or {}).get("phase") in ("Pending", None)
         or (body.get("spec") or {}).get("restartPolicy") in ("Never", "OnFailure")
         or RUN_SECONDS_ANNOTATION in (meta.get("annotations") or {})
+        or bool(_changed_containers(body))
     )
+
+
+def _changed_containers(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The running containers whose image the spec has changed (containerChanged: the kubelet
+    restarts them, whatever the restart policy)."""
+    statuses = {s.get("name"): s for s in (body.get("status") or {}).get("containerStatuses") or []}
+    return [
+        c
+        for c in (body.get("spec") or {}).get("containers", [])
+        if c.get("name") in statuses and statuses[c["name"]].get("image") != c.get("image")
+    ]
+
+
+def _restart_changed(cluster: Cluster, row: Entry, changed: list[dict[str, Any]]) -> None:
+    """kuberuntime_manager computePodActions: `Container web definition changed, will be restarted`;
+    the new container is pulled, created and started, and its restartCount grows by one."""
+    body, node = row.body, row.node_name
+    names = {c["name"] for c in changed}
+    for container in changed:
+        message = f"Container {container['name']} definition changed, will be restarted"
+        record_event(cluster, body, "Normal", "Killing", message, COMPONENT, node)
+
+    def restarted(current: dict[str, Any]) -> None:
+        now = store.now_rfc3339()
+        images = {c["name"]: c.get("image", "") for c in current["spec"].get("containers", [])}
+        for status in current.get("status", {}).get("containerStatuses") or []:
+            if status.get("name") not in names:
+                continue
+            started = (status.get("state") or {}).get("running", {}).get("startedAt", now)
+            status["lastState"] = {
+                "terminated": {"exitCode": 0, "reason": "Completed", "startedAt": started, "finishedAt": now}
+            }
+            status["image"] = images.get(status["name"], status.get("image", ""))
+            status["restartCount"] = int(status.get("restartCount", 0)) + 1
+            status["state"] = {"running": {"startedAt": now}}
+
+    store.patch(cluster, "Pod", row.namespace, row.name, restarted, COMPONENT)
+    for container in changed:
+        image = container.get("image", "")
+        record_event(cluster, body, "Normal", "Pulling", f'Pulling image "{image}"', COMPONENT, node)
+        _pulled(cluster, body, image, 1.204)
+        record_event(cluster, body, "Normal", "Created", f"Created container: {container['name']}", COMPONENT, node)
+        record_event(cluster, body, "Normal", "Started", f"Started container {container['name']}", COMPONENT, node)
 
 
 def _actionable_pods(cluster: Cluster, node_names: dict[str, int]) -> list[Entry]:
@@ -183,6 +229,10 @@ def scan(cluster: Cluster) -> tuple[bool, float | None]:
             store.delete(cluster, "Pod", row.namespace, row.name, COMPONENT)
             return True, None
         phase = status.get("phase", "Pending")
+        changed = _changed_containers(body) if phase == "Running" else []
+        if changed:
+            _restart_changed(cluster, row, changed)
+            return True, None
         if phase == "Running":
             _complete(cluster, row)
             return True, None

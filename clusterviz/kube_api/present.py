@@ -46,22 +46,32 @@ def present(res: Resource, body: Obj, addresses: dict[str, str] | None = None) -
     return obj
 
 
+NODE_CONDITIONS = (
+    ("MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+    ("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+    ("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+    ("Ready", "True", "KubeletReady", "kubelet is posting ready status (simulated by clusterviz)"),
+)
+
+
 def _node(obj: Obj, address: str | None) -> None:
     meta, status = obj["metadata"], obj.setdefault("status", {})
     obj.setdefault("spec", {})
     created = meta.get("creationTimestamp") or now_rfc3339()
     if "capacity" not in status and "allocatable" in status:
         status["capacity"] = dict(status["allocatable"])
-    if not status.get("conditions"):
+    if not status.get("conditions"):  # the kubelet's node status setters (pkg/kubelet/nodestatus)
+        heartbeat = now_rfc3339()
         status["conditions"] = [
             {
-                "type": "Ready",
-                "status": "True",
-                "lastHeartbeatTime": now_rfc3339(),
+                "type": kind,
+                "status": state,
+                "lastHeartbeatTime": heartbeat,
                 "lastTransitionTime": created,
-                "reason": "KubeletReady",
-                "message": "kubelet is posting ready status (simulated by clusterviz)",
+                "reason": reason,
+                "message": message,
             }
+            for kind, state, reason, message in NODE_CONDITIONS
         ]
     if not status.get("addresses"):
         addresses = [{"type": "Hostname", "address": meta.get("name", "")}]

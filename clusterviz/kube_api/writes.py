@@ -19,6 +19,7 @@ from scheduler_core.api.validation import replicas_error
 from .. import services, store
 from ..admission import admission_context
 from ..models import Cluster
+from ..node_registration import register_node
 from ..taints import stamp_no_execute
 from ..update_validation import SERVER_METADATA, admit_update
 from ..validation import admit
@@ -120,7 +121,7 @@ def create(
         raise invalid(res, "", "metadata.name: Required value: name or generateName is required")
     if res.namespaced:
         _check_namespace(cluster, res, namespace, name)
-    admitted = _admit(cluster, res, obj, name)
+    admitted = register_node(_admit(cluster, res, obj, name))
     if apply_manager is not None:
         admitted["metadata"]["managedFields"] = applied([], apply_manager, res.api_version, body, store.now_rfc3339())
     elif manager:
