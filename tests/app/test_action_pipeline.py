@@ -24,6 +24,17 @@ REFUSED = [
     pytest.param('{"action": "nope", "id": "x"}', "Invalid", id="unknown-action"),
     pytest.param('{"action": "cordon", "node": "ghost", "id": "x"}', "NotFound", id="no-such-node"),
     pytest.param('{"action": "create", "yaml": "kind: Pod\\nmetadata: {name: Bad_Name}"}', "Invalid", id="bad-yaml"),
+    # an update that changes what may not change: kube-apiserver's 422 (clusterviz/update_validation.py)
+    pytest.param(
+        '{"action": "replace", "yaml": "apiVersion: v1\\nkind: Node\\nmetadata: {name: n1, uid: x}"}',
+        "Invalid",
+        id="immutable-uid",
+    ),
+    pytest.param(
+        '{"action": "replace", "yaml": "apiVersion: v1\\nkind: Node\\nmetadata: {name: n9}"}',
+        "NotFound",
+        id="replace-missing",
+    ),
 ]
 
 
