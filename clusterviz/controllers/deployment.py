@@ -116,6 +116,8 @@ def _sync_one(cluster: Cluster, deployment: Obj, owned: list[Obj]) -> bool:
         return True
     if spec.get("paused"):
         return _sync_paused(cluster, deployment, new, old, next_revision)
+    if _is_scaling_event(deployment, new, old) and _scale_sync(cluster, deployment, new, old):
+        return True  # syncDeployment: a scaling event is sync(), before any rollout
     if new is None:
         _create_new(cluster, deployment, old, next_revision)
         return True
@@ -143,11 +145,23 @@ def _sync_paused(cluster: Cluster, deployment: Obj, new: Obj | None, old: list[O
         return True
     if new is not None and _sync_deployment_revision(cluster, deployment, revision(new)):
         return True
-    if _scale_paused(cluster, deployment, new, old):
+    if _scale_sync(cluster, deployment, new, old):
         return True
     if _cleanup(cluster, deployment, old):
         return True
     return _sync_status(cluster, deployment, new, old, progressing=False)
+
+
+def _is_scaling_event(deployment: Obj, new: Obj | None, old: list[Obj]) -> bool:
+    """isScalingEvent: an active ReplicaSet's desired-replicas annotation is not spec.replicas."""
+    desired = str(deployment["spec"].get("replicas", 1))
+    for rs in [*old, new]:
+        if rs is None or _replicas(rs) == 0:
+            continue
+        annotated = rs["metadata"].get("annotations", {}).get(DESIRED_REPLICAS)
+        if annotated is not None and annotated != desired:
+            return True
+    return False
 
 
 PAUSED_REASON = "DeploymentPaused"
@@ -184,7 +198,7 @@ def _created(rs: Obj) -> tuple[str, str]:
     return rs["metadata"].get("creationTimestamp", ""), rs["metadata"]["name"]
 
 
-def _scale_paused(cluster: Cluster, deployment: Obj, new: Obj | None, old: list[Obj]) -> bool:
+def _scale_sync(cluster: Cluster, deployment: Obj, new: Obj | None, old: list[Obj]) -> bool:
     """scale() (sync.go): the only active (or the newest) ReplicaSet takes the whole count; a
     saturated new one makes the old ones go to 0; else, for RollingUpdate, the difference to
     replicas + maxSurge is spread over the active ReplicaSets in proportion to their size."""

@@ -676,3 +676,20 @@ def test_a_paused_deployment_scales_proportionally_and_rolls_only_once_resumed(c
     assert sets["soscscs/myapp:v3"]["spec"]["replicas"] == 15
     assert sets["soscscs/myapp:v1"]["spec"]["replicas"] == sets["soscscs/myapp:v2"]["spec"]["replicas"] == 0
     assert _conditions(cluster, "web")["Progressing"][:2] == ("True", "NewReplicaSetAvailable")
+
+
+def test_a_scale_during_a_rollout_is_spread_in_proportion(cluster: Cluster) -> None:
+    """isScalingEvent: a rolling Deployment scaled mid-rollout is sync()ed (proportionally) first."""
+    body = json.loads(deployment_yaml("web", 10, cpu="10m"))
+    body["spec"]["strategy"] = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 3, "maxUnavailable": 2}}
+    create(cluster, node_yaml("node01", cpu="8"), node_yaml("node02", cpu="8"), json.dumps(body))
+    reconcile(cluster)
+    _set_image(cluster, "web", "soscscs/myapp:v2")
+    assert deployment.sync_deployments(cluster)  # the new ReplicaSet at 3
+    _spec(cluster, "web", replicas=15)
+    assert deployment.sync_deployments(cluster)
+    sets = _replica_sets(cluster)
+    assert (sets["soscscs/myapp:v1"]["spec"]["replicas"], sets["soscscs/myapp:v2"]["spec"]["replicas"]) == (14, 4)
+    reconcile(cluster)
+    sets = _replica_sets(cluster)
+    assert (sets["soscscs/myapp:v1"]["spec"]["replicas"], sets["soscscs/myapp:v2"]["spec"]["replicas"]) == (0, 15)
