@@ -6,6 +6,7 @@ edit link (`?key=`: redacted)."""
 from __future__ import annotations
 
 import base64
+import logging
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,6 +36,21 @@ def logging_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KubeSer
 def test_redact_replaces_path_and_query_keys() -> None:
     assert redact("GET /k8s/demo/key/s3cr3t-_x/api/v1/nodes 200") == f"GET /k8s/demo/key/{REDACTED}/api/v1/nodes 200"
     assert redact("/clusters/demo/?key=abc&x=1") == f"/clusters/demo/?key={REDACTED}&x=1"
+
+
+def test_every_logger_s_records_are_redacted_and_keep_their_shape(caplog: pytest.LogCaptureFixture) -> None:
+    """The record factory (settings.py) redacts uvicorn's access records too, whose formatter reads
+    their arguments as a 5-tuple, and a traceback's text."""
+    access = logging.getLogger("uvicorn.access")
+    with caplog.at_level(logging.INFO, logger="uvicorn.access"):
+        access.info('%s - "%s %s HTTP/%s" %d', "127.0.0.1:5", "GET", "/k8s/d/key/SECRET1/api", "1.1", 200)
+        try:
+            raise ValueError("/clusters/d/?key=SECRET2")
+        except ValueError:
+            logging.getLogger("django.request").exception("failed: %s", "/k8s/d/key/SECRET3/api")
+    assert isinstance(caplog.records[0].args, tuple) and len(caplog.records[0].args) == 5
+    assert "SECRET" not in caplog.text
+    assert f"/k8s/d/key/{REDACTED}/api" in caplog.text
 
 
 def test_no_log_line_holds_the_owner_key(logging_server: KubeServer, kube_cache: Path, tmp_path: Path) -> None:
