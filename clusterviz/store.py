@@ -42,7 +42,18 @@ __all__ = [
     "replace",
 ]
 
-CLUSTER_SCOPED = {"Node", "Namespace", "PriorityClass", "RuntimeClass", "PersistentVolume", "StorageClass", "CSINode"}
+CLUSTER_SCOPED = {
+    "Node",
+    "Namespace",
+    "PriorityClass",
+    "RuntimeClass",
+    "PersistentVolume",
+    "StorageClass",
+    "CSINode",
+    "CSIDriver",
+    "DeviceClass",
+    "ResourceSlice",
+}
 CHANGE_LOG_LIMIT = 20_000
 # kinds whose metadata.generation counts spec changes (the registries' PrepareForUpdate)
 GENERATION_KINDS = frozenset({"Deployment", "ReplicaSet", "DaemonSet", "StatefulSet", "Job", "PodDisruptionBudget"})
@@ -86,6 +97,8 @@ def resource_name(kind: str) -> str:
         "Namespace": "namespaces",
         "Endpoints": "endpoints",
         "StorageClass": "storageclasses",
+        "DeviceClass": "deviceclasses",
+        "CSIStorageCapacity": "csistoragecapacities",
     }
     return irregular.get(kind, kind.lower() + "s")
 

@@ -58,6 +58,13 @@ SUPPORTED_KINDS = (
     "PersistentVolumeClaim",
     "PodDisruptionBudget",
     "ControllerRevision",
+    "DeviceClass",
+    "ResourceSlice",
+    "ResourceClaim",
+    "ResourceClaimTemplate",
+    "StorageClass",
+    "CSIDriver",
+    "CSIStorageCapacity",
 )
 API_VERSIONS = {
     "Pod": "v1",
@@ -77,6 +84,13 @@ API_VERSIONS = {
     "PersistentVolumeClaim": "v1",
     "PodDisruptionBudget": "policy/v1",
     "ControllerRevision": "apps/v1",
+    "DeviceClass": "resource.k8s.io/v1",
+    "ResourceSlice": "resource.k8s.io/v1",
+    "ResourceClaim": "resource.k8s.io/v1",
+    "ResourceClaimTemplate": "resource.k8s.io/v1",
+    "StorageClass": "storage.k8s.io/v1",
+    "CSIDriver": "storage.k8s.io/v1",
+    "CSIStorageCapacity": "storage.k8s.io/v1",
 }
 
 
@@ -338,6 +352,10 @@ def admit(
             out = prune_as("PriorityClass", PriorityClass.model_validate(body).to_dict())
             _check_priority_class(out, source, node, prefix)
             return out
+        if api_version.startswith(("resource.k8s.io/", "storage.k8s.io/")):
+            from .resource_admission import admit_resource_kind  # imports this module's prune_as
+
+            return admit_resource_kind(kind, {**body, "apiVersion": api_version}, source, node, prefix)
         if kind not in ("Deployment", "ReplicaSet"):
             from .kinds_admission import admit_extra  # imports this module's models
 

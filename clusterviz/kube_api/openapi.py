@@ -33,6 +33,8 @@ def _manifest_kinds(group: str) -> list[Resource]:
 
 def _schema_name(type_name: str, res: Resource | None = None) -> str:
     """Upstream-style component names (kubectl explain shows the part after the last dot)."""
+    if "." in type_name:  # kept under its package (a bare name two packages share: schema_build.RENAMED)
+        return f"io.k8s.api.{type_name}"
     if res is None:
         return f"{SCHEMA_PREFIX}.{type_name}"
     package = f"io.k8s.api.{res.group.split('.')[0] or 'core'}.{res.version}"

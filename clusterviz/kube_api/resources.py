@@ -121,6 +121,16 @@ RESOURCES: tuple[Resource, ...] = (
         subresources=("status",),
     ),
     Resource("controllerrevisions", "controllerrevision", "ControllerRevision", "apps", "v1", True),
+    # Dynamic Resource Allocation (GA in v1.34) and the storage kinds VolumeBinding reads
+    Resource("deviceclasses", "deviceclass", "DeviceClass", "resource.k8s.io", "v1", False),
+    Resource(
+        "resourceclaims", "resourceclaim", "ResourceClaim", "resource.k8s.io", "v1", True, subresources=("status",)
+    ),
+    Resource("resourceclaimtemplates", "resourceclaimtemplate", "ResourceClaimTemplate", "resource.k8s.io", "v1", True),
+    Resource("resourceslices", "resourceslice", "ResourceSlice", "resource.k8s.io", "v1", False),
+    Resource("storageclasses", "storageclass", "StorageClass", "storage.k8s.io", "v1", False, ("sc",)),
+    Resource("csidrivers", "csidriver", "CSIDriver", "storage.k8s.io", "v1", False),
+    Resource("csistoragecapacities", "csistoragecapacity", "CSIStorageCapacity", "storage.k8s.io", "v1", True),
     Resource("leases", "lease", "Lease", "coordination.k8s.io", "v1", True, verbs=READ_VERBS, synthetic=True),
     # no Service is simulated: the list is empty (`kubectl cluster-info` reads kube-system's)
     Resource("services", "service", "Service", "", "v1", True, ("svc",), verbs=READ_VERBS, synthetic=True),

@@ -475,6 +475,91 @@ def _revision_cells(obj: Obj, now: datetime) -> list[Any]:
     ]
 
 
+def _age(obj: Obj, now: datetime) -> str:
+    return _since(obj["metadata"].get("creationTimestamp"), now)
+
+
+def _name_age_cells(obj: Obj, now: datetime) -> list[Any]:
+    """DeviceClass, ResourceClaimTemplate: the name and the age."""
+    return [obj["metadata"].get("name", ""), _age(obj, now)]
+
+
+def resource_claim_state(obj: Obj) -> str:
+    """resourceClaimState: deleted, pending, allocated, reserved — those that hold, joined by commas."""
+    status = obj.get("status") or {}
+    states = []
+    deleted = bool(obj["metadata"].get("deletionTimestamp"))
+    if deleted:
+        states.append("deleted")
+    if status.get("allocation") is None:
+        if not deleted:
+            states.append("pending")
+    else:
+        states.append("allocated")
+        if status.get("reservedFor"):
+            states.append("reserved")
+    return ",".join(states)
+
+
+def _resource_claim_cells(obj: Obj, now: datetime) -> list[Any]:
+    return [obj["metadata"].get("name", ""), resource_claim_state(obj), _age(obj, now)]
+
+
+def _resource_slice_cells(obj: Obj, now: datetime) -> list[Any]:
+    spec = obj.get("spec") or {}
+    pool = (spec.get("pool") or {}).get("name", "")
+    return [obj["metadata"].get("name", ""), spec.get("nodeName", ""), spec.get("driver", ""), pool, _age(obj, now)]
+
+
+_DEFAULT_CLASS_ANNOTATIONS = (
+    "storageclass.kubernetes.io/is-default-class",
+    "storageclass.beta.kubernetes.io/is-default-class",
+)
+
+
+def _storage_class_cells(obj: Obj, now: datetime) -> list[Any]:
+    """printStorageClass: `(default)` after the default class's name."""
+    meta = obj["metadata"]
+    name = meta.get("name", "")
+    if any((meta.get("annotations") or {}).get(key) == "true" for key in _DEFAULT_CLASS_ANNOTATIONS):
+        name += " (default)"
+    return [
+        name,
+        obj.get("provisioner", ""),
+        obj.get("reclaimPolicy") or "Delete",
+        obj.get("volumeBindingMode") or "Immediate",
+        bool(obj.get("allowVolumeExpansion", False)),
+        _age(obj, now),
+    ]
+
+
+def _csi_driver_cells(obj: Obj, now: datetime) -> list[Any]:
+    """printCSIDriver: the spec's switches with the API's defaults; token audiences and modes joined."""
+    spec = obj.get("spec") or {}
+    audiences = [str(t.get("audience", "")) for t in spec.get("tokenRequests") or []]
+    modes = spec.get("volumeLifecycleModes") or []
+    return [
+        obj["metadata"].get("name", ""),
+        bool(spec.get("attachRequired", True)),
+        bool(spec.get("podInfoOnMount", False)),
+        bool(spec.get("storageCapacity", False)),
+        ",".join(audiences) if audiences else "<unset>",
+        bool(spec.get("requiresRepublish", False)),
+        ",".join(modes) if modes else "<none>",
+        _age(obj, now),
+    ]
+
+
+def _storage_capacity_cells(obj: Obj, now: datetime) -> list[Any]:
+    """printCSIStorageCapacity: no age; `<unset>` without a capacity."""
+    capacity = obj.get("capacity")
+    return [
+        obj["metadata"].get("name", ""),
+        obj.get("storageClassName", ""),
+        "<unset>" if capacity is None else capacity,
+    ]
+
+
 _NAME = ("Name", "string", "name", 0, "Name must be unique within a namespace.")
 _AGE = ("Age", "string", "", 0, "CreationTimestamp is the time this object was created.")
 _WORKLOAD_TAIL: list[Column] = [
@@ -684,6 +769,106 @@ PRINTERS: dict[str, tuple[list[Column], Callable[[Obj, datetime], list[Any]]]] =
             ("VolumeMode", "string", "", 1, "The volume mode of the claim."),
         ],
         _claim_cells,
+    ),
+    "DeviceClass": ([_NAME, _AGE], _name_age_cells),
+    "ResourceClaimTemplate": ([_NAME, _AGE], _name_age_cells),
+    "ResourceClaim": (
+        [
+            _NAME,
+            ("State", "string", "", 0, "A summary of the current state (allocated, pending, reserved, etc.)."),
+            _AGE,
+        ],
+        _resource_claim_cells,
+    ),
+    "ResourceSlice": (
+        [
+            _NAME,
+            ("Node", "string", "", 0, "NodeName identifies the node which provides the resources in this pool."),
+            ("Driver", "string", "", 0, "Driver identifies the DRA driver providing the capacity information."),
+            ("Pool", "string", "", 0, "Name is used to identify the pool."),
+            _AGE,
+        ],
+        _resource_slice_cells,
+    ),
+    "StorageClass": (
+        [
+            _NAME,
+            ("Provisioner", "string", "", 0, "Indicates the type of the provisioner."),
+            ("ReclaimPolicy", "string", "", 0, "Indicates the type of the reclaim policy."),
+            ("VolumeBindingMode", "string", "", 0, "Indicates how PersistentVolumeClaims should be bound."),
+            ("AllowVolumeExpansion", "string", "", 0, "Indicates whether the storage class allow volume expand"),
+            _AGE,
+        ],
+        _storage_class_cells,
+    ),
+    "CSIDriver": (
+        [
+            _NAME,
+            (
+                "AttachRequired",
+                "boolean",
+                "",
+                0,
+                "attachRequired indicates this CSI volume driver requires an attach operation.",
+            ),
+            (
+                "PodInfoOnMount",
+                "boolean",
+                "",
+                0,
+                "podInfoOnMount indicates this CSI volume driver requires additional pod information.",
+            ),
+            (
+                "StorageCapacity",
+                "boolean",
+                "",
+                0,
+                "storageCapacity indicates that the CSI driver wants pod scheduling to consider the storage capacity.",
+            ),
+            (
+                "TokenRequests",
+                "string",
+                "",
+                0,
+                "tokenRequests indicates the CSI driver needs pods' service account tokens.",
+            ),
+            (
+                "RequiresRepublish",
+                "boolean",
+                "",
+                0,
+                "requiresRepublish indicates the CSI driver wants NodePublishVolume being periodically called.",
+            ),
+            (
+                "Modes",
+                "string",
+                "",
+                0,
+                "volumeLifecycleModes defines what kind of volumes this CSI volume driver supports.",
+            ),
+            _AGE,
+        ],
+        _csi_driver_cells,
+    ),
+    "CSIStorageCapacity": (
+        [
+            _NAME,
+            (
+                "StorageClassName",
+                "string",
+                "",
+                0,
+                "storageClassName represents the name of the StorageClass that the reported capacity applies to.",
+            ),
+            (
+                "Capacity",
+                "string",
+                "",
+                0,
+                "capacity is the value reported by the CSI driver in its GetCapacityResponse.",
+            ),
+        ],
+        _storage_capacity_cells,
     ),
 }
 

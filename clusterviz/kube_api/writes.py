@@ -46,6 +46,7 @@ STATUS_RESET_ON_CREATE = (
     "Job",
     "Service",
     "PodDisruptionBudget",
+    "ResourceClaim",
 )
 
 

@@ -29,6 +29,7 @@ from typing import Any
 import pytest
 import yaml
 
+from clusterviz.store import CLUSTER_SCOPED
 from tests.live_server import LiveServer
 from tests.tools import missing_tool
 
@@ -174,11 +175,11 @@ class Cluster:
         return response.json()
 
     def objects(self, kind: str) -> dict[str, dict[str, Any]]:
-        """`namespace/name` (or `name` for nodes) → body."""
+        """`namespace/name` (or `name` for a cluster-scoped kind) → body."""
         out = {}
         for body in self.state()["objects"].get(kind, []):
             meta = body["metadata"]
-            key = meta["name"] if kind == "Node" else f"{meta.get('namespace', 'default')}/{meta['name']}"
+            key = meta["name"] if kind in CLUSTER_SCOPED else f"{meta.get('namespace', 'default')}/{meta['name']}"
             out[key] = body
         return out
 

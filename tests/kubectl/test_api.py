@@ -92,6 +92,8 @@ def test_version_discovery_and_openapi(api_cluster: Cluster) -> None:
         "batch",
         "discovery.k8s.io",
         "policy",
+        "resource.k8s.io",
+        "storage.k8s.io",
         "coordination.k8s.io",
         "authorization.k8s.io",
         "authentication.k8s.io",
