@@ -71,7 +71,8 @@ nodeTopology:
 
 def test_discovery_lists_the_dra_and_storage_kinds(cluster: Cluster) -> None:
     rows = cluster.kubectl("api-resources", "--api-group=resource.k8s.io").rows()
-    assert [row[0] for row in rows[1:]] == ["deviceclasses", "resourceclaims", "resourceclaimtemplates", "resourceslices"]
+    names = [row[0] for row in rows[1:]]
+    assert names == ["deviceclasses", "resourceclaims", "resourceclaimtemplates", "resourceslices"]
     assert rows[1][1:] == ["resource.k8s.io/v1", "false", "DeviceClass"]
     assert rows[2][1:] == ["resource.k8s.io/v1", "true", "ResourceClaim"]
     storage = cluster.kubectl("api-resources", "--api-group=storage.k8s.io").rows()
@@ -97,7 +98,7 @@ def test_create_and_get_the_four_kinds_with_their_columns(cluster: Cluster) -> N
 
 
 def test_a_malformed_cel_selector_is_refused_as_kube_apiserver_refuses_it(cluster: Cluster) -> None:
-    bad = GPU_CLASS.replace('device.driver == "gpu.example.com"', 'device.driver == ')
+    bad = GPU_CLASS.replace('device.driver == "gpu.example.com"', "device.driver == ")
     out = cluster.kubectl("create", "-f", cluster.write("bad.yaml", bad), ok=False)
     assert out.stderr.startswith(
         'The DeviceClass "gpu.example.com" is invalid: spec.selectors[0].cel.expression: Invalid value: '
