@@ -34,6 +34,7 @@ from django.db import connection
 from scheduler_core.api.loading import KINDS
 from scheduler_core.api.objects import Namespace, Node, PriorityClass, RuntimeClass, Workload
 from scheduler_core.collector import collector_paused
+from scheduler_core.dra.index import DraIndex
 from scheduler_core.explain import add_workloads
 from scheduler_core.framework.node_table import NodeTable
 from scheduler_core.framework.pod_info import PodInfo
@@ -48,7 +49,10 @@ log = logging.getLogger(__name__)
 TERMINAL_PHASES = ("Succeeded", "Failed")  # not in the scheduler's cache (the informer's field selector)
 #: The kinds kept by `KINDS` bucket beside nodes, pods and namespaces (workloads, volumes, budgets, classes).
 _TABLED = ("nodes", "pods", "namespaces")
-_VOLUME_BUCKETS = ("claims", "volumes", "storage_classes", "csi_nodes")
+# in `VolumeIndex.of`'s order
+_VOLUME_BUCKETS = ("claims", "volumes", "storage_classes", "csi_nodes", "csi_drivers", "storage_capacities")
+# in `DraIndex.of`'s order
+_DRA_BUCKETS = ("resource_claims", "device_classes", "resource_slices", "resource_claim_templates")
 ObjectKey = tuple[str, str, str]  # (kind, namespace, name): the order a fresh read gives
 _SCHEDULER_KINDS = frozenset(READ_KINDS)
 
@@ -198,7 +202,10 @@ class SchedulerCache:
             else:
                 self.buckets[bucket][key] = obj
             if self._table is not None:
-                self._refresh(self._table, bucket)
+                if bucket in _DRA_BUCKETS:
+                    self._set_dra(self._table.dra, bucket, namespace, name, obj)
+                else:
+                    self._refresh(self._table, bucket)
 
     def assume_pod(self, body: dict[str, Any]) -> None:
         """The pod as the scheduler just bound it, before the bind is read back from the watch log
@@ -316,6 +323,29 @@ class SchedulerCache:
         elif bucket == "pdbs":
             table.pdbs = self.objects("pdbs")
 
+    def _set_dra(self, dra: DraIndex, bucket: str, namespace: str, name: str, obj: Any) -> None:
+        """One DRA object changed: the index follows in place, as the DRA manager's informers do (a
+        claim through the assume cache: its devices counted in or out; allocations in flight stay)."""
+        key = f"{namespace}/{name}"
+        if bucket == "resource_claims":
+            if obj is None:
+                dra.remove(key)
+            else:
+                dra.store(obj)
+        elif bucket == "device_classes":
+            if obj is None:
+                dra.classes.pop(name, None)
+            else:
+                dra.classes[name] = obj
+        elif bucket == "resource_claim_templates":
+            if obj is None:
+                dra.templates.pop(key, None)
+            else:
+                dra.templates[key] = obj
+        else:
+            dra.slices = self.objects("resource_slices")
+            dra.invalidate_slices()
+
     def table(self) -> NodeTable:
         """The NodeTable at `rv` (a cycle may change it only temporarily, restoring what it touched)."""
         if self._table is None:
@@ -324,6 +354,7 @@ class SchedulerCache:
             table = NodeTable.build(nodes, pods, self.namespaces.values())
             for bucket in ("workloads", "claims", "pdbs"):
                 self._refresh(table, bucket)
+            table.dra = DraIndex.of(*(self.objects(b) for b in _DRA_BUCKETS))
             self._table = table
             self.table_builds += 1
         return self._table

@@ -8,6 +8,11 @@ could make it schedulable (pkg/scheduler/backend/queue, QueueingHints). Here, co
 - a pod bound or created bound (upstream's AssignedPodAdd) moves back the parked pods whose verdict
   can depend on other pods' placement: those with required pod affinity or a DoNotSchedule
   topology spread constraint (InterPodAffinity's and PodTopologySpread's hints);
+- a DRA object added or changed (a claim, a slice, a device class, a claim template) moves back the
+  parked pods with `spec.resourceClaims` (DynamicResources' events), and a parked pod whose
+  `status.resourceClaimStatuses` changed (the claim controller made its claim) goes back itself;
+- a storage object added or changed (a claim, a volume, a class, a CSI driver, node or capacity)
+  moves back the parked pods with a PersistentVolumeClaim volume (VolumeBinding's events);
 - a pod left parked for longer than `MAX_PARKED_SECONDS` goes back anyway
   (podMaxInUnschedulablePodsDuration, flushed by flushUnschedulablePodsLeftover).
 
@@ -44,7 +49,25 @@ def _depends_on_other_pods(body: dict[str, Any]) -> bool:
 
 
 def _requeue_pod_dependent(cluster: Cluster) -> None:
-    ids = [row.pk for row in rows.parked_pods(cluster) if _depends_on_other_pods(row.body)]
+    _requeue_where(cluster, _depends_on_other_pods)
+
+
+DRA_KINDS = frozenset({"ResourceClaim", "ResourceSlice", "DeviceClass", "ResourceClaimTemplate"})
+STORAGE_KINDS = frozenset(
+    {"PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode", "CSIDriver", "CSIStorageCapacity"}
+)
+
+
+def _uses_claims(body: dict[str, Any]) -> bool:
+    return bool(body.get("spec", {}).get("resourceClaims"))
+
+
+def _uses_volume_claims(body: dict[str, Any]) -> bool:
+    return any(isinstance(v, dict) and "persistentVolumeClaim" in v for v in body.get("spec", {}).get("volumes") or [])
+
+
+def _requeue_where(cluster: Cluster, wanted: Any) -> None:
+    ids = [row.pk for row in rows.parked_pods(cluster) if wanted(row.body)]
     if ids:
         KubeObject.objects.filter(pk__in=ids).update(queue_state=ACTIVE, queue_ts=time.time())
 
@@ -59,6 +82,10 @@ def requeue_after(cluster: Cluster, change_type: str, row: KubeObject, previous:
     kind = row.kind
     if kind == "Node" and change_type in ("ADDED", "MODIFIED"):
         _requeue_all(cluster)
+    elif kind in DRA_KINDS:
+        _requeue_where(cluster, _uses_claims)
+    elif kind in STORAGE_KINDS:
+        _requeue_where(cluster, _uses_volume_claims)
     elif kind != "Pod":
         return
     elif change_type == "DELETED":
@@ -71,7 +98,10 @@ def requeue_after(cluster: Cluster, change_type: str, row: KubeObject, previous:
         was_bound = bool((previous or {}).get("spec", {}).get("nodeName"))
         if row.node_name and not was_bound:
             _requeue_pod_dependent(cluster)
-        if row.queue_state == GATED:
+        claims_made = (previous or {}).get("status", {}).get("resourceClaimStatuses") != row.body.get("status", {}).get(
+            "resourceClaimStatuses"
+        )
+        if row.queue_state == GATED or (row.queue_state == UNSCHEDULABLE and claims_made):
             # The pod itself changed (e.g. its scheduling gates were removed): PreEnqueue runs again.
             KubeObject.objects.filter(pk=row.pk).update(queue_state=ACTIVE, queue_ts=time.time())
 

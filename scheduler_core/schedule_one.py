@@ -148,6 +148,14 @@ class Scheduler:
         PreBind failure runs every Reserve plugin's Unreserve in reverse order (schedule_one.go
         `handleBindingCycleError`) and the pod is not bound."""
         state = CycleState() if state is None else state
+        status = self.reserve_and_pre_bind(table, pod, i, state)
+        if not status.is_success():
+            return status
+        return self._run_binders(table, pod, i, state)
+
+    def reserve_and_pre_bind(self, table: NodeTable, pod: PodInfo, i: int, state: CycleState) -> Status:
+        """The binding cycle up to Bind (for a caller that binds the pod itself, as the app does
+        through its store): Reserve and PreBind, Unreserve on a failure."""
         fw = self.framework
         emit = fw.emitter.emit
         for point, plugins, method in (
@@ -170,6 +178,11 @@ class Scheduler:
                         if hasattr(reserved, "unreserve"):
                             reserved.unreserve(state, pod, table, i)
                     return status.with_plugin(plugin.name)
+        return SUCCESS
+
+    def _run_binders(self, table: NodeTable, pod: PodInfo, i: int, state: CycleState) -> Status:
+        fw = self.framework
+        emit = fw.emitter.emit
         emit(PHASE_STARTED, point="Bind")
         status = SUCCESS
         for plugin in fw.bind_plugins:

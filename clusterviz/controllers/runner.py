@@ -39,6 +39,7 @@ from . import (
     kubelet,
     namespace,
     replicaset,
+    resourceclaim,
     scheduler,
     statefulset,
     taint_manager,
@@ -82,6 +83,11 @@ CONTROLLERS: tuple[tuple[str, Callable[[Cluster], bool], frozenset[str] | None],
         frozenset({"StatefulSet", "Pod", "PersistentVolumeClaim", "ControllerRevision"}),
     ),
     ("job-controller", job.sync_jobs, frozenset({"Job", "Pod"})),
+    (
+        "resourceclaim-controller",
+        resourceclaim.sync_resource_claims,
+        frozenset({"Pod", "ResourceClaim", "ResourceClaimTemplate"}),
+    ),
     ("endpoint-controller", endpoints.sync_endpoints, frozenset({"Service", "Endpoints", "EndpointSlice", "Pod"})),
 )
 

@@ -10,6 +10,7 @@ from django.db import transaction
 from django.db.models import F
 
 from scheduler_core.framework.events import Event, encode_cycle
+from scheduler_core.framework.node_table import NodeTable
 from scheduler_core.framework.pod_info import PodInfo
 from scheduler_core.framework.runtime import Framework
 from scheduler_core.plugins.registry import new_framework
@@ -22,6 +23,7 @@ from ..publish import cycle_message, publish, publish_cycles
 from ..scheduling_queue import GATED, UNSCHEDULABLE, active_unbound_pods, park, parked_pods_depend_on_binds
 from ..services import delete_object
 from ..store_bulk import batch_pods, clone, insert_rows, patch_many
+from .claim_writes import deallocate, write_claims_of
 
 COMPONENT = "default-scheduler"
 CYCLES_KEPT = 500
@@ -90,7 +92,13 @@ def schedule_next(cluster: Cluster, queue: list[KubeObject] | None = None) -> bo
     publish(cluster.pk, cycle_message({**summary, "message": result.message}, wire))
     with transaction.atomic():
         # Events come from the profile's own recorder: its schedulerName reports them (upstream).
-        if result.selected is not None:
+        if result.selected is not None and not _pre_bind(scheduler, table, info, result):
+            record_event(
+                cluster, row.body, "Warning", "FailedScheduling", result.status.message, profile.scheduler_name
+            )
+        elif result.selected is not None:
+            if info.pod.spec.resource_claims:
+                write_claims_of(cluster, cache, [info])  # PreBind's claim updates come before the bind
             _bind(cluster, row, info, result, profile.scheduler_name)
         else:
             _fail(cluster, row, info, result, profile.scheduler_name)
@@ -99,6 +107,19 @@ def schedule_next(cluster: Cluster, queue: list[KubeObject] | None = None) -> bo
         nominated = result.nominated_node or ""
         prediction.settle(cluster, key, result.cycle, result.scheduled, result.selected_node, nominated, result.message)
     return True
+
+
+def _pre_bind(scheduler: Scheduler, table: NodeTable, info: PodInfo, result: ScheduleResult) -> bool:
+    """The binding cycle's Reserve and PreBind for a pod that uses ResourceClaims (DynamicResources
+    allocates in the assume cache; `write_claims_of` stores it); False, with `result.status` set
+    to the failure, when one of them failed. Other pods have nothing to reserve here."""
+    if not info.pod.spec.resource_claims or result.selected is None:
+        return True
+    status = scheduler.reserve_and_pre_bind(table, info, result.selected, result.state)
+    if status.is_success():
+        return True
+    result.status = status
+    return False
 
 
 def _bind(cluster: Cluster, row: KubeObject, info: PodInfo, result: ScheduleResult, reporter: str) -> None:
@@ -128,6 +149,9 @@ def _fail(cluster: Cluster, row: KubeObject, info: PodInfo, result: ScheduleResu
 
     body = store.patch(cluster, "Pod", row.namespace, row.name, unschedulable, COMPONENT)
     record_event(cluster, body, "Warning", "FailedScheduling", result.message, reporter)
+    deallocated = result.post_filter_result.detail.get("deallocate") if result.post_filter_result else None
+    if deallocated is not None:  # DynamicResources' PostFilter: a claim that kept the pod off every node
+        deallocate(cluster, deallocated)
     # Parked first: deleting the victims is the event that moves the preemptor back to the queue.
     park(row.pk, UNSCHEDULABLE)
     for victim in victims:
@@ -232,6 +256,9 @@ def schedule_batch(cluster: Cluster, limit: int | None = None) -> bool:
             scheduler.subscribe(events.append)
             result = scheduler.schedule_pod(table, info)
             if result.selected is not None:
+                framework.emitter.sinks.clear()  # the trace is the scheduling cycle's
+                if not _pre_bind(scheduler, table, info, result):
+                    continue  # PreBind failed (Unreserve ran): the pod stays in the queue
                 cycle_traces.defer(cluster.pk, number, events, names, columns, len(columns.steps))
                 cache.assume_pod(_bound_body(row.body, result.selected_node or ""))
                 columns.bound(table.index[result.selected_node or ""])
@@ -239,7 +266,7 @@ def schedule_batch(cluster: Cluster, limit: int | None = None) -> bool:
                 continue
             # Does not fit: the binds so far go first, then this pod as one step would write it.
             Cluster.objects.filter(pk=cluster.pk).update(cycle=F("cycle") + ran)
-            _write_binds(cluster, binds, cache.rv)
+            _write_binds(cluster, cache, binds)
             cache.follow()
             binds, start, ran = [], number, 0
             summary = _summary(result, cache.rv)
@@ -257,7 +284,7 @@ def schedule_batch(cluster: Cluster, limit: int | None = None) -> bool:
         scheduler_cache.forget(cluster.pk)  # assumed pods, a table a cycle may not have restored
         raise
     Cluster.objects.filter(pk=cluster.pk).update(cycle=F("cycle") + ran)
-    _write_binds(cluster, binds, cache.rv)
+    _write_binds(cluster, cache, binds)
     for row, result, _ in binds:
         key = f"{row.namespace}/{row.name}"
         if key in revealing:
@@ -321,13 +348,17 @@ def _bind_mutation(node: str) -> Callable[[dict[str, Any]], None]:
     return bind
 
 
-def _write_binds(cluster: Cluster, binds: list[tuple[KubeObject, ScheduleResult, str]], seen_rv: int) -> None:
-    """Keep the cycles (traces deferred), bind the pods and record their `Scheduled` events, in one
-    transaction."""
+def _write_binds(
+    cluster: Cluster, cache: scheduler_cache.SchedulerCache, binds: list[tuple[KubeObject, ScheduleResult, str]]
+) -> None:
+    """Keep the cycles (traces deferred), write the claims PreBind changed, bind the pods and record
+    their `Scheduled` events, in one transaction."""
     if not binds:
         return
+    seen_rv = cache.rv
     messages: list[dict[str, Any]] = []
     with transaction.atomic():
+        write_claims_of(cluster, cache, [result.pod for _, result, _ in binds if result.pod.pod.spec.resource_claims])
         # The cycles stream first, then the writes they lead to (registered before the writes' own).
         transaction.on_commit(lambda: publish_cycles(cluster.pk, messages))
         targets = [(row.namespace, row.name, _bind_mutation(result.selected_node or "")) for row, result, _ in binds]

@@ -148,3 +148,94 @@ def test_csi_storage_capacity_and_storage_classes(cluster: Cluster) -> None:
     sc = cluster.kubectl("get", "sc").rows()
     assert sc[0] == ["NAME", "PROVISIONER", "RECLAIMPOLICY", "VOLUMEBINDINGMODE", "ALLOWVOLUMEEXPANSION", "AGE"]
     assert sc[1][:5] == ["fast", "(default)", "csi.example.com", "Delete", "WaitForFirstConsumer"]
+
+
+TRAINER = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: trainer}
+spec:
+  containers:
+  - name: train
+    image: trainer:1
+    resources:
+      claims: [{name: gpu}]
+  resourceClaims:
+  - {name: gpu, resourceClaimTemplateName: single-gpu}
+"""
+
+
+def _events(cluster: Cluster, reason: str) -> list[str]:
+    out = cluster.kubectl("get", "events", f"--field-selector=reason={reason}", "-o", "jsonpath={.items[*].message}")
+    return [m for m in out.stdout.split("\n") if m]
+
+
+def test_a_gpu_pod_gets_its_claim_made_allocated_and_released(cluster: Cluster) -> None:
+    for name, text in (("class", GPU_CLASS), ("slice", SLICE), ("template", TEMPLATE)):
+        cluster.kubectl("create", "-f", cluster.write(f"{name}.yaml", text))
+    cluster.kubectl("create", "-f", cluster.write("trainer.yaml", TRAINER))
+    pod = cluster.wait_running("trainer")["default/trainer"]
+    assert pod["spec"]["nodeName"] == "node01"  # the only node with the devices
+    [status] = pod["status"]["resourceClaimStatuses"]
+    claim_name = status["resourceClaimName"]
+    assert (
+        status["name"] == "gpu" and claim_name.startswith("trainer-gpu-") and len(claim_name) == len("trainer-gpu-") + 5
+    )
+    claim = cluster.objects("ResourceClaim")[f"default/{claim_name}"]
+    assert claim["metadata"]["finalizers"] == ["resource.kubernetes.io/delete-protection"]
+    assert claim["metadata"]["annotations"] == {"resource.kubernetes.io/pod-claim-name": "gpu"}
+    [owner] = claim["metadata"]["ownerReferences"]
+    assert (owner["kind"], owner["name"], owner["uid"]) == ("Pod", "trainer", pod["metadata"]["uid"])
+    [result] = claim["status"]["allocation"]["devices"]["results"]
+    assert (result["request"], result["driver"], result["pool"], result["device"]) == (
+        "gpu",
+        "gpu.example.com",
+        "node01",
+        "gpu-0",
+    )
+    assert claim["status"]["reservedFor"] == [{"resource": "pods", "name": "trainer", "uid": pod["metadata"]["uid"]}]
+    rows = cluster.kubectl("get", "resourceclaims").rows()
+    assert rows[1][:2] == [claim_name, "allocated,reserved"]
+    assert cluster.kubectl("delete", "pod", "trainer", "--wait=true").stdout == 'pod "trainer" deleted\n'
+    cluster.wait(lambda: cluster.objects("ResourceClaim") == {}, what="the pod's claim released and removed")
+
+
+def test_a_pod_whose_template_is_missing_stays_pending_until_it_exists(cluster: Cluster) -> None:
+    for name, text in (("class", GPU_CLASS), ("slice", SLICE)):
+        cluster.kubectl("create", "-f", cluster.write(f"{name}.yaml", text))
+    cluster.kubectl("create", "-f", cluster.write("trainer.yaml", TRAINER))
+    cluster.wait(lambda: _events(cluster, "FailedResourceClaimCreation"), what="the controller's warning")
+    assert _events(cluster, "FailedResourceClaimCreation")[0] == (
+        'PodResourceClaim gpu: resource claim template "single-gpu": '
+        'resourceclaimtemplate.resource.k8s.io "single-gpu" not found'
+    )
+    message = cluster.wait(lambda: _events(cluster, "FailedScheduling"), what="the scheduler's verdict")[0]
+    assert message == (
+        '0/3 nodes are available: pod "default/trainer": ResourceClaim not created yet. '
+        "no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+    )
+    assert cluster.pods()["default/trainer"]["spec"].get("nodeName") is None
+    cluster.kubectl("create", "-f", cluster.write("template.yaml", TEMPLATE))
+    assert cluster.wait_running("trainer")["default/trainer"]["spec"]["nodeName"] == "node01"
+
+
+def test_two_pods_share_one_claim_and_a_third_waits_for_a_free_device(cluster: Cluster) -> None:
+    one_gpu = SLICE.replace("  - name: gpu-1\n    attributes:\n      model: {string: a100}\n", "")
+    for name, text in (("class", GPU_CLASS), ("slice", one_gpu), ("claim", CLAIM), ("template", TEMPLATE)):
+        cluster.kubectl("create", "-f", cluster.write(f"{name}.yaml", text))
+    shared = TRAINER.replace("resourceClaimTemplateName: single-gpu", "resourceClaimName: shared-gpu")
+    for pod in ("a", "b"):
+        cluster.kubectl("create", "-f", cluster.write(f"{pod}.yaml", shared.replace("name: trainer", f"name: {pod}")))
+    pods = cluster.wait_running("a", "b")
+    assert pods["default/a"]["spec"]["nodeName"] == pods["default/b"]["spec"]["nodeName"] == "node01"
+    reserved = cluster.objects("ResourceClaim")["default/shared-gpu"]["status"]["reservedFor"]
+    assert sorted(r["name"] for r in reserved) == ["a", "b"]
+    cluster.kubectl("create", "-f", cluster.write("trainer.yaml", TRAINER))  # its own claim: no device is free
+    message = cluster.wait(lambda: _events(cluster, "FailedScheduling"), what="the third pod's verdict")[0]
+    assert message.startswith("0/3 nodes are available: ")
+    assert "cannot allocate all claims" in message
+    cluster.kubectl("delete", "pod", "a", "b", "--wait=true")
+    # the shared claim is released when its last consumer goes: its device is free again
+    assert cluster.wait_running("trainer", timeout=20)["default/trainer"]["spec"]["nodeName"] == "node01"
+    shared_claim = cluster.objects("ResourceClaim")["default/shared-gpu"]
+    assert "allocation" not in shared_claim.get("status", {}) and "finalizers" not in shared_claim["metadata"]

@@ -283,6 +283,8 @@ def test_openapi_index_carries_the_prefix() -> None:
         "apis/discovery.k8s.io/v1",
         "apis/policy/v1",
         "apis/scheduling.k8s.io/v1",
+        "apis/resource.k8s.io/v1",
+        "apis/storage.k8s.io/v1",
         "apis/coordination.k8s.io/v1",
         "apis/authorization.k8s.io/v1",
         "apis/authentication.k8s.io/v1",
