@@ -96,3 +96,70 @@ def test_the_batch_scheduler_writes_every_claim_before_its_pod(make_cluster: Any
         for r in c["status"]["allocation"]["devices"]["results"]
     )
     assert devices == ["gpu-0", "gpu-1"]
+
+
+STORAGE = """\
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: fast}
+provisioner: csi.example.com
+volumeBindingMode: WaitForFirstConsumer
+---
+apiVersion: storage.k8s.io/v1
+kind: CSIDriver
+metadata: {name: csi.example.com}
+spec: {storageCapacity: true}
+---
+apiVersion: storage.k8s.io/v1
+kind: CSIStorageCapacity
+metadata: {name: n1-fast}
+storageClassName: fast
+capacity: 1Gi
+nodeTopology: {matchLabels: {kubernetes.io/hostname: n1}}
+---
+apiVersion: storage.k8s.io/v1
+kind: CSIStorageCapacity
+metadata: {name: n2-fast}
+storageClassName: fast
+capacity: 100Gi
+nodeTopology: {matchLabels: {kubernetes.io/hostname: n2}}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data}
+spec:
+  storageClassName: fast
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 10Gi}}
+"""
+DB_POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: db}
+spec:
+  containers: [{name: db, image: postgres}]
+  volumes: [{name: data, persistentVolumeClaim: {claimName: data}}]
+"""
+
+
+def test_csi_storage_capacity_keeps_a_volume_off_the_node_without_room(make_cluster: Any) -> None:
+    cluster = make_cluster("csi", node_yaml("n1") + "---\n" + node_yaml("n2"), "paused")
+    scheduler.schedule_next(cluster)  # the cache exists first: the storage objects come through the log
+    services.create_from_yaml(cluster, STORAGE, "kubectl")
+    services.create_from_yaml(cluster, DB_POD, "kubectl")
+    assert scheduler.schedule_next(cluster)
+    assert store.get(cluster, "Pod", "default", "db")["spec"]["nodeName"] == "n2"
+
+
+def test_csi_storage_capacity_nowhere_enough_keeps_the_pod_pending(make_cluster: Any) -> None:
+    cluster = make_cluster("csi2", node_yaml("n1") + "---\n" + node_yaml("n2"), "paused")
+    services.create_from_yaml(cluster, STORAGE.replace("capacity: 100Gi", "capacity: 5Gi"), "kubectl")
+    services.create_from_yaml(cluster, DB_POD, "kubectl")
+    assert scheduler.schedule_next(cluster)
+    pod = store.get(cluster, "Pod", "default", "db")
+    assert not pod["spec"].get("nodeName")
+    [condition] = [c for c in pod["status"]["conditions"] if c["type"] == "PodScheduled"]
+    assert condition["message"] == (
+        "0/2 nodes are available: 2 node(s) did not have enough free storage. "
+        "no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+    )
