@@ -224,6 +224,8 @@ def delete_object(
                 obj["metadata"]["deletionGracePeriodSeconds"] = int(grace)
 
             return store.patch(cluster, "Pod", namespace, name, terminate, component)
+    if kind != "Pod" and store.get(cluster, kind, namespace, name)["metadata"].get("finalizers"):
+        return store.mark_deleted(cluster, kind, namespace, name, component)  # a claim in use, say
     if kind in OWNER_KINDS:
         with transaction.atomic():
             body = store.get(cluster, kind, namespace, name)

@@ -36,6 +36,7 @@ __all__ = [
     "delete",
     "get",
     "list_objects",
+    "mark_deleted",
     "now_rfc3339",
     "oldest_logged",
     "patch",
@@ -276,6 +277,13 @@ def patch(
         mutate(body)
         if body == row.body:
             return body
+        if _finalized(kind, row.body, body):
+            # the last finalizer of an object being deleted is gone: the API server removes it
+            rv = _bump(cluster)
+            body["metadata"]["resourceVersion"] = str(rv)
+            rows.delete_object(row)
+            _log(cluster, rv, "DELETED", row, body, component)
+            return body
         if kind in GENERATION_KINDS and body.get("spec") != row.body.get("spec"):
             body["metadata"]["generation"] = int(row.body["metadata"].get("generation") or 1) + 1
         rv = _bump(cluster)
@@ -287,6 +295,31 @@ def patch(
         encoded = rows.save_object(row)
         _log(cluster, rv, "MODIFIED", row, body, component, previous, encoded)
     return body
+
+
+def _finalized(kind: str, before: dict[str, Any], after: dict[str, Any]) -> bool:
+    """Whether a write removed the last `metadata.finalizers` entry of an object marked for deletion
+    (a pod's deletionTimestamp is its graceful termination instead: the kubelet removes it)."""
+    meta = after.get("metadata") or {}
+    return (
+        kind != "Pod"
+        and bool(meta.get("deletionTimestamp"))
+        and not meta.get("finalizers")
+        and bool((before.get("metadata") or {}).get("finalizers"))
+    )
+
+
+def mark_deleted(cluster: Cluster, kind: str, namespace: str, name: str, component: str) -> dict[str, Any]:
+    """A delete of an object with finalizers: it stays, with `deletionTimestamp` (and a grace period
+    of 0), until its finalizers are removed (`patch` then removes it)."""
+
+    def mark(body: dict[str, Any]) -> None:
+        meta = body["metadata"]
+        if not meta.get("deletionTimestamp"):
+            meta["deletionTimestamp"] = now_rfc3339()
+            meta["deletionGracePeriodSeconds"] = 0
+
+    return patch(cluster, kind, namespace, name, mark, component)
 
 
 def delete(

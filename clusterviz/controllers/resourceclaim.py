@@ -10,8 +10,9 @@ v1.34), one action per step.
 - A bound pod whose claim is allocated but not reserved for it is added to `status.reservedFor`.
 - A claim's `status.reservedFor` loses the pods that are gone, replaced or done (isPodDone: a
   terminal phase, or deleted while unscheduled); once none is left, the allocation is cleared and
-  the delete-protection finalizer removed. A claim made for a pod that is done or replaced is
-  deleted; one whose pod is gone is deleted as the garbage collector deletes dependents.
+  the delete-protection finalizer removed (a claim deleted meanwhile then goes: the finalizer kept
+  it while it was in use). A claim made for a pod that is done or replaced is deleted; one whose pod
+  is gone is deleted as the garbage collector deletes dependents.
 """
 
 from __future__ import annotations
@@ -184,6 +185,16 @@ def _sync_claim(cluster: Cluster, claim: Obj, pods: dict[str, Obj]) -> bool:
         return True
     if valid:
         return False
+    if protected and claim["metadata"].get("deletionTimestamp"):
+        # deleted while allocated and unused: the allocation goes, then the finalizer (and with it the claim)
+        if (claim.get("status") or {}).get("allocation") is not None:
+
+            def deallocate(body: Obj) -> None:
+                body.setdefault("status", {}).pop("allocation", None)
+
+            store.patch(cluster, "ResourceClaim", namespace, name, deallocate, COMPONENT)
+        _drop_finalizer(cluster, namespace, name)
+        return True
     pod_name, pod_uid = _owning_pod(claim)
     if not pod_name:
         return False

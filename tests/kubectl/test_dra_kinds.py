@@ -239,3 +239,17 @@ def test_two_pods_share_one_claim_and_a_third_waits_for_a_free_device(cluster: C
     assert cluster.wait_running("trainer", timeout=20)["default/trainer"]["spec"]["nodeName"] == "node01"
     shared_claim = cluster.objects("ResourceClaim")["default/shared-gpu"]
     assert "allocation" not in shared_claim.get("status", {}) and "finalizers" not in shared_claim["metadata"]
+
+
+def test_a_claim_deleted_while_in_use_stays_until_its_pod_goes(cluster: Cluster) -> None:
+    for name, text in (("class", GPU_CLASS), ("slice", SLICE), ("claim", CLAIM)):
+        cluster.kubectl("create", "-f", cluster.write(f"{name}.yaml", text))
+    shared = TRAINER.replace("resourceClaimTemplateName: single-gpu", "resourceClaimName: shared-gpu")
+    cluster.kubectl("create", "-f", cluster.write("trainer.yaml", shared))
+    cluster.wait_running("trainer")
+    out = cluster.kubectl("delete", "resourceclaim", "shared-gpu", "--wait=false")
+    assert out.stdout == 'resourceclaim.resource.k8s.io "shared-gpu" deleted\n'
+    # the delete-protection finalizer keeps it while the pod uses it (printers.go: deleted,allocated,reserved)
+    assert cluster.kubectl("get", "resourceclaims").rows()[1][:2] == ["shared-gpu", "deleted,allocated,reserved"]
+    cluster.kubectl("delete", "pod", "trainer", "--wait=true")
+    cluster.wait(lambda: cluster.objects("ResourceClaim") == {}, what="the claim removed with its last consumer")
