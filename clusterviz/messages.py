@@ -216,11 +216,13 @@ def perform(cluster: Cluster, action: Any, component: str) -> dict[str, Any]:
     if isinstance(action, Step):
         return {"steps": action.steps}
     if isinstance(action, LessonNext):
-        from .lessons import play_step  # lessons perform actions themselves
+        from .lesson_view import publish_lesson  # lessons perform actions themselves
+        from .lessons import play_step
 
         step = play_step(cluster)
         publish(cluster.pk, {"type": "cluster.updated", "cluster": cluster.to_dict()})
-        return {"say": step.say if step else "", "command": step.command if step else "", "done": step is None}
+        publish_lesson(cluster)  # what happened is not in the answer: the view shows it when it may
+        return {"ran": cluster.lesson_step, "command": step.command if step else "", "done": step is None}
     if isinstance(action, View):
         view = action.model_dump(exclude={"id", "action"}, by_alias=True)
         if services.set_presenter_view(cluster, view):
