@@ -1,9 +1,14 @@
 // The lesson as this board was sent it (`lesson.view` messages: the server decides what each viewer
-// may see — no step's outcome before it is shown), the rail's focus, and what a presenter's key does.
-// Pure: no DOM.
+// may see — no step's outcome before it is shown), the step the rail shows, and what a presenter's
+// key does there. Pure: no DOM.
+//
+// The rail shows one step at a time. Before it runs: its instruction (`say`, `command`); once it ran:
+// also what happened (`after`), or that the class is answering. ArrowRight walks the lesson one beat
+// at a time: run a step (asking its question first, if it has one), reveal an open question, move on
+// to the next step's instruction; ArrowLeft steps back through the steps that ran.
 
 export function emptyLesson() {
-  return { view: null, focus: null }; // focus: an item index the presenter stepped back to (null: live)
+  return { view: null, focus: null }; // focus: the item index the presenter moved to (null: the latest)
 }
 
 function afterCount(view) {
@@ -26,54 +31,64 @@ export function reduceLesson(state, msg, { presenter }) {
   return { ...state, view: msg.lesson };
 }
 
-// The step the class is on: one that ran and waits for its question's reveal, else the next one to
-// run, else (the lesson done) the last one.
-export function currentIndex(view) {
-  if (!view || !view.items.length) return null;
-  const ran = view.ran;
-  if (ran > 0 && view.items[ran - 1] && view.items[ran - 1].awaiting) return ran - 1;
-  if (ran < view.steps && view.items[ran]) return ran;
-  return Math.min(ran, view.items.length) - 1;
-}
-
-// The item the rail shows: the focus stepped back to, else the current one.
+// The item the rail shows: the focus (a presenter's, or the one a follower was sent), else the step
+// that ran last (the first one before any ran); never past the next step to run.
 export function shownIndex(state) {
-  const current = currentIndex(state.view);
-  if (current === null) return null;
-  return state.focus === null || state.focus >= current ? current : state.focus;
+  const view = state.view;
+  if (!view || !view.items.length) return null;
+  const latest = Math.max(0, view.ran - 1);
+  const wanted = state.focus === null || state.focus === undefined ? latest : state.focus;
+  return Math.max(0, Math.min(wanted, view.ran, view.items.length - 1));
 }
 
-export function focusBack(state) {
-  const shown = shownIndex(state);
-  if (shown === null || shown === 0) return state;
-  return { ...state, focus: shown - 1 };
+export function shownItem(state) {
+  const index = shownIndex(state);
+  return index === null ? null : state.view.items[index];
 }
 
-// One step forward through what was stepped back over; null when the rail is live already.
-export function focusForward(state) {
-  const current = currentIndex(state.view);
-  if (state.focus === null || current === null) return null;
-  return { ...state, focus: state.focus + 1 >= current ? null : state.focus + 1 };
+export function focusOn(state, index) {
+  return { ...state, focus: index };
 }
 
-// The next step to run, if any (with its question for a presenter).
-export function nextStep(view) {
-  if (!view || view.ran >= view.steps) return null;
-  return view.items[view.ran] || null;
+// What ArrowRight does from the step shown: "focus" (to the next step: `to`), "reveal" (the open
+// question of the step that ran last), "ask" (pose the next step's question, then run it), "run", or
+// "none" (the lesson is over).
+export function forwardIntent(state, question) {
+  const index = shownIndex(state);
+  if (index === null) return { intent: "none" };
+  const view = state.view;
+  if (index < view.ran - 1) return { intent: "focus", to: index + 1 };
+  if (index === view.ran - 1) {
+    if (question && question.state === "open") return { intent: "reveal" };
+    return view.ran < view.steps ? { intent: "focus", to: view.ran } : { intent: "none" };
+  }
+  return { intent: view.items[index].predict ? "ask" : "run", step: view.items[index] };
 }
 
-// What ArrowRight does at the live end of the rail: reveal an open question, ask the next step's
-// question (and run the step), run it, or nothing (the lesson is over).
-export function forwardIntent(view, question) {
-  if (question && question.state === "open") return "reveal";
-  const next = nextStep(view);
-  if (!next) return "none";
-  return next.predict ? "ask" : "run";
+export function backIntent(state) {
+  const index = shownIndex(state);
+  return index ? { intent: "focus", to: index - 1 } : { intent: "none" };
 }
 
-// A presenter's key on the rail → an intent ("back", "forward", "ask", "reveal", "freeze") or null.
+// The label of the forward button (its key is ArrowRight).
+export function forwardLabel(forward, view) {
+  if (forward.intent === "reveal") return "reveal";
+  if (forward.intent === "ask") return `ask & run step ${forward.step.number}`;
+  if (forward.intent === "run") return `run step ${forward.step.number}`;
+  if (forward.intent === "focus") return `step ${forward.to + 1}`;
+  return view && view.done ? "lesson complete" : "—";
+}
+
+// A presenter's key on the rail → "back", "forward", "ask", "reveal", "freeze", or null.
 export function keyIntent(key) {
   return { ArrowRight: "forward", ArrowLeft: "back", p: "ask", P: "ask", r: "reveal", R: "reveal", f: "freeze", F: "freeze" }[key] || null;
+}
+
+// "Step 3 of 7" and where the step is: "next" (not run yet), "answering" (its question waits for the
+// reveal), "ran".
+export function stepStatus(item, view) {
+  const where = !item.ran ? "next" : item.awaiting ? "answering" : "ran";
+  return { where, label: `Step ${item.number} of ${view.steps}` };
 }
 
 // The nodes and pods a step acts on, for the board to light (pods: "ns/name" or "ns/name-*").
