@@ -44,6 +44,7 @@ from django.conf import settings
 from . import access, actions, prediction, store
 from .controllers import taint_manager
 from .controllers.runner import ensure_runner
+from .lesson_view import lesson_messages
 from .models import Cluster
 from .publish import BATCH_BYTES, group_name, watch_batches, watch_path
 from .shared_db import shared_db
@@ -223,6 +224,10 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             self._push(announcement)
         # The class question, if one is open (or was just revealed), with this viewer's own answer.
         for message in await database_sync_to_async(prediction.messages_for)(cluster, self.viewer, self.can_write):
+            self._push(message)
+        # The lesson as far as this viewer may see it (a presenter's own follower link sees the class's).
+        presenter = self.can_write and query.get("role", [""])[0] != "follower"
+        for message in await database_sync_to_async(lesson_messages)(cluster, presenter):
             self._push(message)
         loop = asyncio.get_running_loop()
         self._tasks += [loop.create_task(self._write()), loop.create_task(self._beat())]

@@ -47,14 +47,25 @@ class Predict(_Spec):
 
 
 class LessonStep(_Spec):
+    """One step: `say` is what the class is told before it runs (what to do, never what will happen);
+    `after` is what happened, shown once the step has run — and, for a step that asks the class
+    (`predict`), only once the question is revealed (`lesson_view`)."""
+
     say: str = Field(min_length=1)
     command: str = ""
     action: dict[str, Any] | None = Field(default=None, alias="do")
+    after: str = Field(min_length=1)
     expect: dict[str, Any] = Field(default_factory=dict)
     wait: float = Field(default=0, ge=0, le=3600)  # seconds the class lets pass after the step
     predict: Predict | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    @field_validator("say", "after")
+    @classmethod
+    def _trimmed(cls, value: str) -> str:
+        return value.strip()  # a folded block ends with a newline
+
+    def instruction(self) -> dict[str, Any]:
+        """What may be shown before the step runs: its instruction, command and question."""
         out: dict[str, Any] = {"say": self.say, "command": self.command}
         if self.predict is not None:
             out["predict"] = self.predict.model_dump()
@@ -64,7 +75,7 @@ class LessonStep(_Spec):
 class Lesson(_Spec):
     name: str = Field(pattern=rf"^{_NAME}$")
     title: str = Field(min_length=1)
-    summary: str = ""
+    summary: str = Field(default="", max_length=200)  # one line, for the catalog: what it teaches, not what happens
     pace: Literal["instant", "slow"] | None = None  # the pace a cluster starts at (slow: phases last)
     objects: str = ""
     # the KubeSchedulerConfiguration the lesson's cluster runs (empty: upstream's default profile)
@@ -72,27 +83,42 @@ class Lesson(_Spec):
     steps: list[LessonStep] = Field(min_length=1)
     expect: dict[str, Any] = Field(default_factory=dict)
 
+    @field_validator("summary")
+    @classmethod
+    def _one_line(cls, value: str) -> str:
+        value = value.strip()
+        if "\n" in value:
+            raise ValueError("must be one line (the catalog shows it beside the title)")
+        return value
+
     def to_dict(self) -> dict[str, Any]:
+        """The lesson as a catalog shows it: no step's text (`lesson_view` gives those, as revealed)."""
         return {
             "name": self.name,
             "title": self.title,
             "summary": self.summary,
             "pace": self.pace,
-            "steps": [step.to_dict() for step in self.steps],
+            "steps": len(self.steps),
+            "questions": sum(1 for step in self.steps if step.predict is not None),
         }
 
 
-def _created_pods(text: str) -> Iterator[str]:
-    """The "namespace/name" of each Pod in a create action's YAML (unparseable YAML yields none:
-    the action's own validation reports it when the lesson plays)."""
+def created_objects(text: str) -> Iterator[tuple[str, str]]:
+    """(kind, "namespace/name") of each object in a create action's YAML (unparseable YAML yields
+    none: the action's own validation reports it when the lesson plays)."""
     try:
         documents = list(yaml.safe_load_all(text))
     except yaml.YAMLError:
         return
     for doc in documents:
-        if isinstance(doc, dict) and doc.get("kind") == "Pod" and isinstance(doc.get("metadata"), dict):
+        if isinstance(doc, dict) and isinstance(doc.get("kind"), str) and isinstance(doc.get("metadata"), dict):
             meta = doc["metadata"]
-            yield f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+            yield doc["kind"], f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+
+
+def _created_pods(text: str) -> Iterator[str]:
+    """The "namespace/name" of each Pod in a create action's YAML."""
+    return (key for kind, key in created_objects(text) if kind == "Pod")
 
 
 Fail = Callable[[tuple[int | str, ...], str], InputError]
@@ -121,6 +147,21 @@ def _check_prediction(
     if not recorded:
         wanted = "{node: <one node>} or {pending: true}" if ask == "node" else "{pending: true|false}"
         raise fail((*at, "predict"), f'the answer is not recorded: the step\'s expect needs pods: "{pod}": {wanted}')
+
+
+def _check_no_spoiler(predict: Predict, step: LessonStep, at: tuple[int | str, ...], fail: Fail) -> None:
+    """A step that asks the class must not give the answer before it is asked: its `say` (shown
+    before the reveal) may not name the node the pod goes to, unless the question itself names it."""
+    answer = ((step.expect.get("pods") or {}).get(predict.pod) or {}).get("node")
+    if predict.ask != "node" or not isinstance(answer, str):
+        return
+    named = re.compile(rf"(?<![-\w]){re.escape(answer)}(?![-\w])")
+    if named.search(step.say) and not named.search(predict.question):
+        raise fail(
+            (*at, "say"),
+            f"gives the answer away: it names {answer}, where {predict.pod} goes, before the class answers "
+            "(say it in `after`, which is shown after the reveal)",
+        )
 
 
 def _check_semantics(lesson: Lesson, source: str, node: yaml.Node | None) -> None:
@@ -161,6 +202,7 @@ def _check_semantics(lesson: Lesson, source: str, node: yaml.Node | None) -> Non
                 created = list(_created_pods(str(step.action.get("yaml", ""))))
         if step.predict is not None:
             _check_prediction(step.predict, step, at, created, existing, fail)
+            _check_no_spoiler(step.predict, step, at, fail)
         existing.update(created)
 
 

@@ -129,7 +129,15 @@ class View(_Action):
     playing: bool = False
     follow: bool = False
     what_if: WhatIfView | None = Field(default=None, alias="whatIf")
+    lesson_focus: int | None = Field(default=None, ge=0, le=10_000, alias="lessonFocus")  # the rail's step
     seq: int = Field(default=0, ge=0, le=2**53)  # the presenter's clock: a later view wins
+
+
+class Freeze(_Action):
+    """Hold the followers on what they see now (`frozen`), or let them follow the presenter again."""
+
+    action: Literal["freeze"]
+    frozen: bool
 
 
 Action = Annotated[
@@ -146,6 +154,7 @@ Action = Annotated[
     | Step
     | LessonNext
     | View
+    | Freeze
     | PredictAction,
     Field(discriminator="action"),
 ]
@@ -216,14 +225,21 @@ def perform(cluster: Cluster, action: Any, component: str) -> dict[str, Any]:
     if isinstance(action, Step):
         return {"steps": action.steps}
     if isinstance(action, LessonNext):
-        from .lessons import play_step  # lessons perform actions themselves
+        from .lesson_view import publish_lesson  # lessons perform actions themselves
+        from .lessons import play_step
 
         step = play_step(cluster)
         publish(cluster.pk, {"type": "cluster.updated", "cluster": cluster.to_dict()})
-        return {"say": step.say if step else "", "command": step.command if step else "", "done": step is None}
+        publish_lesson(cluster)  # what happened is not in the answer: the view shows it when it may
+        return {"ran": cluster.lesson_step, "command": step.command if step else "", "done": step is None}
     if isinstance(action, View):
         view = action.model_dump(exclude={"id", "action"}, by_alias=True)
-        if services.set_presenter_view(cluster, view):
+        relayed = services.set_presenter_view(cluster, view)
+        if relayed:
             publish(cluster.pk, {"type": "presenter.view", **view})
-        return {"view": True}
+        return {"view": relayed}
+    if isinstance(action, Freeze):
+        kept = services.freeze_followers(cluster, action.frozen)
+        publish(cluster.pk, {"type": "presenter.view", **kept})
+        return {"frozen": action.frozen}
     raise InputError("action: unsupported")

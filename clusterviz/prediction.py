@@ -185,6 +185,10 @@ def _tally_message(question: Question) -> dict[str, Any]:
 
 def _announce(cluster: Cluster, question: Question) -> None:
     publish(cluster.pk, _question_message(question))
+    if question.state in (QUESTION_REVEALED, QUESTION_CANCELLED):
+        from .lesson_view import publish_lesson  # a lesson step's outcome may be shown now
+
+        publish_lesson(cluster)
 
 
 def pose(cluster: Cluster, action: Pose) -> dict[str, Any]:

@@ -58,6 +58,7 @@ __all__ = [
     "explain_pod",
     "export_yaml",
     "fix_pod",
+    "freeze_followers",
     "import_snapshot",
     "node_requests",
     "replace_from_yaml",
@@ -366,13 +367,26 @@ def set_pace(cluster: Cluster, pace: str, delay_ms: int | None = None) -> Cluste
 
 def set_presenter_view(cluster: Cluster, view: dict[str, Any]) -> bool:
     """Keep the presenter's last view, so a follower who joins later starts on the same frame.
-    Views may be handled out of order: one older (by its `seq`) than the kept one is dropped (False)."""
+    Views may be handled out of order: one older (by its `seq`) than the kept one is dropped (False);
+    so is every view while the followers are frozen (`freeze_followers`)."""
     # One conditional UPDATE: atomic on SQLite and PostgreSQL alike, whatever the interleaving.
     newer = Q(presenter_view__seq__isnull=True) | Q(presenter_view__seq__lte=view.get("seq", 0))
-    if not Cluster.objects.filter(newer, pk=cluster.pk).update(presenter_view=view):
+    thawed = Q(presenter_view__frozen__isnull=True) | Q(presenter_view__frozen=False)
+    if not Cluster.objects.filter(newer, thawed, pk=cluster.pk).update(presenter_view=view):
         return False
     cluster.presenter_view = view
     return True
+
+
+def freeze_followers(cluster: Cluster, frozen: bool) -> dict[str, Any]:
+    """Hold the followers on the view they have (the kept one, marked `frozen`) while the presenter
+    looks elsewhere, or let them follow again; returns the kept view."""
+    with transaction.atomic():
+        row = Cluster.objects.select_for_update().get(pk=cluster.pk)
+        view = {**row.presenter_view, "frozen": frozen}
+        Cluster.objects.filter(pk=cluster.pk).update(presenter_view=view)
+    cluster.presenter_view = view
+    return view
 
 
 def _what_if(cluster: Cluster, text: str | bytes, seed: int, profile: Profile | None) -> Explanation:

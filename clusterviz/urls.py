@@ -28,6 +28,7 @@ urlpatterns = [
     path("api/clusters/<slug:slug>/profile/check", profile_views.api_profile_check),
     path("api/clusters/<slug:slug>/profile.yaml", profile_views.api_profile_yaml, name="clusterviz-profile-yaml"),
     path("api/clusters/<slug:slug>/compare", profile_views.api_compare, name="clusterviz-compare"),
+    path("api/clusters/<slug:slug>/lesson", views.api_lesson, name="clusterviz-lesson"),
     path("api/clusters/<slug:slug>/prediction", views.api_prediction, name="clusterviz-prediction"),
     path("api/clusters/<slug:slug>/predictions.csv", views.api_predictions, name="clusterviz-predictions"),
     path("api/clusters/<slug:slug>/cycles", classroom.recent_cycles, name="clusterviz-cycles"),

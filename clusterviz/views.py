@@ -29,6 +29,7 @@ from scheduler_core.api.loading import InputError
 from . import access, actions, cycle_traces, prediction, services, store
 from .controllers.scheduler import CYCLES_KEPT
 from .kube_api.status import status_body
+from .lesson_view import lesson_messages
 from .lessons import all_lessons, load_lesson
 from .models import STAGING_PREFIX, Cluster, SchedulingCycle
 from .state_text import gzipped_state
@@ -316,5 +317,16 @@ def api_prediction(request: HttpRequest, slug: str) -> JsonResponse:
 
 
 @require_GET
+@_api
+def api_lesson(request: HttpRequest, slug: str) -> JsonResponse:
+    """The cluster's lesson as the stream sends it to this browser (`lesson_view`: a presenter's
+    look-ahead, or with `?role=follower` the class's view; no outcome before it is shown)."""
+    cluster = _api_cluster(slug)
+    presenter = _may_write(request, cluster) and request.GET.get("role") != "follower"
+    return JsonResponse({"messages": lesson_messages(cluster, presenter)})
+
+
+@require_GET
 def api_lessons(request: HttpRequest) -> JsonResponse:
+    """The lesson catalog: titles and one-line summaries, no step's text."""
     return JsonResponse({"lessons": [lesson.to_dict() for lesson in all_lessons().values()]})

@@ -543,9 +543,11 @@ name: t
 title: A lesson
 steps:
 - say: Label node01.
+  after: node01 carries kgc=a.
   command: kubectl label nodes node01 kgc=a
   do: {action: label, node: node01, key: kgc, value: a}
 - say: Create pod-kgc.
+  after: pod-kgc went to node01, the only node with kgc=a.
   command: kubectl apply -f pod-kgc.yaml
   predict:
     question: Which node?
@@ -571,34 +573,34 @@ expect:
 BAD = [
     pytest.param(
         ("    ask: node\n", "    ask: where\n"),
-        't.yaml:12: steps[1].predict.ask: Unsupported value: "where": supported values: "node", "schedules"',
+        't.yaml:14: steps[1].predict.ask: Unsupported value: "where": supported values: "node", "schedules"',
         id="ask",
     ),
     pytest.param(
         ("    pod: default/pod-kgc\n", "    pod: default/pod-other\n"),
-        't.yaml:11: steps[1].predict.pod: "default/pod-other" is not created by this step (it creates Pod '
+        't.yaml:13: steps[1].predict.pod: "default/pod-other" is not created by this step (it creates Pod '
         "default/pod-kgc)",
         id="not-created",
     ),
     pytest.param(
         ("    pod: default/pod-kgc\n", "    pod: pod-kgc\n"),
-        't.yaml:11: steps[1].predict.pod: Invalid value: "pod-kgc": must be <namespace>/<name>, e.g. '
+        't.yaml:13: steps[1].predict.pod: Invalid value: "pod-kgc": must be <namespace>/<name>, e.g. '
         "default/pod-example",
         id="not-namespaced",
     ),
     pytest.param(
         ("    question: Which node?\n", ""),
-        "t.yaml:9: steps[1].predict.question: Required value",
+        "t.yaml:11: steps[1].predict.question: Required value",
         id="no-question",
     ),
     pytest.param(
         ("    ask: node\n", "    ask: node\n    answer: node01\n"),
-        "t.yaml:13: steps[1].predict.answer: Extra inputs are not permitted",
+        "t.yaml:15: steps[1].predict.answer: Extra inputs are not permitted",
         id="extra-field",
     ),
     pytest.param(
         ("      default/pod-kgc: {node: node01}\nexpect:", "      default/pod-kgc: {phase: Running}\nexpect:"),
-        't.yaml:9: steps[1].predict: the answer is not recorded: the step\'s expect needs pods: "default/pod-kgc": '
+        't.yaml:11: steps[1].predict: the answer is not recorded: the step\'s expect needs pods: "default/pod-kgc": '
         "{node: <one node>} or {pending: true}",
         id="answer-not-recorded",
     ),
@@ -608,13 +610,13 @@ BAD = [
             "  do: {action: label, node: node01, key: kgc, value: a}\n  predict: {question: Where?, pod: "
             "default/pod-kgc, ask: node}\n",
         ),
-        't.yaml:7: steps[0].predict.pod: "default/pod-kgc" does not exist before this step (neither in `objects` '
+        't.yaml:8: steps[0].predict.pod: "default/pod-kgc" does not exist before this step (neither in `objects` '
         "nor created by an earlier step)",
         id="not-there-yet",
     ),
     pytest.param(
         ("  do: {action: label, node: node01, key: kgc, value: a}\n", "  do: {action: lable, node: node01}\n"),
-        "t.yaml:6: steps[0].do.action: unknown action 'lable'",
+        "t.yaml:7: steps[0].do.action: unknown action 'lable'",
         id="unknown-action",
     ),
     pytest.param(
@@ -624,9 +626,25 @@ BAD = [
     ),
     pytest.param(
         ("expect:\n  pods:\n    default/pod-kgc: {node: node01}\n", "expect:\n  podz: {}\n"),
-        "t.yaml:26: expect.podz: unknown expectation (known: pods, absent_pods, events, no_events, deployments, "
+        "t.yaml:28: expect.podz: unknown expectation (known: pods, absent_pods, events, no_events, deployments, "
         "running_on, pending_count)",
         id="unknown-expectation",
+    ),
+    pytest.param(
+        ("  after: node01 carries kgc=a.\n", ""),
+        "t.yaml:4: steps[0].after: Required value",
+        id="no-after",
+    ),
+    pytest.param(
+        ("- say: Create pod-kgc.\n", "- say: Create pod-kgc; it goes to node01.\n"),
+        "t.yaml:8: steps[1].say: gives the answer away: it names node01, where default/pod-kgc goes, before the class "
+        "answers (say it in `after`, which is shown after the reveal)",
+        id="spoiler",
+    ),
+    pytest.param(
+        ("title: A lesson\n", "title: A lesson\nsummary: |\n  one\n  two\n"),
+        "t.yaml:3: summary: ",
+        id="summary-two-lines",
     ),
     pytest.param(
         ("steps:\n", "steps: oops\nx:\n"),
@@ -638,12 +656,22 @@ BAD = [
 
 def test_a_good_lesson_parses_and_carries_its_prediction() -> None:
     lesson = lessons.parse_lesson(GOOD, "t.yaml")
-    assert lesson.to_dict()["steps"][1] == {
+    assert lesson.steps[1].instruction() == {
         "say": "Create pod-kgc.",
         "command": "kubectl apply -f pod-kgc.yaml",
         "predict": {"question": "Which node?", "pod": "default/pod-kgc", "ask": "node"},
     }
-    assert "predict" not in lesson.to_dict()["steps"][0]
+    assert lesson.steps[1].after == "pod-kgc went to node01, the only node with kgc=a."
+    assert "predict" not in lesson.steps[0].instruction()
+    # The catalog's entry names the lesson and counts its steps: no step's text.
+    assert lesson.to_dict() == {
+        "name": "t",
+        "title": "A lesson",
+        "summary": "",
+        "pace": None,
+        "steps": 2,
+        "questions": 1,
+    }
 
 
 @pytest.mark.parametrize("edit, error", BAD)
@@ -656,17 +684,43 @@ def test_a_bad_lesson_is_refused_at_its_line(edit: tuple[str, str], error: str) 
 
 
 @pytest.mark.django_db
-def test_api_lessons_carries_the_predictions(client: Any) -> None:
-    data = client.get("/api/lessons").json()
-    steps = {lesson["name"]: lesson["steps"] for lesson in data["lessons"]}
-    asked = [step["predict"] for step in steps["nodeselector"] if "predict" in step]
-    assert asked == [
-        {
-            "question": "pod-example has nodeSelector kgc=a, and no node has that label yet. Will it be scheduled?",
-            "pod": "default/pod-example",
-            "ask": "schedules",
-        }
-    ]
+def test_api_lessons_is_a_catalog_without_any_step_text(client: Any) -> None:
+    """The catalog names each lesson and counts its steps and questions; no step's text leaves the
+    server here (`lesson_view` sends a cluster's steps, as far as each viewer may see them)."""
+    response = client.get("/api/lessons")
+    catalog = {lesson["name"]: lesson for lesson in response.json()["lessons"]}
+    assert catalog["nodeselector"] == {
+        "name": "nodeselector",
+        "title": all_lessons()["nodeselector"].title,
+        "summary": all_lessons()["nodeselector"].summary,
+        "pace": None,
+        "steps": 5,
+        "questions": 1,
+    }
+    text = response.content.decode()
+    for lesson in all_lessons().values():
+        for step in lesson.steps:
+            assert step.after not in text and step.say not in text
+
+
+# A `say` is read before its step runs: it tells what to do, never what will happen.
+SPOILERS = re.compile(
+    r"\b(goes|went|go) to\b|\blands? on\b|\b(wins?|won)\b|\bstays? Pending\b|\bso (it|both|the pod)\b"
+    r"|\b(is|are|was|were|gets?|got) (scheduled|bound|evicted|rejected)\b|\b(passes|fails)\b",
+    re.IGNORECASE,
+)
+
+
+@pytest.mark.parametrize("name", sorted(all_lessons()))
+def test_no_step_says_what_will_happen(name: str) -> None:
+    for number, step in enumerate(all_lessons()[name].steps, start=1):
+        assert not SPOILERS.search(step.say), (number, step.say)
+        assert step.after and step.after != step.say, number
+
+
+def test_summaries_are_one_line_for_the_catalog() -> None:
+    for lesson in all_lessons().values():
+        assert lesson.summary and "\n" not in lesson.summary and len(lesson.summary) <= 200, lesson.name
 
 
 @pytest.mark.django_db

@@ -17,17 +17,17 @@ import { renderPipeline } from "./views/pipeline.js";
 import { MAP_ABOVE, renderPinnedNode } from "./views/node_map.js"; // node map
 import { renderScoreboard, wantsScoreboard } from "./views/scoreboard.js"; // node map
 import { mountProfiles } from "./views/profiles.js"; // profiles
-import { lessonQuestion } from "./model/prediction.js"; // prediction
 import { PredictionPanel } from "./views/prediction.js"; // prediction
+import { LessonPlayer } from "./views/lesson_player.js"; // lesson
 
 const page = $("#cluster-page");
 const slug = page.dataset.slug;
-let lesson = null;
 const view = readView(location.search);
 // Read-only when following, or when this browser does not hold the cluster's edit link.
 const readOnly = view.role === "follower" || page.dataset.canWrite !== "true";
 document.body.classList.toggle("follower", readOnly);
-document.body.classList.toggle("projector", view.projector);
+document.body.classList.toggle("projector", view.projector || view.present);
+document.body.classList.toggle("present", view.present); // presenter mode: the lesson as a rail beside the board
 
 let state = emptyState();
 const player = new CyclePlayer();
@@ -76,6 +76,7 @@ function showProblem(text) {
 }
 
 const socket = new ClusterSocket(slug, {
+  follower: view.role === "follower", // the class's view of the lesson, even in the presenter's own browser
   onMessage: handle,
   onState: (s) => {
     const el = $("#ws-state");
@@ -96,6 +97,18 @@ const prediction = new PredictionPanel($("#prediction"), {
   onRevealing: () => {
     player.follow = true;
   },
+});
+
+// lesson: what the server lets this board see of the lesson; in presenter mode a rail with its keys.
+const lesson = new LessonPlayer({
+  slug,
+  readOnly,
+  rail: view.present ? $("#lesson-rail") : null,
+  prediction,
+  apply: (action) => apply(action),
+  toast,
+  changed: () => rerender(),
+  moved: () => broadcastView(),
 });
 
 // Send one action; remember it with its inverse for undo (unless it is an undo/redo itself).
@@ -310,7 +323,7 @@ let viewSeq = 0;
 function presenterView() {
   const c = player.current;
   viewSeq = Math.max(viewSeq + 1, Date.now() * 1000);
-  const v = { pod: ui.selectedPod, node: ui.selectedNode, tab: ui.tab, cycle: null, step: player.cursor, speed: player.speed, playing: player.playing, follow: player.follow, whatIf: null, seq: viewSeq };
+  const v = { pod: ui.selectedPod, node: ui.selectedNode, tab: ui.tab, cycle: null, step: player.cursor, speed: player.speed, playing: player.playing, follow: player.follow, whatIf: null, lessonFocus: lesson.shownIndex(), seq: viewSeq };
   if (c && c.whatIf && c.followYaml) v.whatIf = { yaml: c.followYaml, fixFor: c.fixFor || null, reexplained: !!c.reexplained };
   else if (c && !c.whatIf) v.cycle = c.cycle;
   return v;
@@ -319,6 +332,7 @@ function presenterView() {
 function broadcastView() {
   const v = presenterView();
   writeView({ ...view, pod: v.pod, node: v.node, tab: v.tab, cycle: v.cycle, step: v.step });
+  if (lesson.frozen) return; // the followers stay where they are (the server would not relay it either)
   if (!readOnly && socket.ws && socket.ws.readyState === WebSocket.OPEN) socket.send({ action: "view", ...v }).catch(() => {});
 }
 
@@ -343,7 +357,8 @@ function handle(msg) {
     socket.explainOverHttp ||= state.objects.Node.size > MAP_ABOVE; // node map: large what-ifs over HTTP
     refreshRequested();
     loadRecentCycles();
-    loadLesson(state.cluster.lesson);
+    if (!readOnly) lesson.frozen = !!(state.cluster.presenterView && state.cluster.presenterView.frozen);
+    lesson.expect(state.cluster.lessonStep || 0);
     askWhy();
   } else if (msg.type === "watch") {
     handleWatch(msg);
@@ -357,12 +372,16 @@ function handle(msg) {
     applyEviction(state, msg);
   } else if (msg.type === "cluster.updated") {
     state.cluster = { ...state.cluster, ...msg.cluster };
+    lesson.expect(state.cluster.lessonStep || 0);
+  } else if (msg.type === "lesson.view") {
+    if (lesson.receive(msg)) showLessonTitle();
   } else if (msg.type === "profile.updated") {
     if (profilesPanel) profilesPanel.refreshStored(); // profiles
   } else if (msg.type === "presenter.view" && readOnly) {
     followPresenter(msg);
   } else if (String(msg.type).startsWith("prediction.")) {
     prediction.receive(msg); // prediction
+    if (msg.question && ["revealed", "cancelled"].includes(msg.question.state)) lesson.expect(state.cluster.lessonStep || 0);
   } else if (msg.type === "error" && !msg.id) {
     toast(msg.message, "error");
   } else {
@@ -378,6 +397,7 @@ const followedWhatIfs = new Map(); // what-if key → its cycle (or null while i
 function followPresenter(v) {
   if (lastPresenterView && (v.seq || 0) < (lastPresenterView.seq || 0)) return; // an older view, late
   lastPresenterView = v;
+  lesson.follow(v.lessonFocus ?? null, v.frozen); // lesson: the step the presenter shows
   ui.selectedPod = v.pod || null;
   ui.selectedNode = v.node || null;
   if (v.tab) ui.tab = v.tab;
@@ -427,19 +447,12 @@ function followWhatIf(v) {
     });
 }
 
-function loadLesson(name) {
-  if (!name || (lesson && lesson.name === name)) return;
-  fetch("/api/lessons")
-    .then((r) => r.json())
-    .then((data) => {
-      lesson = data.lessons.find((l) => l.name === name) || null;
-      const label = $("#lesson-name");
-      if (label && lesson) {
-        label.textContent = `lesson: ${lesson.title}`;
-        label.title = lesson.title;
-      }
-      rerender();
-    });
+function showLessonTitle() {
+  const label = $("#lesson-name");
+  if (label && lesson.view) {
+    label.textContent = `lesson: ${lesson.view.title}`;
+    label.title = lesson.view.title;
+  }
 }
 
 // The cycles that ran before this page opened: summaries first, events when one is shown.
@@ -601,6 +614,7 @@ function reexplain() {
 const render = () => {
   const frame = player.frame();
   // A drag in progress keeps its card: redrawing it would drop the drag on the floor.
+  ui.touched = lesson.touched(); // lesson: the nodes and pods the shown step acts on
   if (!ui.dragging) renderBoard($("#board"), state, boardVerdicts(), ui);
   renderPipeline($("#pipeline"), player);
   renderTabs($("#detail"), ui.tab);
@@ -629,9 +643,10 @@ const render = () => {
   }
   if (ui.tab === "listwatch") drawIf("listwatch", [listWatch.version], () => renderListWatch($("[data-panel=listwatch]"), listWatch, { onSelect: selectHop }));
   if (ui.tab === "lesson") {
-    const step = state.cluster.lessonStep || 0;
-    drawIf("lesson", [lesson, step], () => renderLesson($("[data-panel=lesson]"), lesson, step, { next: nextLessonStep, readOnly }));
+    const shown = lesson.shownIndex();
+    drawIf("lesson", [lesson.view, shown], () => renderLesson($("[data-panel=lesson]"), lesson.view, { next: () => lesson.runNext(), readOnly, shown }));
   }
+  lesson.render(); // lesson: the rail (presenter mode)
   prediction.render({ pendingPods: pendingPodKeys, viewing: player.current ? { cycle: player.current.cycle, atEnd: player.atEnd() } : null }); // prediction
   $("#rv").textContent = state.rv;
   const pace = $("#pace");
@@ -647,21 +662,6 @@ function selectHop(tripId, hopIndex) {
 
 function pendingPodKeys() {
   return [...state.objects.Pod.values()].filter((p) => !p.spec.nodeName).map(objectKey);
-}
-
-function nextLessonStep() {
-  // prediction: a step with `predict:` asks the class first; its pod is then held Pending until the reveal.
-  // A question still open when the lesson moves on is revealed first (its pod would stay held).
-  const ask = lesson ? lessonQuestion(lesson.steps[state.cluster.lessonStep || 0]) : null;
-  const asked = prediction.revealOpen().then(() => (ask ? prediction.pose(ask) : null));
-  asked
-    .catch((err) => {
-      toast(err.message, "error");
-      throw err;
-    })
-    .then(() => apply({ action: "lesson.next" }))
-    .then((msg) => msg.say && toast(msg.say))
-    .catch(() => {});
 }
 
 // --- controls -----------------------------------------------------------------------------------
@@ -731,6 +731,7 @@ $("#board").addEventListener("keydown", (event) => {
 
 document.addEventListener("keydown", (event) => {
   if (event.key === "Escape") palette.cancel();
+  else lesson.keydown(event); // lesson: → ← P R F in presenter mode
 });
 
 // node map: a click or Enter on a cell pins that node (or applies the armed chip); ✕ unpins (node null).

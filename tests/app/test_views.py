@@ -493,7 +493,7 @@ def test_lessons(client: Client) -> None:
     assert "demo" in lessons
     demo = lessons["demo"]
     assert demo["title"].startswith("The demo cluster")
-    assert demo["steps"][0]["command"] == "kubectl apply -f pod-kgc.yaml"
+    assert (demo["steps"], demo["questions"]) == (1, 1)  # a catalog: no step's text (`/lesson` has them)
     assert "objects" not in demo
 
 
@@ -616,3 +616,23 @@ def test_the_presenters_view_is_kept_for_late_followers(client: Client, make_clu
     assert client.get("/api/clusters/c1/state").json()["cluster"]["presenterView"]["step"] == 9
     response = post_action(client, "c1", {"action": "view", "step": -1})
     assert response.status_code == 400 and "step" in response.json()["message"]
+
+
+@pytest.mark.django_db
+def test_frozen_followers_keep_the_view_they_have(client: Client, make_cluster: Any) -> None:
+    """While frozen the presenter's views are not kept (nor relayed); thawed, the next one is."""
+    make_cluster("c1", node_yaml("n1"))
+    assert (
+        post_action(client, "c1", {"action": "view", "tab": "why", "lessonFocus": 2, "seq": 1}).json()["view"] is True
+    )
+    assert post_action(client, "c1", {"action": "freeze", "frozen": True}).json()["frozen"] is True
+    assert (
+        post_action(client, "c1", {"action": "view", "tab": "scores", "lessonFocus": 3, "seq": 2}).json()["view"]
+        is False
+    )
+    kept = client.get("/api/clusters/c1/state").json()["cluster"]["presenterView"]
+    assert (kept["tab"], kept["lessonFocus"], kept["frozen"]) == ("why", 2, True)
+    assert post_action(client, "c1", {"action": "freeze", "frozen": False}).json()["frozen"] is False
+    assert post_action(client, "c1", {"action": "view", "tab": "scores", "seq": 3}).json()["view"] is True
+    kept = client.get("/api/clusters/c1/state").json()["cluster"]["presenterView"]
+    assert kept["tab"] == "scores" and "frozen" not in kept

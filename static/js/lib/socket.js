@@ -26,8 +26,10 @@ export class ClusterSocket {
   // onMessage(msg): every stream message, and {type: "snapshot"} for each (re)loaded state.
   // onState(s): "loading" | "connecting" | "open" | "resyncing" | "closed" | "failed".
   // onProblem(text | null): a problem to show (null: the stream is healthy again).
-  constructor(slug, { onMessage, onState, onProblem }) {
+  // follower: ask for the class's view (`?role=follower`) even where this browser could write.
+  constructor(slug, { onMessage, onState, onProblem, follower = false }) {
     this.slug = slug;
+    this.follower = follower;
     this.onMessage = onMessage;
     this.onState = onState || (() => {});
     this.onProblem = onProblem || (() => {});
@@ -80,7 +82,10 @@ export class ClusterSocket {
 
   url() {
     const scheme = location.protocol === "https:" ? "wss" : "ws";
-    const query = this.lastRv ? `?resourceVersion=${encodeURIComponent(this.lastRv)}` : "";
+    const params = new URLSearchParams();
+    if (this.lastRv) params.set("resourceVersion", this.lastRv);
+    if (this.follower) params.set("role", "follower");
+    const query = params.toString() ? `?${params}` : "";
     return `${scheme}://${location.host}/ws/clusters/${this.slug}/${query}`;
   }
 

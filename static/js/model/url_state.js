@@ -12,6 +12,7 @@ export function readView(search) {
     step: q.get("step") !== null ? parseInt(q.get("step"), 10) || 0 : null,
     role: q.get("role") === "follower" ? "follower" : "presenter",
     projector: q.get("projector") === "1",
+    present: q.get("present") === "1", // presenter mode: the lesson as a rail beside the board
   };
 }
 
@@ -19,6 +20,7 @@ export function viewQuery(view) {
   const q = new URLSearchParams();
   if (view.role === "follower") q.set("role", "follower");
   if (view.projector) q.set("projector", "1");
+  if (view.present) q.set("present", "1");
   if (view.pod) q.set("pod", view.pod);
   if (view.node) q.set("node", view.node);
   if (view.tab) q.set("tab", view.tab);

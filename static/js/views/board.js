@@ -7,6 +7,7 @@ import { deviceState, devicesOnNode } from "../model/devices.js";
 import { deviceSection } from "./devices.js";
 import { evictionIn, nodeUsage, nodes, objectKey, pendingPods, podStatus, podsOnNode, schedulingMessage } from "../model/cluster_state.js";
 import { leaveNodeMap, renderNodeMap } from "./node_map.js"; // node map: more than COMPACT_ABOVE nodes
+import { touchesPod } from "../model/lesson.js"; // lesson: the step's nodes and pods are lit
 
 const COMPACT_ABOVE = 40;
 
@@ -37,7 +38,7 @@ function bar(label, used, total, format) {
   );
 }
 
-function podChip(pod, selectedPod, evictIn = null, victim = false) {
+function podChip(pod, selectedPod, evictIn = null, victim = false, touched = null) {
   const status = podStatus(pod);
   const key = objectKey(pod);
   const priority = pod.spec.priority || 0;
@@ -47,7 +48,7 @@ function podChip(pod, selectedPod, evictIn = null, victim = false) {
   return h(
     "button",
     {
-      class: `pod pod-${status}${key === selectedPod ? " selected" : ""}${evictIn !== null ? " evicting" : ""}${victim ? " victim" : ""}`,
+      class: `pod pod-${status}${key === selectedPod ? " selected" : ""}${evictIn !== null ? " evicting" : ""}${victim ? " victim" : ""}${touchesPod(touched, key) ? " touched" : ""}`,
       dataset: { pod: key },
       title,
       type: "button",
@@ -137,6 +138,7 @@ function nodeCard(state, node, frame, ui) {
   else if (frame && frame.winner === name) classes.push("winner");
   else if (info && info.rejected) classes.push("rejected");
   if (ui.selectedNode === name) classes.push("selected");
+  if (ui.touched && ui.touched.nodes.has(name)) classes.push("touched");
   const labels = Object.entries(node.metadata.labels || {}).filter(([k]) => ui.showSystemLabels || !k.startsWith("kubernetes.io/hostname"));
   return h(
     "article",
@@ -163,7 +165,7 @@ function nodeCard(state, node, frame, ui) {
       { class: "pods" },
       podsOnNode(state, name).map((p) => {
         const key = objectKey(p);
-        return podChip(p, ui.selectedPod, evictionIn(state, key), Boolean(preempt && preempt.nominated && preempt.victims.some((v) => v.pod === key)));
+        return podChip(p, ui.selectedPod, evictionIn(state, key), Boolean(preempt && preempt.nominated && preempt.victims.some((v) => v.pod === key)), ui.touched);
       }),
     ),
     deviceSection(state, name),
@@ -206,6 +208,12 @@ function matchesFilter(node, query) {
   return haystack.toLowerCase().includes(query.toLowerCase());
 }
 
+// What the lesson's shown step lights on one card: the node itself, and which of its pods.
+function touchSig(touched, name, pods) {
+  if (!touched) return null;
+  return [touched.nodes.has(name), pods.filter(([key]) => touchesPod(touched, key)).map(([key]) => key)];
+}
+
 export function renderBoard(root, state, frame, ui) {
   // node map: above COMPACT_ABOVE nodes a canvas (node_map.js) replaces the tiles; the lane stays.
   const mapped = state.objects.Node.size > COMPACT_ABOVE;
@@ -238,6 +246,7 @@ export function renderBoard(root, state, frame, ui) {
         ui.selectedNode === name,
         ui.selectedPod,
         ui.showSystemLabels,
+        touchSig(ui.touched, name, pods),
         compact ? null : devicesOnNode(state, name).map((d) => [d.id, deviceState(d)]),
       ]);
       return { key: name, sig, build: () => (compact ? compactTile(n, frame, ui) : nodeCard(state, n, frame, ui)) };
@@ -256,12 +265,12 @@ export function renderBoard(root, state, frame, ui) {
           const message = schedulingMessage(p) || podStatus(p);
           return {
             key,
-            sig: JSON.stringify([podStatus(p), message, key === ui.selectedPod]),
+            sig: JSON.stringify([podStatus(p), message, key === ui.selectedPod, touchesPod(ui.touched, key)]),
             build: () =>
               h(
                 "div",
                 { class: "pending-pod" },
-                podChip(p, ui.selectedPod),
+                podChip(p, ui.selectedPod, null, false, ui.touched),
                 h("span", { class: "pending-message" }, message),
                 h("button", { class: "why", type: "button", dataset: { why: key } }, "why?"),
               ),

@@ -248,26 +248,35 @@ export function renderEvents(root, state, pod, whatIf = null) {
   );
 }
 
-export function renderLesson(root, lesson, step, { next, readOnly }) {
-  if (!lesson) {
+// The lesson as this board was sent it (model/lesson.js): every step that ran with what happened
+// (once shown), the next one's instruction, and for a presenter the steps further on.
+export function renderLesson(root, view, { next, readOnly, shown }) {
+  if (!view) {
     replace(root, h("p", { class: "empty" }, "This cluster was not started from a lesson."));
     return;
   }
+  const current = Math.min(view.ran, view.steps - 1);
   replace(
     root,
-    h("h3", {}, lesson.title),
-    lesson.summary ? h("p", {}, lesson.summary) : null,
+    h("h3", {}, view.title),
+    view.summary ? h("p", {}, view.summary) : null,
     h(
       "ol",
       { class: "steps" },
-      lesson.steps.map((s, i) =>
-        h("li", { class: i < step ? "done" : i === step ? "current" : "" }, s.say, s.command ? h("div", {}, h("code", {}, s.command)) : null),
+      view.items.map((s, i) =>
+        h(
+          "li",
+          { class: s.ran ? "done" : i === current ? "current" : "", dataset: { step: String(s.number) }, "aria-current": i === shown ? "step" : null },
+          s.say,
+          s.command ? h("div", {}, h("code", {}, s.command)) : null,
+          s.after !== undefined ? h("p", { class: "after" }, s.after) : s.awaiting ? h("p", { class: "hint" }, "what happened: after the reveal") : null,
+        ),
       ),
     ),
-    step >= lesson.steps.length
+    view.done
       ? h("p", { class: "ok" }, "Lesson complete.")
       : readOnly
-        ? h("p", {}, `step ${step + 1} of ${lesson.steps.length}`)
-        : h("button", { type: "button", class: "next-step", onclick: next }, `run step ${step + 1} of ${lesson.steps.length}`),
+        ? h("p", {}, `step ${view.ran + 1} of ${view.steps}`)
+        : h("button", { type: "button", class: "next-step", onclick: next }, `run step ${view.ran + 1} of ${view.steps}`),
   );
 }

@@ -1,0 +1,69 @@
+// Presenter mode's lesson rail, beside the board: the step shown (its instruction and command, then
+// what happened), the class question and its tally (the prediction panel, moved into the rail), and
+// the presenter's controls with their keys. It draws only what the server sent (model/lesson.js).
+
+import { h, replace } from "../lib/dom.js";
+import { forwardLabel, stepStatus } from "../model/lesson.js";
+
+const WHERE_TEXT = { next: "next · not run yet", answering: "ran · the class is answering", ran: "ran" };
+
+// ctx: { lesson: {view}, item, forward, presenter, frozen }
+export function renderRail(root, ctx) {
+  const { view } = ctx.lesson;
+  const head = root.querySelector(".rail-head");
+  const step = root.querySelector(".rail-step");
+  const after = root.querySelector(".rail-after");
+  const controls = root.querySelector(".rail-controls");
+  if (!view) {
+    replace(head, h("p", { class: "empty" }, "This cluster was not started from a lesson."));
+    replace(step);
+    replace(after);
+    replace(controls);
+    return;
+  }
+  const item = ctx.item;
+  const status = stepStatus(item, view);
+  replace(
+    head,
+    h("span", { class: "rail-title", title: view.title }, view.title),
+    ctx.frozen ? h("span", { class: "rail-frozen", role: "status" }, ctx.presenter ? "❄ followers frozen" : "❄ held by the presenter") : null,
+  );
+  step.dataset.step = String(item.number);
+  step.dataset.where = status.where;
+  replace(
+    step,
+    h("div", { class: "rail-number" }, h("strong", {}, status.label), h("span", { class: "rail-where" }, ` · ${WHERE_TEXT[status.where]}`)),
+    h("p", { class: "rail-say" }, item.say),
+    item.command ? h("code", { class: "rail-command" }, item.command) : null,
+  );
+  if (item.after !== undefined) replace(after, h("h3", {}, "What happened"), h("p", { class: "rail-after-text" }, item.after));
+  else if (item.awaiting) replace(after, h("p", { class: "hint" }, "What happened is shown after the reveal."));
+  else replace(after);
+  after.hidden = !item.ran;
+  if (!ctx.presenter) {
+    replace(controls);
+    return;
+  }
+  const forward = ctx.forward;
+  const button = (rail, key, label, disabled = false, primary = false) =>
+    h("button", { type: "button", class: primary ? "primary" : "", dataset: { rail }, disabled, "aria-keyshortcuts": key }, label, h("kbd", {}, key === "ArrowRight" ? "→" : key === "ArrowLeft" ? "←" : key));
+  replace(
+    controls,
+    button("back", "ArrowLeft", "back ", item.number === 1),
+    button("forward", "ArrowRight", `${forwardLabel(forward, view)} `, forward.intent === "none", true),
+    button("ask", "P", "ask ", !(forward.intent === "ask")),
+    button("reveal", "R", "reveal ", !ctx.questionOpen),
+    button("freeze", "F", ctx.frozen ? "unfreeze " : "freeze followers ", false),
+  );
+}
+
+// The rail's frame: head, step, a slot for the question (the prediction panel), after, controls.
+export function railSkeleton() {
+  return [
+    h("div", { class: "rail-head" }),
+    h("section", { class: "rail-step", "aria-live": "polite" }),
+    h("div", { class: "rail-question" }),
+    h("div", { class: "rail-after", hidden: true }),
+    h("div", { class: "rail-controls" }),
+  ];
+}
