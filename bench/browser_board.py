@@ -1,7 +1,7 @@
 """Browser benchmark of the node map: a generated cluster of realistic nodes (tests/big_cluster.py) on a
 server this script starts on 127.0.0.1, opened in headless Debian Chromium driven by Playwright.
 
-    python bench/browser_board.py --nodes 1000 5000 [--server runserver|uvicorn] [--pods-per-node 1] [-o json]
+    python bench/browser_board.py --nodes 1000 5000 [--server dev|runserver|uvicorn] [--pods-per-node 1] [-o json]
     python bench/browser_board.py --nodes 5000 --edit-link http://127.0.0.1:8000/clusters/big/?key=...
     python bench/browser_board.py --nodes 5000 --cpu-profile explain.cpuprofile
     python bench/browser_board.py --nodes 1000 5000 --scaleup 1000
@@ -211,7 +211,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--nodes", type=int, nargs="+", default=[1000, 5000])
     parser.add_argument("--pods-per-node", type=int, default=1)
-    parser.add_argument("--server", choices=["runserver", "uvicorn"], default="runserver")
+    parser.add_argument("--server", choices=["dev", "runserver", "uvicorn"], default="dev")
     parser.add_argument("-o", "--output", choices=["text", "json"], default="text")
     parser.add_argument("--edit-link", help="measure this running cluster (its edit link) instead; --nodes: its size")
     parser.add_argument(

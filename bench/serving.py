@@ -1,7 +1,7 @@
-"""The server commands README names, built in one place for the tests and benchmarks that start them.
+"""The server commands, built in one place for the tests and benchmarks that start them.
 
-`daphne` is what `./dev run` starts (Django's runserver, served by daphne); `daphne-cli` and `uvicorn`
-are README's production commands, with the flags README gives them.
+`uvicorn` is what `./dev run` starts and production runs (`clusterviz.serve`); `daphne` (Django's
+runserver) and `daphne-cli` are kept to measure against it.
 """
 
 from __future__ import annotations
@@ -10,9 +10,14 @@ import socket
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
-HOST = "127.0.0.1"
-ASGI_APP = "clusterviz.asgi:application"
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as `python bench/x.py`: the project beside it
+    sys.path.insert(0, str(ROOT))
+
+from clusterviz.serve import ASGI_APP, HOST, uvicorn_argv  # noqa: E402
+
 SERVER_KINDS = ("daphne", "daphne-cli", "uvicorn")
 
 
@@ -41,10 +46,5 @@ def server_argv(kind: str, port: int, *, workers: int = 1, app: str = ASGI_APP) 
     if kind == "daphne-cli":
         return [python, "-m", "daphne", "-b", HOST, "-p", str(port), app]
     if kind == "uvicorn":
-        # README's production command: a graceful-shutdown bound (one slow client that never finishes
-        # its request body would keep uvicorn from exiting on SIGTERM) and no per-message deflate
-        # (compressing each small watch event once per follower was a third of a class's server CPU).
-        argv = [python, "-m", "uvicorn", app, "--host", HOST, "--port", str(port)]
-        argv += ["--timeout-graceful-shutdown", "3", "--ws-per-message-deflate", "false", "--no-access-log"]
-        return argv + (["--workers", str(workers)] if workers > 1 else [])
+        return uvicorn_argv(port, workers=workers)
     raise ValueError(f"server kind: one of {SERVER_KINDS}, not {kind!r}")

@@ -1,7 +1,7 @@
 """A real clusterviz server process for the end-to-end tests (browser, kubectl).
 
-`manage.py runserver` (daphne, what `./dev run` starts) or uvicorn on a free 127.0.0.1 port, with its
-own SQLite file database and no Redis or PostgreSQL from the environment.
+The server `./dev run` starts (uvicorn, `clusterviz.serve`), or daphne for comparison, on a free
+127.0.0.1 port, with its own SQLite file database and no Redis or PostgreSQL from the environment.
 """
 
 from __future__ import annotations
@@ -15,15 +15,16 @@ import time
 from pathlib import Path
 
 from bench.serving import free_port, server_argv
+from clusterviz.serve import uvicorn_argv
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-SERVERS = ("runserver", "uvicorn")
+SERVERS = ("dev", "runserver", "uvicorn")
 
 
 class LiveServer:
-    def __init__(self, workdir: Path, kind: str = "runserver") -> None:
+    def __init__(self, workdir: Path, kind: str = "dev") -> None:
         if kind not in SERVERS:
             raise ValueError(f"kind: one of {SERVERS}")
         self.kind = kind
@@ -52,6 +53,8 @@ class LiveServer:
         return out
 
     def argv(self) -> list[str]:
+        if self.kind == "dev":  # what `./dev run` starts: uvicorn with its access log
+            return uvicorn_argv(self.port, access_log=True)
         return server_argv("daphne" if self.kind == "runserver" else self.kind, self.port)
 
     def start(self) -> None:

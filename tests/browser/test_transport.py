@@ -1,5 +1,5 @@
 """The transport in a real browser: a cluster whose state is well over 1 MiB opens on the server
-`./dev run` starts (runserver, i.e. daphne); a YAML between 1 and 2 MiB goes through and one over
+`./dev run` starts (uvicorn); a YAML between 1 and 2 MiB goes through and one over
 2 MiB is refused with its size; a change the stream cannot deliver shows a banner and the page
 resyncs; the compact cycle form decodes to the full one."""
 
@@ -22,7 +22,7 @@ NODES = 400  # a state over 1 MiB (2.8 KB a node as the browser gets it)
 POD = web_pod_yaml("100m")
 
 
-def test_a_cluster_over_1_mib_opens_on_runserver(page: Page, cv_server: LiveServer) -> None:
+def test_a_cluster_over_1_mib_opens_on_the_dev_server(page: Page, cv_server: LiveServer) -> None:
     api = make_big_cluster(cv_server, f"big-{os.getpid()}", NODES)
     state = api.state()
     assert len(json.dumps(state)) > 1024 * 1024
@@ -48,7 +48,7 @@ def test_a_cluster_over_1_mib_opens_on_runserver(page: Page, cv_server: LiveServ
 
 @pytest.fixture
 def small_frames_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    """A runserver whose stream sends nothing over 32 KiB: an ordinary node change is then undeliverable."""
+    """A server whose stream sends nothing over 32 KiB: an ordinary node change is then undeliverable."""
     with running_server(
         tmp_path_factory.mktemp("small-frames"), CLUSTERVIZ_STREAM_MESSAGE_BYTES=str(32 * 1024)
     ) as server:

@@ -1,6 +1,6 @@
 """The real kubectl against a live clusterviz server (tests/kubectl/).
 
-- `kube_server` (session): `manage.py runserver 127.0.0.1:PORT --noreload` (daphne) with its own
+- `kube_server` (session): the server `./dev run` starts (uvicorn, `clusterviz.serve`) with its own
   SQLite file, plus a pool of fresh clusters (node01..node03, nothing else) made in one go.
 - `cluster` (function): takes a fresh cluster from the pool (`api_cluster`: the same without the need for
   kubectl) → `Cluster` with `.kubectl(...)` (runs
@@ -23,6 +23,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from email.message import Message
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +64,7 @@ for slug in {slugs!r}:
 class KubeServer(LiveServer):
     """A clusterviz server process with a pool of fresh clusters for the kubectl tests."""
 
-    def __init__(self, workdir: Path, kind: str = "runserver", pool_size: int = POOL_SIZE) -> None:
+    def __init__(self, workdir: Path, kind: str = "dev", pool_size: int = POOL_SIZE) -> None:
         super().__init__(workdir, kind)
         self.pool_size = pool_size
         self.pool: list[str] = []
@@ -84,15 +85,15 @@ class KubeServer(LiveServer):
         req = urllib.request.Request(self.url + path, data=data, method=method, headers=all_headers)
         try:
             with urllib.request.urlopen(req, timeout=10) as resp:
-                return Response(resp.status, dict(resp.headers), resp.read())
+                return Response(resp.status, resp.headers, resp.read())
         except urllib.error.HTTPError as exc:
-            return Response(exc.code, dict(exc.headers), exc.read())
+            return Response(exc.code, exc.headers, exc.read())
 
 
 @dataclass
 class Response:
     status: int
-    headers: dict[str, str]
+    headers: Message  # looked up without regard to case, as HTTP header names are
     body: bytes
 
     def json(self) -> Any:
