@@ -24,6 +24,7 @@ from ..validation import prune
 
 __all__ = ["deallocate", "write_claims_of"]
 
+_COMPONENT = "default-scheduler"  # the claims' writer, as the scheduler's own client names it
 Obj = dict[str, Any]
 
 
@@ -98,5 +99,3 @@ def deallocate(cluster: Cluster, claim: ResourceClaim) -> None:
     except store.NotFound:
         return
 
-
-_COMPONENT = "default-scheduler"
