@@ -98,4 +98,3 @@ def deallocate(cluster: Cluster, claim: ResourceClaim) -> None:
         )
     except store.NotFound:
         return
-

@@ -95,6 +95,7 @@ CONTROLLERS: tuple[tuple[str, Callable[[Cluster], bool], frozenset[str] | None],
 #: What a clockless controller runs instead at the instant pace (see `step_once`).
 BULK_SYNCS: dict[str, Callable[[Cluster], bool]] = {
     "replicaset-controller": lambda cluster: replicaset.sync_replica_sets(cluster, bulk=True),
+    "resourceclaim-controller": lambda cluster: resourceclaim.sync_resource_claims(cluster, bulk=True),
 }
 
 
