@@ -1,4 +1,4 @@
-"""Classroom views: fork a cluster into a private copy."""
+"""Classroom views: fork a cluster into a private copy; the recent cycles."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from . import access, services
-from .models import Cluster, SchedulingCycle
+from .models import QUESTION_OPEN, QUESTION_REVEALING, Cluster, Question, SchedulingCycle
 
 RECENT_CYCLES = 30
 
@@ -27,7 +27,23 @@ def fork_cluster(source: Cluster) -> Cluster:
         copy.lesson, copy.lesson_step = source.lesson, source.lesson_step
         copy.save(update_fields=["lesson", "lesson_step"])
         services.import_snapshot(copy, services.export_yaml(source), "kubectl", source=f"fork of {source.slug}")
+        _copy_live_questions(source, copy)
     return copy
+
+
+def _copy_live_questions(source: Cluster, copy: Cluster) -> None:
+    """A question still unanswered in the source stays open in the copy (its pod held there too): a
+    fork made during a question does not show the step's outcome before its owner reveals it."""
+    live = Question.objects.filter(cluster=source, state__in=(QUESTION_OPEN, QUESTION_REVEALING))
+    for question in live.order_by("number"):
+        Question.objects.create(
+            cluster=copy,
+            number=question.number,
+            text=question.text,
+            pod=question.pod,
+            ask=question.ask,
+            options=question.options,
+        )
 
 
 @require_POST

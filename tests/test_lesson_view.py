@@ -11,6 +11,7 @@ import pytest
 from django.test import Client
 
 from clusterviz import lesson_view, prediction, services
+from clusterviz.classroom import fork_cluster
 from clusterviz.controllers.runner import reconcile
 from clusterviz.lessons import get_lesson, load_lesson, play_step
 from clusterviz.messages import LessonNext, perform
@@ -131,3 +132,20 @@ def test_the_lesson_endpoint_answers_by_role(client: Client) -> None:
     assert client.get("/api/clusters/nope/lesson").status_code == 404
     plain = services.create_cluster("plain")
     assert client.get(f"/api/clusters/{plain.slug}/lesson").json() == {"messages": []}
+
+
+def test_a_fork_made_during_a_question_keeps_the_outcome_back() -> None:
+    """The copy's question is open (its pod held there too) until the fork's owner reveals it."""
+    cluster = start("demo")
+    after = get_lesson("demo").steps[0].after
+    ask(cluster, 0)
+    play_step(cluster)
+    copy = fork_cluster(cluster)
+    reconcile(copy)
+    assert prediction.held_pods(copy) == {"default/pod-kgc"}
+    for view in views(copy):
+        assert view["ran"] == 1 and after not in text(view)
+    prediction.perform(copy, Reveal(action="predict.reveal"), None)
+    reconcile(copy)
+    assert views(copy)[1]["items"][0]["after"] == after
+    assert after not in text(views(cluster)[1])  # the class's question is still open

@@ -66,7 +66,9 @@ def test_a_whole_lesson_from_the_keyboard_on_one_screen(browser: Browser, new_cl
             expect(shown.locator(".rail-command")).to_have_text(step.command)
             assert_on_screen(page, shown.locator(".rail-say"), shown.locator(".rail-command"))
             assert not in_dom(page, step.after), (number, "outcome shown before the step ran")
-        assert_on_screen(presenter, forward)
+        assert_on_screen(
+            presenter, *(rail.locator(f"[data-rail={b}]") for b in ("forward", "back", "ask", "reveal", "freeze"))
+        )
         expect(forward).to_contain_text(f"ask & run step {number}" if step.predict else f"run step {number}")
         for node in touches(step)["nodes"]:  # the board lights the node the step acts on
             expect(card(presenter, node)).to_have_class("node-card touched")
@@ -82,7 +84,7 @@ def test_a_whole_lesson_from_the_keyboard_on_one_screen(browser: Browser, new_cl
                 assert not in_dom(page, step.after), (number, "outcome shown before the reveal")
             tally = rail.locator(".predict-tally")
             expect(tally.locator(".hint")).to_have_text("0 answered")
-            assert_on_screen(presenter, tally, forward)
+            assert_on_screen(presenter, tally, rail.locator(".rail-controls"))
             expect(forward).to_contain_text("reveal")
             presenter.keyboard.press("r")  # reveal: the scheduler's cycle answers
         for page in (presenter, follower):
@@ -94,7 +96,9 @@ def test_a_whole_lesson_from_the_keyboard_on_one_screen(browser: Browser, new_cl
             result = rail.locator(".predict-result")
             # The marks wait until the cycle has played on this board (the player's pace, not the test's).
             expect(result).to_contain_text("default/myapp01 lands on node01", timeout=60_000)
-            assert_on_screen(presenter, rail.locator(".predict-head"), rail.locator(".predict-tally"))
+            assert_on_screen(
+                presenter, rail.locator(".predict-head"), rail.locator(".predict-tally"), rail.locator(".rail-controls")
+            )
         if number < len(lesson.steps):
             presenter.keyboard.press("ArrowRight")  # on to the next step's instruction
 

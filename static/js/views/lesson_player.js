@@ -63,8 +63,9 @@ export class LessonPlayer {
     return shownIndex(this.state);
   }
 
+  // Presenter mode lights what the rail's step acts on (elsewhere the board stays as it is).
   touched() {
-    return touchedBy(shownItem(this.state));
+    return this.rail ? touchedBy(shownItem(this.state)) : null;
   }
 
   // A follower shows the step the presenter shows (and its freeze).

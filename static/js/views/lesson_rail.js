@@ -5,6 +5,7 @@
 import { h, replace } from "../lib/dom.js";
 import { forwardLabel, stepStatus } from "../model/lesson.js";
 
+const KEY_TEXT = { ArrowRight: "→", ArrowLeft: "←" };
 const WHERE_TEXT = { next: "next · not run yet", answering: "ran · the class is answering", ran: "ran" };
 
 // ctx: { lesson: {view}, item, forward, presenter, frozen }
@@ -37,7 +38,7 @@ export function renderRail(root, ctx) {
     item.command ? h("code", { class: "rail-command" }, item.command) : null,
   );
   if (item.after !== undefined) replace(after, h("h3", {}, "What happened"), h("p", { class: "rail-after-text" }, item.after));
-  else if (item.awaiting) replace(after, h("p", { class: "hint" }, "What happened is shown after the reveal."));
+  else if (item.awaiting) replace(after, h("p", { class: "hint" }, "What happened: after the reveal."));
   else replace(after);
   after.hidden = !item.ran;
   if (!ctx.presenter) {
@@ -46,14 +47,14 @@ export function renderRail(root, ctx) {
   }
   const forward = ctx.forward;
   const button = (rail, key, label, disabled = false, primary = false) =>
-    h("button", { type: "button", class: primary ? "primary" : "", dataset: { rail }, disabled, "aria-keyshortcuts": key }, label, h("kbd", {}, key === "ArrowRight" ? "→" : key === "ArrowLeft" ? "←" : key));
+    h("button", { type: "button", class: primary ? "primary" : "", dataset: { rail }, disabled, "aria-keyshortcuts": key }, h("kbd", {}, KEY_TEXT[key] || key), label);
   replace(
     controls,
-    button("back", "ArrowLeft", "back ", item.number === 1),
-    button("forward", "ArrowRight", `${forwardLabel(forward, view)} `, forward.intent === "none", true),
-    button("ask", "P", "ask ", !(forward.intent === "ask")),
-    button("reveal", "R", "reveal ", !ctx.questionOpen),
-    button("freeze", "F", ctx.frozen ? "unfreeze " : "freeze followers ", false),
+    button("forward", "ArrowRight", forwardLabel(forward, view), forward.intent === "none", true),
+    button("back", "ArrowLeft", "back", item.number === 1),
+    button("ask", "P", "ask", forward.intent !== "ask"),
+    button("reveal", "R", "reveal", !ctx.questionOpen),
+    button("freeze", "F", ctx.frozen ? "unfreeze" : "freeze", false),
   );
 }
 
