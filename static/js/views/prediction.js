@@ -37,6 +37,8 @@ export class PredictionPanel {
     this.onRevealing = onRevealing;
     this.state = emptyPrediction();
     this.sig = null;
+    // The nickname lives here, not in the input: a redraw may replace the input while it is typed in.
+    this.nickname = localStorage.getItem(NAME_KEY) || "";
     this.form = readOnly ? null : this.buildForm(slug);
     this.body = h("div", { class: "predict-question", "aria-live": "polite" });
     replace(root, this.form, this.body);
@@ -151,13 +153,16 @@ export class PredictionPanel {
     else if (what === "reveal" || what === "cancel") this.send({ action: `predict.${what}` }).catch((err) => this.toast(err.message, "error"));
   }
 
+  setNickname(text) {
+    this.nickname = text;
+    localStorage.setItem(NAME_KEY, text.trim());
+  }
+
   answer() {
     const q = this.state.question;
     const pick = this.state.chosen;
     if (!q || !pick) return;
-    const input = this.root.querySelector("input[name=name]");
-    const name = input ? input.value.trim() : "";
-    if (name) localStorage.setItem(NAME_KEY, name);
+    const name = this.nickname.trim();
     this.send({ action: "predict.answer", question: q.number, pick, name })
       .then(() => {
         this.state = reducePrediction(this.state, { type: "prediction.answered", question: q.number, pick });
@@ -191,7 +196,13 @@ export class PredictionPanel {
       replace(this.body);
       return;
     }
+    const typing = document.activeElement && document.activeElement.name === "name" && this.body.contains(document.activeElement);
     replace(this.body, this.header(q), this.choices(q, shown), this.tally(q, shown), this.result(q, shown), this.controls(q));
+    const input = typing && this.body.querySelector("input[name=name]");
+    if (input) {  // a redraw while the follower types their name keeps them typing, at the end
+      input.focus();
+      input.setSelectionRange(input.value.length, input.value.length);
+    }
   }
 
   header(q) {
@@ -228,7 +239,7 @@ export class PredictionPanel {
         h(
           "div",
           { class: "predict-answer" },
-          h("input", { name: "name", placeholder: "your name", "aria-label": "your name", maxlength: "64", value: localStorage.getItem(NAME_KEY) || "", oninput: (event) => localStorage.setItem(NAME_KEY, event.target.value.trim()) }),
+          h("input", { name: "name", placeholder: "your name", "aria-label": "your name", maxlength: "64", value: this.nickname, oninput: (event) => this.setNickname(event.target.value) }),
           h("button", { type: "button", class: "primary", dataset: { predict: "answer" }, disabled: !chosen }, chosen ? `lock in: ${pickLabel(chosen)}` : "lock in"),
         ),
       );
