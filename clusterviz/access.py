@@ -12,7 +12,16 @@ from typing import Any
 
 from .models import Cluster
 
-__all__ = ["READ_ONLY_ACTIONS", "SESSION_KEY", "edit_url", "grant", "holds_token", "may_write", "token_from_headers"]
+__all__ = [
+    "READ_ONLY_ACTIONS",
+    "SESSION_KEY",
+    "edit_url",
+    "grant",
+    "granted_slugs",
+    "holds_token",
+    "may_write",
+    "token_from_headers",
+]
 
 SESSION_KEY = "clusterviz.edit"
 # Actions anyone watching may send: they change nothing (a follower's answer to a prediction only adds it).
@@ -62,6 +71,11 @@ def grant(session: Any, cluster: Cluster) -> None:
     granted = dict(session.get(SESSION_KEY) or {})
     granted[cluster.slug] = cluster.owner_token
     session[SESSION_KEY] = granted
+
+
+def granted_slugs(session: Any) -> list[str]:
+    """The slugs this browser holds the edit link of."""
+    return list((session.get(SESSION_KEY) or {}).keys())
 
 
 def edit_url(cluster: Cluster, base: str = "") -> str:

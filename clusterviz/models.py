@@ -36,6 +36,9 @@ class Cluster(models.Model):
     # The secret of the edit link (and of the kubeconfig's bearer token): whoever holds it may write.
     owner_token = models.CharField(max_length=64, default=new_token)
     owner = models.ForeignKey("auth.User", null=True, blank=True, on_delete=models.SET_NULL)
+    # The class's join code (clusterviz/join_codes.py): what students type at /join; "" until issued.
+    join_code = models.CharField(max_length=8, blank=True, db_index=True)
+    join_code_expires = models.FloatField(default=0.0)  # epoch seconds
     lease_owner = models.CharField(max_length=64, blank=True)
     lease_until = models.FloatField(default=0.0)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -1,6 +1,6 @@
 from django.urls import include, path, re_path
 
-from . import classroom, import_views, profile_views, views
+from . import classroom, import_views, join_views, profile_views, views
 from .kube_api.views import root_endpoint
 
 urlpatterns = [
@@ -11,6 +11,7 @@ urlpatterns = [
     # kubectl get --raw /version (/livez, /readyz, /openapi/v3…): absolute paths, without the prefix
     re_path(r"^(?P<path>(?:version|livez|readyz|openapi)(?:/.*)?)$", root_endpoint, name="kube-root"),
     path("", views.home, name="clusterviz-home"),
+    path("join", join_views.join, name="clusterviz-join"),
     path("clusters/new", views.create_cluster, name="clusterviz-create"),
     path("clusters/<slug:slug>/", views.cluster_page, name="clusterviz-cluster"),
     path("clusters/<slug:slug>/fork", classroom.fork, name="clusterviz-fork"),

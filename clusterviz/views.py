@@ -15,6 +15,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django.core.exceptions import RequestDataTooBig
 from django.db import transaction
+from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -26,7 +27,7 @@ from django.views.decorators.http import condition, require_GET, require_POST
 from scheduler_core.api.limits import MAX_YAML_BYTES
 from scheduler_core.api.loading import InputError
 
-from . import access, actions, cycle_traces, prediction, services, store
+from . import access, actions, cycle_traces, join_codes, join_views, prediction, services, store
 from .controllers.scheduler import CYCLES_KEPT
 from .kube_api.status import status_body
 from .lesson_view import lesson_messages
@@ -75,9 +76,29 @@ def _api(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
 
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
-    clusters = Cluster.objects.exclude(slug__startswith=STAGING_PREFIX).order_by("-created_at")[:50]
-    context = {"clusters": clusters, "lessons": list(all_lessons().values()), "demo_slug": _demo_slug()}
-    return render(request, "clusterviz/home.html", context)
+    return _home(request)
+
+
+def _home(request: HttpRequest, error: str = "", status: int = 200) -> HttpResponse:
+    context = {"clusters": _clusters_of(request), "lessons": list(all_lessons().values()), "demo_slug": _demo_slug()}
+    if error:
+        context["error"] = error
+    return render(request, "clusterviz/home.html", context, status=status)
+
+
+def _clusters_of(request: HttpRequest) -> list[Cluster]:
+    """The clusters this browser may see listed: those it holds the edit link of, owns (signed in) or
+    joined, newest first; never every cluster on the server."""
+    granted = set(access.granted_slugs(request.session))
+    joined = set(join_views.joined_slugs(request.session))
+    visible = Q(slug__in=granted | joined)
+    if request.user.is_authenticated:
+        visible |= Q(owner=request.user)
+    listed = list(Cluster.objects.exclude(slug__startswith=STAGING_PREFIX).filter(visible).order_by("-created_at")[:50])
+    for cluster in listed:
+        owned = request.user.is_authenticated and cluster.owner_id == request.user.pk
+        cluster.joined_only = cluster.slug not in granted and not owned
+    return listed
 
 
 def _demo_slug() -> str:
@@ -101,10 +122,7 @@ def create_cluster(request: HttpRequest) -> HttpResponse:
             if lesson:
                 load_lesson(cluster, lesson)
     except (InputError, store.StoreError) as exc:
-        clusters = Cluster.objects.exclude(slug__startswith=STAGING_PREFIX).order_by("-created_at")[:50]
-        context = {"clusters": clusters, "lessons": list(all_lessons().values()), "error": str(exc)}
-        context["demo_slug"] = _demo_slug()
-        return render(request, "clusterviz/home.html", context, status=400)
+        return _home(request, str(exc), 400)
     access.grant(request.session, cluster)  # the creator holds the edit link
     return HttpResponseRedirect(reverse("clusterviz-cluster", args=[cluster.slug]))
 
@@ -130,7 +148,19 @@ def cluster_page(request: HttpRequest, slug: str) -> HttpResponse:
         "state": {"resourceVersion": cluster.resource_version},  # the page loads the state itself (api_state)
         "can_write": can_write,
         "edit_url": request.build_absolute_uri(access.edit_url(cluster)) if can_write else "",
+        "nickname": request.session.get(join_views.NICKNAME_KEY, ""),
     }
+    if can_write:  # the presenter's screen shows the class's join code and a QR code of the follower link
+        code = join_codes.issue(cluster)
+        follower_url = request.build_absolute_uri(reverse("clusterviz-cluster", args=[cluster.slug])) + "?role=follower"
+        context["join"] = {
+            "code": join_codes.shown(code),
+            "url": request.build_absolute_uri(reverse("clusterviz-join")),
+            "follower_url": follower_url,
+            "qr": join_codes.qr_svg(follower_url),
+        }
+    elif request.GET.get("role") == "follower":
+        join_views.remember_joined(request.session, cluster)
     return render(request, "clusterviz/cluster.html", context)
 
 

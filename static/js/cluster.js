@@ -19,6 +19,7 @@ import { renderScoreboard, wantsScoreboard } from "./views/scoreboard.js"; // no
 import { mountProfiles } from "./views/profiles.js"; // profiles
 import { PredictionPanel } from "./views/prediction.js"; // prediction
 import { LessonPlayer } from "./views/lesson_player.js"; // lesson
+import { wireJoinCard } from "./views/join_card.js"; // classroom: the join code and its QR code
 
 const page = $("#cluster-page");
 const slug = page.dataset.slug;
@@ -92,6 +93,7 @@ const history = new History();
 const prediction = new PredictionPanel($("#prediction"), {
   readOnly,
   slug,
+  nickname: page.dataset.nickname || "", // given at /join
   send: (action) => socket.send(action),
   toast,
   onRevealing: () => {
@@ -728,6 +730,8 @@ $("#board").addEventListener("keydown", (event) => {
     }
   }
 });
+
+wireJoinCard($("#join-card"), $("#join-dialog"));
 
 document.addEventListener("keydown", (event) => {
   if (event.key === "Escape") palette.cancel();

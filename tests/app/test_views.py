@@ -10,6 +10,7 @@ import pytest
 import yaml
 from django.test import Client
 
+from clusterviz import access
 from clusterviz.controllers.runner import reconcile
 from clusterviz.models import Cluster, KubeObject
 from tests.app.conftest import AsyncOwnerClient, OwnerClient
@@ -502,7 +503,8 @@ def test_lessons(client: Client) -> None:
 
 @pytest.mark.django_db
 def test_home_page_lists_clusters_and_lessons(client: Client, make_cluster: Any) -> None:
-    make_cluster("alpha")
+    alpha = make_cluster("alpha")
+    client.get(access.edit_url(alpha))  # this browser holds its edit link: it is listed
     response = client.get("/")
     assert response.status_code == 200
     html = response.content.decode()

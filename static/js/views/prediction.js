@@ -27,8 +27,9 @@ const STATE_TEXT = {
 };
 
 export class PredictionPanel {
-  // send(action) → Promise of the result; toast(text, kind); onRevealing(): the board follows the cycle.
-  constructor(root, { readOnly, slug, send, toast, onRevealing }) {
+  // send(action) → Promise of the result; toast(text, kind); onRevealing(): the board follows the cycle;
+  // nickname: the one given at /join, if any.
+  constructor(root, { readOnly, slug, send, toast, onRevealing, nickname = "" }) {
     this.root = root;
     this.readOnly = readOnly;
     this.slug = slug;
@@ -39,6 +40,7 @@ export class PredictionPanel {
     this.sig = null;
     // The nickname lives here, not in the input: a redraw may replace the input while it is typed in.
     this.nickname = localStorage.getItem(NAME_KEY) || "";
+    if (nickname) this.setNickname(nickname); // the nickname given at /join wins
     this.form = readOnly ? null : this.buildForm(slug);
     this.body = h("div", { class: "predict-question", "aria-live": "polite" });
     replace(root, this.form, this.body);
