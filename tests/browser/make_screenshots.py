@@ -177,3 +177,20 @@ def test_screenshots_of_prediction_mode(browser: Any, new_cluster: Any) -> None:
     expect(presenter.locator("#prediction .predict-score")).to_contain_text("1 of 3 right")
     shot(presenter, "prediction-presenter", "#prediction")
     shot(followers[1], "prediction-follower", "#prediction")
+
+
+def test_screenshots_of_joining_a_class(browser: Any, new_cluster: Any) -> None:
+    """The presenter's join dialog (code, address, QR code) at 1280x720, and the /join page."""
+    api = new_cluster("taints-noschedule")
+    presenter = open_cluster(
+        browser.new_context(viewport={"width": 1280, "height": 720}).new_page(), api.url + "?present=1"
+    )
+    presenter.keyboard.press("j")
+    expect(presenter.locator("#join-dialog")).to_be_visible()
+    presenter.screenshot(path=str(OUT / "join-dialog.png"))
+    student = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
+    student.goto(f"{api.server.url}/join")
+    student.locator("input[name=code]").fill("abc")
+    student.locator(".join-form button[type=submit]").click()
+    expect(student.locator("#join-error")).to_be_visible()
+    shot(student, "join-page")

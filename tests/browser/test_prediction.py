@@ -18,11 +18,22 @@ def play_round(browser: Browser, api: ClusterApi) -> tuple[Page, list[Page]]:
     """Up to the reveal's marks: the presenter and three followers' pages (Ada right, Bob and Cy wrong)."""
     presenter = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
     open_cluster(presenter, api.url)
+    # Ada joins as a student does: the code read off the presenter's screen, typed at /join, a nickname.
+    code = presenter.locator("#join-card .join-code").inner_text()
+    ada = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
+    ada.goto(f"{api.server.url}/join")
+    ada.locator("input[name=code]").fill(code.lower().replace(" ", "-"))
+    ada.locator("input[name=nickname]").fill("Ada")
+    ada.locator(".join-form button[type=submit]").click()
+    ada.wait_for_url(f"{api.url}?role=follower")
     followers = [
-        open_cluster(
-            browser.new_context(viewport={"width": 1280, "height": 800}).new_page(), api.url + "?role=follower"
-        )
-        for _ in range(3)
+        open_cluster(ada, api.url + "?role=follower"),
+        *(
+            open_cluster(
+                browser.new_context(viewport={"width": 1280, "height": 800}).new_page(), api.url + "?role=follower"
+            )
+            for _ in range(2)
+        ),
     ]
 
     # The lesson's step asks first, then creates the pod, which the scheduler holds Pending.
@@ -38,7 +49,7 @@ def play_round(browser: Browser, api: ClusterApi) -> tuple[Page, list[Page]]:
 
     ada, bob, cy = followers
     card(ada, "node02").click()  # picked on the board
-    ada.locator("#prediction input[name=name]").fill("Ada")
+    expect(ada.locator("#prediction input[name=name]")).to_have_value("Ada")  # the nickname given at /join
     bob.locator('#prediction [data-pick="node01"]').click()
     bob.locator("#prediction input[name=name]").fill("Bob")
     cy.locator('#prediction [data-pick="@pending"]').click()

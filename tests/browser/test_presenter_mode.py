@@ -186,3 +186,30 @@ def test_a_predict_steps_outcome_is_absent_from_both_pages_until_the_reveal(brow
     assert api.objects("Pod")["default/pod-example"]["spec"].get("nodeName") is None  # the answer: it stays Pending
     for page in (presenter, follower):
         no_page_errors(page)
+
+
+def test_the_join_code_and_its_qr_code_on_the_presenters_screen(browser: Browser, new_cluster: Any) -> None:
+    api: ClusterApi = new_cluster("taints-noschedule")
+    presenter = page_at_1280x720(browser, api.url + "?present=1")
+    join = presenter.locator("#join-card")
+    assert_on_screen(presenter, join)
+    code = join.locator(".join-code").inner_text()
+    dialog = presenter.locator("#join-dialog")
+    expect(dialog).to_be_hidden()
+    presenter.keyboard.press("j")
+    expect(dialog).to_be_visible()
+    assert_on_screen(presenter, dialog.locator(".join-qr svg"), dialog.locator(".join-code-big"))
+    expect(dialog.locator(".join-code-big")).to_have_text(code)
+    expect(dialog.locator(".join-url")).to_have_text(f"{api.server.url}/join")
+    expect(dialog.locator(".join-follower-url")).to_have_text(f"{api.url}?role=follower")
+    box = dialog.locator(".join-qr svg").bounding_box()
+    assert box and box["width"] >= 250, box  # scannable from the back of a classroom
+    presenter.keyboard.press("Escape")
+    expect(dialog).to_be_hidden()
+    join.click()
+    expect(dialog).to_be_visible()
+    # a follower's page has neither
+    follower = page_at_1280x720(browser, api.url + "?role=follower")
+    expect(follower.locator("#join-card")).to_have_count(0)
+    for page in (presenter, follower):
+        no_page_errors(page)
