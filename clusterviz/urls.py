@@ -11,6 +11,7 @@ urlpatterns = [
     # kubectl get --raw /version (/livez, /readyz, /openapi/v3…): absolute paths, without the prefix
     re_path(r"^(?P<path>(?:version|livez|readyz|openapi)(?:/.*)?)$", root_endpoint, name="kube-root"),
     path("", views.home, name="clusterviz-home"),
+    path("favicon.ico", views.favicon, name="clusterviz-favicon"),
     path("join", join_views.join, name="clusterviz-join"),
     path("clusters/new", views.create_cluster, name="clusterviz-create"),
     path("clusters/<slug:slug>/", views.cluster_page, name="clusterviz-cluster"),

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.db import transaction
 from django.db.models import Q
@@ -72,6 +73,17 @@ def _api(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
             return _status(exc)
 
     return wrapper
+
+
+FAVICON = settings.BASE_DIR / "static" / "favicon.ico"
+
+
+@require_GET
+def favicon(request: HttpRequest) -> HttpResponse:
+    """`/favicon.ico`, which browsers ask for on every page whatever the page links to."""
+    response = HttpResponse(FAVICON.read_bytes(), content_type="image/vnd.microsoft.icon")
+    response["Cache-Control"] = "public, max-age=86400"
+    return response
 
 
 @require_GET

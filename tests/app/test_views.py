@@ -638,3 +638,12 @@ def test_frozen_followers_keep_the_view_they_have(client: Client, make_cluster: 
     assert post_action(client, "c1", {"action": "view", "tab": "scores", "seq": 3}).json()["view"] is True
     kept = client.get("/api/clusters/c1/state").json()["cluster"]["presenterView"]
     assert kept["tab"] == "scores" and "frozen" not in kept
+
+
+def test_the_favicon_is_an_icon(client: Client) -> None:
+    response = client.get("/favicon.ico")
+    assert response.status_code == 200 and response["Content-Type"] == "image/vnd.microsoft.icon"
+    body = response.content
+    assert body[:4] == b"\x00\x00\x01\x00" and body[22:30] == b"\x89PNG\r\n\x1a\n"  # an ICO holding a PNG
+    svg = client.get("/static/favicon.svg")
+    assert svg.status_code == 200 and b"<svg" in b"".join(svg.streaming_content)
