@@ -41,7 +41,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.layers import get_channel_layer
 from django.conf import settings
 
-from . import access, actions, prediction, store
+from . import access, actions, prediction, retention, store
 from .controllers import taint_manager
 from .controllers.runner import ensure_runner
 from .lesson_view import lesson_messages
@@ -192,6 +192,7 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             return
         self.cluster = cluster
         self.group = group_name(cluster.pk)
+        await retention.atouch(cluster.pk)
         await self.accept()
         # Join the group before reading, then skip what the backlog already covered: no gap, no duplicate.
         # Without a channel layer (Redis down) the stream still works: the heartbeat reads the watch log.

@@ -6,6 +6,7 @@ import secrets
 from typing import Any
 
 from django.db import models
+from django.utils import timezone
 
 
 def new_token() -> str:
@@ -42,6 +43,9 @@ class Cluster(models.Model):
     lease_owner = models.CharField(max_length=64, blank=True)
     lease_until = models.FloatField(default=0.0)
     created_at = models.DateTimeField(auto_now_add=True)
+    # When someone last opened it (its page, its stream, kubectl): clusterviz/retention.py removes the
+    # clusters nobody opened for CLUSTERVIZ_RETENTION_DAYS.
+    last_opened_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     def __str__(self) -> str:
         return self.slug

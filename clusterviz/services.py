@@ -38,7 +38,7 @@ from scheduler_core.fixes import suggest_fixes
 from scheduler_core.framework.events import encode_cycle
 from scheduler_core.framework.profile import Profile
 
-from . import profiles, scheduler_cache, store
+from . import profiles, retention, scheduler_cache, store
 from .adapters import snapshot
 from .admission import admission_context
 from .models import PACE_CHOICES, Cluster, KubeObject
@@ -79,6 +79,7 @@ def create_cluster(slug: str, title: str = "") -> Cluster:
     error = dns1123_label_error(slug)  # at most 63 characters
     if error:
         raise InputError(f"slug: {error}")
+    retention.maybe_prune()  # the store grows here: expired clusters go first (clusterviz/retention.py)
     cluster, created = Cluster.objects.get_or_create(slug=slug, defaults={"title": title or slug})
     if not created:
         raise store.AlreadyExists(f'cluster "{slug}" already exists')

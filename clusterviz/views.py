@@ -28,7 +28,7 @@ from django.views.decorators.http import condition, require_GET, require_POST
 from scheduler_core.api.limits import MAX_YAML_BYTES
 from scheduler_core.api.loading import InputError
 
-from . import access, actions, cycle_traces, join_codes, join_views, prediction, services, store
+from . import access, actions, cycle_traces, join_codes, join_views, prediction, retention, services, store
 from .controllers.scheduler import CYCLES_KEPT
 from .kube_api.status import status_body
 from .lesson_view import lesson_messages
@@ -153,6 +153,7 @@ def cluster_page(request: HttpRequest, slug: str) -> HttpResponse:
         del query["key"]
         suffix = f"?{query.urlencode()}" if query else ""
         return HttpResponseRedirect(reverse("clusterviz-cluster", args=[cluster.slug]) + suffix)
+    retention.touch(cluster.pk)
     can_write = _may_write(request, cluster)
     prediction.ensure_viewer(request.session)  # who answers a class question, once
     context = {

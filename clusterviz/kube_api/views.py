@@ -17,7 +17,7 @@ from django.views.decorators.csrf import csrf_exempt
 
 from scheduler_core.api.validation import dns1123_label_error
 
-from .. import access, store
+from .. import access, retention, store
 from ..controllers.runner import ensure_runner
 from ..messages import MAX_YAML_CHARS
 from ..models import Cluster
@@ -561,6 +561,7 @@ async def endpoint(request: HttpRequest, slug: str, path: str = "", key: str | N
         cluster = await Cluster.objects.filter(slug=slug).afirst()
         if cluster is None:
             raise ApiError(404, "NotFound", f'cluster "{slug}" not found (create it first)', {"name": slug})
+        await retention.atouch(cluster.pk)
         what, details = route(path)
         if what == "resource":
             # upstream's filter refuses discovery too; kubectl's aggregated-discovery client cannot
