@@ -351,8 +351,10 @@ def test_the_animation_waits_for_filters_and_names_the_running_plugin(page: Page
     running = page.locator("#pipeline .running")
     verdict = card(page, "node02").locator(".verdict")
     seen: list[tuple[str, str]] = []
-    for _ in range(40):
+    for number in range(1, 41):
         page.locator("[data-player=event]").click()
+        # read each event's frame once it is drawn (a read before the redraw skips an event)
+        expect(page.locator("#pipeline .cycle-info")).to_contain_text(f"event {number}/")
         seen.append((running.inner_text(), verdict.inner_text()))
         if seen[-1][0].startswith("Filter · NodeResourcesFit"):
             break
