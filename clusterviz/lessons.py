@@ -72,8 +72,25 @@ class LessonStep(_Spec):
         return out
 
 
+# The catalog's groups, in the order of the lesson notes (../seeds: the List-Watch flow, predicates
+# and priorities, nodeName and nodeSelector, affinity, taints, pod phases, kubectl), then devices.
+TOPICS: dict[str, str] = {
+    "list-watch": "The List-Watch flow",
+    "predicates-priorities": "Predicates and priorities",
+    "nodename-nodeselector": "nodeName and nodeSelector",
+    "node-affinity": "Node affinity",
+    "pod-affinity": "Pod affinity and anti-affinity",
+    "taints-tolerations": "Taints and tolerations",
+    "pod-phases": "Pod phases",
+    "kubectl": "kubectl",
+    "devices": "Devices (Dynamic Resource Allocation)",
+}
+OTHER_TOPIC = "Other lessons"
+
+
 class Lesson(_Spec):
     name: str = Field(pattern=rf"^{_NAME}$")
+    topic: str = ""  # its group in the catalog: one of TOPICS ("": a teacher's own, under OTHER_TOPIC)
     title: str = Field(min_length=1)
     summary: str = Field(default="", max_length=200)  # one line, for the catalog: what it teaches, not what happens
     pace: Literal["instant", "slow"] | None = None  # the pace a cluster starts at (slow: phases last)
@@ -82,6 +99,13 @@ class Lesson(_Spec):
     profile: str = ""
     steps: list[LessonStep] = Field(min_length=1)
     expect: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("topic")
+    @classmethod
+    def _known_topic(cls, value: str) -> str:
+        if value and value not in TOPICS:
+            raise ValueError(f"Unsupported value: {quote(value)}: supported values: {', '.join(TOPICS)}")
+        return value
 
     @field_validator("summary")
     @classmethod
@@ -95,6 +119,7 @@ class Lesson(_Spec):
         """The lesson as a catalog shows it: no step's text (`lesson_view` gives those, as revealed)."""
         return {
             "name": self.name,
+            "topic": self.topic,
             "title": self.title,
             "summary": self.summary,
             "pace": self.pace,
@@ -227,6 +252,14 @@ def all_lessons() -> dict[str, Lesson]:
         lesson = parse_lesson(path.read_text(), f"clusterviz/lessons/{path.name}")
         lessons[lesson.name] = lesson
     return lessons
+
+
+def catalog() -> list[tuple[str, list[Lesson]]]:
+    """The lessons grouped by topic, in TOPICS' order (topics without a lesson left out)."""
+    lessons = list(all_lessons().values())
+    topics = [*TOPICS.items(), ("", OTHER_TOPIC)]
+    groups = [(title, [lesson for lesson in lessons if lesson.topic == key]) for key, title in topics]
+    return [(title, members) for title, members in groups if members]
 
 
 def get_lesson(name: str) -> Lesson:

@@ -32,7 +32,7 @@ from . import access, actions, cycle_traces, join_codes, join_views, prediction,
 from .controllers.scheduler import CYCLES_KEPT
 from .kube_api.status import status_body
 from .lesson_view import lesson_messages
-from .lessons import all_lessons, load_lesson
+from .lessons import all_lessons, catalog, load_lesson
 from .models import STAGING_PREFIX, Cluster, SchedulingCycle
 from .state_text import gzipped_state
 
@@ -92,7 +92,12 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 def _home(request: HttpRequest, error: str = "", status: int = 200) -> HttpResponse:
-    context = {"clusters": _clusters_of(request), "lessons": list(all_lessons().values()), "demo_slug": _demo_slug()}
+    context = {
+        "clusters": _clusters_of(request),
+        "lessons": list(all_lessons().values()),
+        "catalog": [(title, [(lesson, _fresh_slug(lesson.name)) for lesson in group]) for title, group in catalog()],
+        "demo_slug": _fresh_slug("demo"),
+    }
     if error:
         context["error"] = error
     return render(request, "clusterviz/home.html", context, status=status)
@@ -113,9 +118,9 @@ def _clusters_of(request: HttpRequest) -> list[Cluster]:
     return listed
 
 
-def _demo_slug() -> str:
-    """A fresh name for "try the demo": every visitor gets a demo cluster of their own."""
-    return f"demo-{secrets.token_hex(3)}"
+def _fresh_slug(lesson: str) -> str:
+    """A fresh name for a lesson's cluster ("try the demo", the catalog): every visitor gets their own."""
+    return f"{lesson[:50]}-{secrets.token_hex(3)}"
 
 
 @require_POST
@@ -136,7 +141,9 @@ def create_cluster(request: HttpRequest) -> HttpResponse:
     except (InputError, store.StoreError) as exc:
         return _home(request, str(exc), 400)
     access.grant(request.session, cluster)  # the creator holds the edit link
-    return HttpResponseRedirect(reverse("clusterviz-cluster", args=[cluster.slug]))
+    # "start a class" opens presenter mode (the lesson's rail, the join code); anything else the board
+    suffix = "?present=1" if request.POST.get("then") == "present" and lesson else ""
+    return HttpResponseRedirect(reverse("clusterviz-cluster", args=[cluster.slug]) + suffix)
 
 
 @require_GET

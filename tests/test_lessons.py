@@ -647,11 +647,22 @@ BAD = [
         id="summary-two-lines",
     ),
     pytest.param(
+        ("title: A lesson\n", "title: A lesson\ntopic: taint\n"),
+        't.yaml:3: topic: Unsupported value: "taint": supported values: list-watch, predicates-priorities, '
+        "nodename-nodeselector, node-affinity, pod-affinity, taints-tolerations, pod-phases, kubectl, devices",
+        id="unknown-topic",
+    ),
+    pytest.param(
         ("steps:\n", "steps: oops\nx:\n"),
         't.yaml:3: steps: Invalid value: "oops": must be a list',
         id="steps-not-a-list",
     ),
 ]
+
+
+def test_every_built_in_lesson_has_a_topic_of_the_notes() -> None:
+    for lesson in lessons.all_lessons().values():
+        assert lesson.topic in lessons.TOPICS, lesson.name
 
 
 def test_a_good_lesson_parses_and_carries_its_prediction() -> None:
@@ -666,6 +677,7 @@ def test_a_good_lesson_parses_and_carries_its_prediction() -> None:
     # The catalog's entry names the lesson and counts its steps: no step's text.
     assert lesson.to_dict() == {
         "name": "t",
+        "topic": "",
         "title": "A lesson",
         "summary": "",
         "pace": None,
@@ -691,6 +703,7 @@ def test_api_lessons_is_a_catalog_without_any_step_text(client: Any) -> None:
     catalog = {lesson["name"]: lesson for lesson in response.json()["lessons"]}
     assert catalog["nodeselector"] == {
         "name": "nodeselector",
+        "topic": "nodename-nodeselector",
         "title": all_lessons()["nodeselector"].title,
         "summary": all_lessons()["nodeselector"].summary,
         "pace": None,

@@ -165,3 +165,24 @@ def test_the_home_page_lists_only_this_browsers_clusters(make_cluster: Any) -> N
     stranger = Client()
     stranger.get("/clusters/theirs/?role=follower")
     assert 'href="/clusters/theirs/?role=follower">theirs</a> · joined' in stranger.get("/").content.decode()
+
+
+def test_the_catalog_groups_the_lessons_by_topic_and_starts_a_class() -> None:
+    from clusterviz.lessons import TOPICS, all_lessons
+
+    browser = Client()
+    html = browser.get("/").content.decode()
+    topics = re.findall(r'<section class="topic" data-topic="([^"]+)">', html)
+    assert topics == [title for title in TOPICS.values() if title in topics] and "Taints and tolerations" in topics
+    listed = re.findall(r'<li class="lesson-card" data-lesson="([^"]+)">', html)
+    assert sorted(listed) == sorted(all_lessons())
+    card = html[html.index('data-lesson="taints-noschedule"') :]
+    assert "7 steps · 1 question" in card[: card.index("</li>")]
+    slug = re.search(r'name="slug" value="(taints-noschedule-[0-9a-f]{6})"', card)
+    assert slug
+    response = browser.post("/clusters/new", {"slug": slug[1], "lesson": "taints-noschedule", "then": "present"})
+    assert response["Location"] == f"/clusters/{slug[1]}/?present=1"
+    page = browser.get(response["Location"]).content.decode()
+    assert 'class="join-code"' in page  # the presenter's join code, at once
+    alone = browser.post("/clusters/new", {"slug": "alone-1", "lesson": "nodename", "then": "alone"})
+    assert alone["Location"] == "/clusters/alone-1/"
