@@ -194,3 +194,9 @@ def test_screenshots_of_joining_a_class(browser: Any, new_cluster: Any) -> None:
     student.locator(".join-form button[type=submit]").click()
     expect(student.locator("#join-error")).to_be_visible()
     shot(student, "join-page")
+
+
+def test_screenshot_of_the_lesson_catalog(page: Page, cv_server: Any) -> None:
+    page.goto(cv_server.url + "/")
+    page.locator("#catalog").scroll_into_view_if_needed()
+    page.screenshot(path=str(OUT / "home-catalog.png"))

@@ -213,3 +213,23 @@ def test_the_join_code_and_its_qr_code_on_the_presenters_screen(browser: Browser
     expect(follower.locator("#join-card")).to_have_count(0)
     for page in (presenter, follower):
         no_page_errors(page)
+
+
+def test_start_a_class_from_the_catalog(browser: Browser, cv_server: Any) -> None:
+    """The home page's catalog: a lesson card's "start a class" opens presenter mode with the join code."""
+    page = browser.new_context(viewport=SCREEN).new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(cv_server.url + "/")
+    topic = page.locator('#catalog .topic[data-topic="Taints and tolerations"]')
+    lesson = get_lesson("taints-noschedule")
+    card = topic.locator('.lesson-card[data-lesson="taints-noschedule"]')
+    expect(card.locator(".lesson-title")).to_have_text(lesson.title)
+    expect(card.locator(".lesson-counts")).to_have_text("7 steps · 1 question")
+    card.get_by_role("button", name="start a class").click()
+    page.wait_for_url("**/clusters/taints-noschedule-*/?present=1")
+    page.wait_for_selector("#ws-state[data-state=open]")
+    rail = page.locator("#lesson-rail")
+    expect(rail.locator(".rail-title")).to_have_text(lesson.title)
+    assert_on_screen(page, rail.locator(".rail-step"), page.locator("#join-card"))
+    assert errors == []
