@@ -236,6 +236,6 @@ def test_a_lesson_with_a_bad_profile_is_refused_at_its_line() -> None:
     with pytest.raises(InputError) as caught:
         parse_lesson(text, "lesson.yaml")
     assert str(caught.value) == (
-        "lesson.yaml:16: profile: profiles[1].pluginConfig[0].args.scoringStrategy.type: "
+        "lesson.yaml:17: profile: profiles[1].pluginConfig[0].args.scoringStrategy.type: "
         'Unsupported value: "Most": supported values: "LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"'
     )
