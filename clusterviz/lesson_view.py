@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from .lesson_translations import step_texts, view_texts
 from .lessons import Lesson, LessonStep, all_lessons, created_objects
 from .models import QUESTION_CANCELLED, QUESTION_REVEALED, Cluster, Question
 from .prediction import presenters_group
@@ -67,7 +68,8 @@ def touches(step: LessonStep) -> dict[str, list[str]]:
     return {"nodes": nodes, "pods": pods}
 
 
-def _entry(cluster: Cluster, index: int, step: LessonStep, ran: int, presenter: bool) -> dict[str, Any]:
+def _entry(cluster: Cluster, lesson: Lesson, index: int, ran: int, presenter: bool) -> dict[str, Any]:
+    step = lesson.steps[index]
     entry: dict[str, Any] = {
         "number": index + 1,
         "ran": index < ran,
@@ -81,6 +83,11 @@ def _entry(cluster: Cluster, index: int, step: LessonStep, ran: int, presenter: 
             entry["after"] = step.after
         else:
             entry["awaiting"] = "reveal"
+    # the same texts in every other language, as far as this viewer may see them (never more)
+    keys = ("say", *(("question",) if "predict" in entry else ()), *(("after",) if "after" in entry else ()))
+    translated = step_texts(lesson, index, keys)
+    if translated:
+        entry["i18n"] = translated
     return entry
 
 
@@ -92,8 +99,12 @@ def lesson_view(cluster: Cluster, presenter: bool) -> dict[str, Any] | None:
         return None
     ran = min(cluster.lesson_step, len(lesson.steps))
     shown = len(lesson.steps) if presenter else min(ran + 1, len(lesson.steps))
-    items = [_entry(cluster, index, step, ran, presenter) for index, step in enumerate(lesson.steps[:shown])]
-    return {**lesson.to_dict(), "ran": ran, "done": ran >= len(lesson.steps), "items": items}
+    items = [_entry(cluster, lesson, index, ran, presenter) for index in range(shown)]
+    view = {**lesson.to_dict(), "ran": ran, "done": ran >= len(lesson.steps), "items": items}
+    translated = view_texts(lesson)
+    if translated:
+        view["i18n"] = translated
+    return view
 
 
 def _message(cluster: Cluster, audience: Audience) -> dict[str, Any] | None:

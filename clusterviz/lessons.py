@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from scheduler_core.api.loading import InputError
@@ -74,18 +76,18 @@ class LessonStep(_Spec):
 
 # The catalog's groups, in the order of the lesson notes (../seeds: the List-Watch flow, predicates
 # and priorities, nodeName and nodeSelector, affinity, taints, pod phases, kubectl), then devices.
-TOPICS: dict[str, str] = {
-    "list-watch": "The List-Watch flow",
-    "predicates-priorities": "Predicates and priorities",
-    "nodename-nodeselector": "nodeName and nodeSelector",
-    "node-affinity": "Node affinity",
-    "pod-affinity": "Pod affinity and anti-affinity",
-    "taints-tolerations": "Taints and tolerations",
-    "pod-phases": "Pod phases",
-    "kubectl": "kubectl",
-    "devices": "Devices (Dynamic Resource Allocation)",
+TOPICS: dict[str, Promise] = {
+    "list-watch": _("The List-Watch flow"),
+    "predicates-priorities": _("Predicates and priorities"),
+    "nodename-nodeselector": _("nodeName and nodeSelector"),
+    "node-affinity": _("Node affinity"),
+    "pod-affinity": _("Pod affinity and anti-affinity"),
+    "taints-tolerations": _("Taints and tolerations"),
+    "pod-phases": _("Pod phases"),
+    "kubectl": _("kubectl"),
+    "devices": _("Devices (Dynamic Resource Allocation)"),
 }
-OTHER_TOPIC = "Other lessons"
+OTHER_TOPIC = _("Other lessons")  # a lesson without a topic (topic "")
 
 
 class Lesson(_Spec):
@@ -174,14 +176,29 @@ def _check_prediction(
         raise fail((*at, "predict"), f'the answer is not recorded: the step\'s expect needs pods: "{pod}": {wanted}')
 
 
+def answer_node(step: LessonStep) -> str | None:
+    """The node a step's "which node?" question is answered with (from its expect), if it asks one."""
+    predict = step.predict
+    answer = ((step.expect.get("pods") or {}).get(predict.pod) or {}).get("node") if predict else None
+    return answer if predict is not None and predict.ask == "node" and isinstance(answer, str) else None
+
+
+def names_answer(step: LessonStep, say: str, question: str) -> bool:
+    """Whether `say` (shown before the reveal) names the node the step's pod goes to while the
+    question does not: the answer given away."""
+    answer = answer_node(step)
+    if answer is None:
+        return False
+    # ASCII word characters only: in "调度到node01上" the Chinese around the name are not part of it
+    named = re.compile(rf"(?<![-\w]){re.escape(answer)}(?![-\w])", re.ASCII)
+    return bool(named.search(say)) and not named.search(question)
+
+
 def _check_no_spoiler(predict: Predict, step: LessonStep, at: tuple[int | str, ...], fail: Fail) -> None:
     """A step that asks the class must not give the answer before it is asked: its `say` (shown
     before the reveal) may not name the node the pod goes to, unless the question itself names it."""
-    answer = ((step.expect.get("pods") or {}).get(predict.pod) or {}).get("node")
-    if predict.ask != "node" or not isinstance(answer, str):
-        return
-    named = re.compile(rf"(?<![-\w]){re.escape(answer)}(?![-\w])")
-    if named.search(step.say) and not named.search(predict.question):
+    answer = answer_node(step)
+    if names_answer(step, step.say, predict.question):
         raise fail(
             (*at, "say"),
             f"gives the answer away: it names {answer}, where {predict.pod} goes, before the class answers "
@@ -255,11 +272,15 @@ def all_lessons() -> dict[str, Lesson]:
 
 
 def catalog() -> list[tuple[str, list[Lesson]]]:
-    """The lessons grouped by topic, in TOPICS' order (topics without a lesson left out)."""
+    """The lessons grouped by topic key, in TOPICS' order then "" (topics without a lesson left out)."""
     lessons = list(all_lessons().values())
-    topics = [*TOPICS.items(), ("", OTHER_TOPIC)]
-    groups = [(title, [lesson for lesson in lessons if lesson.topic == key]) for key, title in topics]
-    return [(title, members) for title, members in groups if members]
+    groups = [(key, [lesson for lesson in lessons if lesson.topic == key]) for key in [*TOPICS, ""]]
+    return [(key, members) for key, members in groups if members]
+
+
+def topic_title(key: str) -> str:
+    """The topic's title in the active language."""
+    return str(TOPICS.get(key, OTHER_TOPIC))
 
 
 def get_lesson(name: str) -> Lesson:

@@ -1,4 +1,5 @@
 from django.urls import include, path, re_path
+from django.views.i18n import JavaScriptCatalog
 
 from . import classroom, import_views, join_views, profile_views, views
 from .kube_api.views import root_endpoint
@@ -11,6 +12,8 @@ urlpatterns = [
     # kubectl get --raw /version (/livez, /readyz, /openapi/v3…): absolute paths, without the prefix
     re_path(r"^(?P<path>(?:version|livez|readyz|openapi)(?:/.*)?)$", root_endpoint, name="kube-root"),
     path("", views.home, name="clusterviz-home"),
+    path("i18n/", include("django.conf.urls.i18n")),  # set_language: the language switch
+    path("jsi18n/", JavaScriptCatalog.as_view(), name="javascript-catalog"),  # gettext() for static/js
     path("favicon.ico", views.favicon, name="clusterviz-favicon"),
     path("join", join_views.join, name="clusterviz-join"),
     path("clusters/new", views.create_cluster, name="clusterviz-create"),

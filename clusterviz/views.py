@@ -21,6 +21,7 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
+from django.utils.translation import get_language
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.gzip import gzip_page
 from django.views.decorators.http import condition, require_GET, require_POST
@@ -31,8 +32,9 @@ from scheduler_core.api.loading import InputError
 from . import access, actions, cycle_traces, join_codes, join_views, prediction, retention, services, store
 from .controllers.scheduler import CYCLES_KEPT
 from .kube_api.status import status_body
+from .lesson_translations import card as lesson_card
 from .lesson_view import lesson_messages
-from .lessons import all_lessons, catalog, load_lesson
+from .lessons import all_lessons, catalog, load_lesson, topic_title
 from .models import STAGING_PREFIX, Cluster, SchedulingCycle
 from .state_text import gzipped_state
 
@@ -92,10 +94,17 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 def _home(request: HttpRequest, error: str = "", status: int = 200) -> HttpResponse:
+    language = get_language()
     context = {
         "clusters": _clusters_of(request),
-        "lessons": list(all_lessons().values()),
-        "catalog": [(title, [(lesson, _fresh_slug(lesson.name)) for lesson in group]) for title, group in catalog()],
+        "lessons": [lesson_card(lesson, language) for lesson in all_lessons().values()],
+        "catalog": [
+            (
+                {"key": key, "title": topic_title(key)},
+                [{**lesson_card(lesson, language), "slug": _fresh_slug(lesson.name)} for lesson in group],
+            )
+            for key, group in catalog()
+        ],
         "demo_slug": _fresh_slug("demo"),
     }
     if error:

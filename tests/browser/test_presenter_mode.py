@@ -221,7 +221,7 @@ def test_start_a_class_from_the_catalog(browser: Browser, cv_server: Any) -> Non
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.goto(cv_server.url + "/")
-    topic = page.locator('#catalog .topic[data-topic="Taints and tolerations"]')
+    topic = page.locator('#catalog .topic[data-topic="taints-tolerations"]')
     lesson = get_lesson("taints-noschedule")
     card = topic.locator('.lesson-card[data-lesson="taints-noschedule"]')
     expect(card.locator(".lesson-title")).to_have_text(lesson.title)

@@ -1,0 +1,155 @@
+"""Lessons in other languages: `clusterviz/lessons/<language>/<name>.yaml` holds a lesson's texts
+only — its title, summary, and per step `say`, `after` and (for a step that asks) `question` —
+while commands, objects, actions and expectations stay the English file's. kube-scheduler's own
+words (plugin names, FailedScheduling messages, kubectl commands) stay as upstream prints them.
+
+A translation is validated as the lesson is: the same steps, a question exactly where the lesson
+asks one, one-line summaries, and no `say` that names where a prediction's pod goes.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from scheduler_core.api.loading import InputError
+from scheduler_core.api.yaml_reading import format_validation_error, line_of, load_yaml_documents
+
+from .lessons import LESSONS_DIR, Lesson, all_lessons, answer_node, names_answer
+
+__all__ = [
+    "LANGUAGES",
+    "StepText",
+    "Translation",
+    "all_translations",
+    "card",
+    "parse_translation",
+    "step_texts",
+    "translation_of",
+    "view_texts",
+]
+
+# The languages lessons are translated into (Django's language codes), beside English.
+LANGUAGES = ("zh-hans",)
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class StepText(_Spec):
+    say: str = Field(min_length=1)
+    after: str = Field(min_length=1)
+    question: str | None = Field(default=None, min_length=1)
+
+    @field_validator("say", "after", "question")
+    @classmethod
+    def _trimmed(cls, value: str | None) -> str | None:
+        return None if value is None else value.strip()
+
+
+class Translation(_Spec):
+    title: str = Field(min_length=1)
+    summary: str = Field(default="", max_length=200)
+    steps: list[StepText] = Field(min_length=1)
+
+    @field_validator("summary")
+    @classmethod
+    def _one_line(cls, value: str) -> str:
+        value = value.strip()
+        if "\n" in value:
+            raise ValueError("must be one line (the catalog shows it beside the title)")
+        return value
+
+
+def _directory(language: str) -> Path:
+    return LESSONS_DIR / {"zh-hans": "zh-Hans"}.get(language, language)
+
+
+def parse_translation(text: str, source: str, lesson: Lesson) -> Translation:
+    """A translation of `lesson`, or InputError naming the line and field."""
+    documents = load_yaml_documents(text, source)
+    if len(documents) != 1:
+        raise InputError(f"{source}: expected one document, found {len(documents)}")
+    node = documents[0].node
+    try:
+        translation = Translation.model_validate(documents[0].data)
+    except ValidationError as exc:
+        raise InputError(format_validation_error(exc, source, node)) from exc
+
+    def fail(loc: tuple[int | str, ...], message: str) -> InputError:
+        line = line_of(node, loc)
+        where = ".".join(str(part) if isinstance(part, str) else f"[{part}]" for part in loc).replace(".[", "[")
+        return InputError(f"{source}:{line}: {where}: {message}" if line else f"{source}: {where}: {message}")
+
+    if len(translation.steps) != len(lesson.steps):
+        raise fail(("steps",), f"has {len(translation.steps)} steps; the lesson {lesson.name} has {len(lesson.steps)}")
+    for index, (step, text_of) in enumerate(zip(lesson.steps, translation.steps, strict=True)):
+        at: tuple[int | str, ...] = ("steps", index)
+        if step.predict is not None and text_of.question is None:
+            raise fail((*at, "say"), "Required value: question (the lesson asks the class at this step)")
+        if step.predict is None and text_of.question is not None:
+            raise fail((*at, "question"), "the lesson asks no question at this step")
+        if step.predict is not None and names_answer(step, text_of.say, text_of.question or ""):
+            raise fail(
+                (*at, "say"),
+                f"gives the answer away: it names {answer_node(step)}, where {step.predict.pod} goes, before the "
+                "class answers (say it in `after`, which is shown after the reveal)",
+            )
+    return translation
+
+
+@lru_cache(maxsize=1)
+def all_translations() -> dict[str, dict[str, Translation]]:
+    """language → lesson name → its translation (every built-in lesson's, validated)."""
+    lessons = all_lessons()
+    out: dict[str, dict[str, Translation]] = {}
+    for language in LANGUAGES:
+        out[language] = {}
+        for path in sorted(_directory(language).glob("*.yaml")):
+            lesson = lessons.get(path.stem)
+            source = f"clusterviz/lessons/{path.parent.name}/{path.name}"
+            if lesson is None:
+                raise InputError(f"{source}: no lesson {path.stem!r} to translate (clusterviz/lessons/{path.name})")
+            out[language][lesson.name] = parse_translation(path.read_text(), source, lesson)
+    return out
+
+
+def translation_of(lesson: Lesson, language: str) -> Translation | None:
+    return all_translations().get(language, {}).get(lesson.name)
+
+
+def card(lesson: Lesson, language: str) -> dict[str, Any]:
+    """The lesson's catalog entry (`Lesson.to_dict`), its title and summary in `language` if translated."""
+    entry = lesson.to_dict()
+    translation = translation_of(lesson, language)
+    if translation is not None:
+        entry.update(title=translation.title, summary=translation.summary or entry["summary"])
+    return entry
+
+
+def view_texts(lesson: Lesson) -> dict[str, dict[str, str]]:
+    """language → the lesson's title and summary there (for a lesson view that carries every language)."""
+    out = {}
+    for language in LANGUAGES:
+        translation = translation_of(lesson, language)
+        if translation is not None:
+            out[language] = {"title": translation.title, "summary": translation.summary}
+    return out
+
+
+def step_texts(lesson: Lesson, index: int, keys: tuple[str, ...]) -> dict[str, dict[str, str]]:
+    """language → the texts `keys` (say, after, question) of step `index`: only those the viewer may see."""
+    out = {}
+    for language in LANGUAGES:
+        translation = translation_of(lesson, language)
+        if translation is None:
+            continue
+        text_of = translation.steps[index]
+        texts = {key: getattr(text_of, key) for key in keys if getattr(text_of, key) is not None}
+        if texts:
+            out[language] = texts
+    return out
