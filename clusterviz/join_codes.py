@@ -15,18 +15,39 @@ import time
 import unicodedata
 
 import segno
+from django.utils.translation import gettext as _
 
 from scheduler_core.api.loading import InputError
 
 from .models import STAGING_PREFIX, Cluster
 
-__all__ = ["ALPHABET", "LIFETIME", "MAX_NICKNAME", "find", "issue", "nickname", "normalize", "qr_svg", "shown"]
+__all__ = [
+    "ALPHABET",
+    "LIFETIME",
+    "MAX_NICKNAME",
+    "CodeExpired",
+    "CodeNotFound",
+    "find",
+    "issue",
+    "nickname",
+    "normalize",
+    "qr_svg",
+    "shown",
+]
 
 ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 LENGTH = 6
 LIFETIME = 12 * 3600.0
 MAX_NICKNAME = 64  # as a prediction answer's name (clusterviz/prediction.py)
 _SEPARATORS = re.compile(r"[\s\-·.]+")
+
+
+class CodeNotFound(InputError):
+    """No class has the code (404)."""
+
+
+class CodeExpired(InputError):
+    """The code's class exists but the code expired (410)."""
 
 
 def shown(code: str) -> str:
@@ -38,10 +59,11 @@ def normalize(text: str) -> str:
     """The code a student typed, upper-cased, without spaces or dashes; a clear error if it cannot be one."""
     code = _SEPARATORS.sub("", text or "").upper()
     if not code:
-        raise InputError("code: Required value: type the join code on the presenter's screen")
+        raise InputError(_("code: Required value: type the join code on the presenter's screen"))
     if len(code) != LENGTH or any(ch not in ALPHABET for ch in code):
         raise InputError(
-            f"code: Invalid value: {_quoted(text)}: a join code is {LENGTH} letters and digits, like {shown('ABC234')}"
+            _("code: Invalid value: %(code)s: a join code is %(length)d letters and digits, like %(example)s")
+            % {"code": _quoted(text), "length": LENGTH, "example": shown("ABC234")}
         )
     return code
 
@@ -65,9 +87,12 @@ def find(text: str, now: float | None = None) -> Cluster:
     holders = Cluster.objects.filter(join_code=code).exclude(slug__startswith=STAGING_PREFIX)
     cluster = holders.order_by("-join_code_expires").first()
     if cluster is None:
-        raise InputError(f'code: Not found: "{shown(code)}": no class has this join code (check it on the screen)')
+        message = _('code: Not found: "%(code)s": no class has this join code (check it on the screen)')
+        raise CodeNotFound(message % {"code": shown(code)})
     if cluster.join_code_expires <= now:
-        raise InputError(f'code: Expired: "{shown(code)}": this join code has expired; ask for the new one')
+        raise CodeExpired(
+            _('code: Expired: "%(code)s": this join code has expired; ask for the new one') % {"code": shown(code)}
+        )
     return cluster
 
 
@@ -76,11 +101,16 @@ def nickname(text: str) -> str:
     control characters); "" when none was given."""
     name = unicodedata.normalize("NFC", (text or "").strip())
     if len(name) > MAX_NICKNAME:
-        raise InputError(f"nickname: Too long: must have at most {MAX_NICKNAME} characters (got {len(name)})")
+        raise InputError(
+            _("nickname: Too long: must have at most %(limit)d characters (got %(length)d)")
+            % {"limit": MAX_NICKNAME, "length": len(name)}
+        )
     if any(ch in "<>" for ch in name):
-        raise InputError(f"nickname: Invalid value: {_quoted(name)}: must not contain < or >")
+        raise InputError(_("nickname: Invalid value: %(name)s: must not contain < or >") % {"name": _quoted(name)})
     if any(unicodedata.category(ch) in ("Cc", "Cf") for ch in name):
-        raise InputError(f"nickname: Invalid value: {_quoted(name)}: must not contain control characters")
+        raise InputError(
+            _("nickname: Invalid value: %(name)s: must not contain control characters") % {"name": _quoted(name)}
+        )
     return name
 
 

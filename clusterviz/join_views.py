@@ -29,7 +29,9 @@ def join(request: HttpRequest) -> HttpResponse:
         nickname = join_codes.nickname(name)
         cluster = join_codes.find(code)
     except InputError as exc:
-        status = 404 if "Not found" in str(exc) else 410 if "Expired" in str(exc) else 400
+        status = (
+            404 if isinstance(exc, join_codes.CodeNotFound) else 410 if isinstance(exc, join_codes.CodeExpired) else 400
+        )
         return _form(request, {"code": code[:40], "nickname": name[:200], "error": str(exc)}, status)
     remember_joined(request.session, cluster)
     if nickname:

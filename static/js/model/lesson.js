@@ -7,6 +7,8 @@
 // at a time: run a step (asking its question first, if it has one), reveal an open question, move on
 // to the next step's instruction; ArrowLeft steps back through the steps that ran.
 
+import { gettext, interpolate } from "../lib/i18n.js";
+
 export function emptyLesson() {
   return { view: null, focus: null }; // focus: the item index the presenter moved to (null: the latest)
 }
@@ -72,11 +74,11 @@ export function backIntent(state) {
 
 // The label of the forward button (its key is ArrowRight).
 export function forwardLabel(forward, view) {
-  if (forward.intent === "reveal") return "reveal";
-  if (forward.intent === "ask") return `ask & run step ${forward.step.number}`;
-  if (forward.intent === "run") return `run step ${forward.step.number}`;
-  if (forward.intent === "focus") return `step ${forward.to + 1}`;
-  return view && view.done ? "lesson complete" : "—";
+  if (forward.intent === "reveal") return gettext("reveal");
+  if (forward.intent === "ask") return interpolate(gettext("ask & run step %(number)s"), { number: forward.step.number });
+  if (forward.intent === "run") return interpolate(gettext("run step %(number)s"), { number: forward.step.number });
+  if (forward.intent === "focus") return interpolate(gettext("step %(number)s"), { number: forward.to + 1 });
+  return view && view.done ? gettext("lesson complete") : "—";
 }
 
 // A presenter's key on the rail → "back", "forward", "ask", "reveal", "freeze", or null.
@@ -88,7 +90,7 @@ export function keyIntent(key) {
 // reveal), "ran".
 export function stepStatus(item, view) {
   const where = !item.ran ? "next" : item.awaiting ? "answering" : "ran";
-  return { where, label: `Step ${item.number} of ${view.steps}` };
+  return { where, label: interpolate(gettext("Step %(number)s of %(steps)s"), { number: item.number, steps: view.steps }) };
 }
 
 // The nodes and pods a step acts on, for the board to light (pods: "ns/name" or "ns/name-*").

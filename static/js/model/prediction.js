@@ -2,12 +2,14 @@
 // `prediction.question` / `prediction.tally` messages and its own pick), the tally's bars, and each
 // pick's mark. The right answer is the server's (the scheduler's cycle), never computed here.
 
+import { gettext, interpolate } from "../lib/i18n.js";
+
 export const PENDING = "@pending";
 export const SCHEDULED = "@scheduled";
 
 export function pickLabel(pick) {
-  if (pick === PENDING) return "stays Pending";
-  if (pick === SCHEDULED) return "schedules";
+  if (pick === PENDING) return gettext("stays Pending");
+  if (pick === SCHEDULED) return gettext("schedules");
   return pick;
 }
 
@@ -84,22 +86,23 @@ export function markOf(question, pick) {
 }
 
 export function scoreLine(score) {
-  if (!score || !score.answered) return "no follower answered";
+  if (!score || !score.answered) return gettext("no follower answered");
   const percent = Math.round((100 * score.right) / score.answered);
-  return `${score.right} of ${score.answered} right (${percent}%)`;
+  return interpolate(gettext("%(right)s of %(answered)s right (%(percent)s)"), { right: score.right, answered: score.answered, percent: `${percent}%` });
 }
 
 // What the scheduler did, in words, for the revealed question.
 export function outcomeLine(question) {
   if (!question || question.state !== "revealed") return "";
   const pod = question.pod;
-  const where = question.cycle === null || question.cycle === undefined ? "" : ` (cycle ${question.cycle})`;
+  const where = question.cycle === null || question.cycle === undefined ? "" : interpolate(gettext(" (cycle %(cycle)s)"), { cycle: question.cycle });
+  const message = question.message; // kube-scheduler's own words, verbatim
   if (question.outcome === PENDING) {
-    const nominated = question.nominated ? `, nominated for ${question.nominated} by preemption` : "";
-    return `${pod} stays Pending${nominated}${where}: ${question.message}`;
+    const nominated = question.nominated ? interpolate(gettext(", nominated for %(node)s by preemption"), { node: question.nominated }) : "";
+    return interpolate(gettext("%(pod)s stays Pending%(nominated)s%(where)s: %(message)s"), { pod, nominated, where, message });
   }
-  if (question.outcome === SCHEDULED) return `${pod} schedules${where}: ${question.message}`;
-  return `${pod} lands on ${question.outcome}${where}`;
+  if (question.outcome === SCHEDULED) return interpolate(gettext("%(pod)s schedules%(where)s: %(message)s"), { pod, where, message });
+  return interpolate(gettext("%(pod)s lands on %(node)s%(where)s"), { pod, node: question.outcome, where });
 }
 
 // Hold the marks until the question's cycle has played on this board (or it is not the one shown).

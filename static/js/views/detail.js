@@ -1,6 +1,7 @@
 // The detail area: one thing at a time — Why Pending, Scores, Events, List-Watch, Lesson.
 
 import { h, replace } from "../lib/dom.js";
+import { gettext, interpolate, localized } from "../lib/i18n.js";
 import { describeEvents, eventsFor, objectKey, schedulingMessage } from "../model/cluster_state.js";
 
 export const TABS = ["why", "scores", "events", "listwatch", "lesson"];
@@ -252,14 +253,14 @@ export function renderEvents(root, state, pod, whatIf = null) {
 // (once shown), the next one's instruction, and for a presenter the steps further on.
 export function renderLesson(root, view, { next, readOnly, shown }) {
   if (!view) {
-    replace(root, h("p", { class: "empty" }, "This cluster was not started from a lesson."));
+    replace(root, h("p", { class: "empty" }, gettext("This cluster was not started from a lesson.")));
     return;
   }
   const current = Math.min(view.ran, view.steps - 1);
   replace(
     root,
-    h("h3", {}, view.title),
-    view.summary ? h("p", {}, view.summary) : null,
+    h("h3", {}, localized(view, "title")),
+    view.summary ? h("p", {}, localized(view, "summary")) : null,
     h(
       "ol",
       { class: "steps" },
@@ -267,16 +268,16 @@ export function renderLesson(root, view, { next, readOnly, shown }) {
         h(
           "li",
           { class: s.ran ? "done" : i === current ? "current" : "", dataset: { step: String(s.number) }, "aria-current": i === shown ? "step" : null },
-          s.say,
+          localized(s, "say"),
           s.command ? h("div", {}, h("code", {}, s.command)) : null,
-          s.after !== undefined ? h("p", { class: "after" }, s.after) : s.awaiting ? h("p", { class: "hint" }, "what happened: after the reveal") : null,
+          s.after !== undefined ? h("p", { class: "after" }, localized(s, "after")) : s.awaiting ? h("p", { class: "hint" }, gettext("what happened: after the reveal")) : null,
         ),
       ),
     ),
     view.done
-      ? h("p", { class: "ok" }, "Lesson complete.")
+      ? h("p", { class: "ok" }, gettext("Lesson complete."))
       : readOnly
-        ? h("p", {}, `step ${view.ran + 1} of ${view.steps}`)
-        : h("button", { type: "button", class: "next-step", onclick: next }, `run step ${view.ran + 1} of ${view.steps}`),
+        ? h("p", {}, interpolate(gettext("step %(number)s of %(steps)s"), { number: view.ran + 1, steps: view.steps }))
+        : h("button", { type: "button", class: "next-step", onclick: next }, interpolate(gettext("run step %(number)s of %(steps)s"), { number: view.ran + 1, steps: view.steps })),
   );
 }

@@ -5,6 +5,7 @@
 import { lessonQuestion } from "../model/prediction.js";
 import { backIntent, emptyLesson, focusOn, forwardIntent, keyIntent, reduceLesson, shownIndex, shownItem, touchedBy } from "../model/lesson.js";
 import { railSkeleton, renderRail } from "./lesson_rail.js";
+import { localized } from "../lib/i18n.js";
 
 const HEAL_AFTER_MS = 1500; // a lost `lesson.view` (the channel layer may drop one) is fetched over HTTP
 
@@ -18,6 +19,7 @@ export class LessonPlayer {
     this.busy = false;
     this.healing = null;
     this.drawn = null;
+    this.prediction.questionText = (text) => this.questionText(text); // a lesson's question, translated
     if (this.rail) {
       this.rail.replaceChildren(...railSkeleton());
       this.rail.querySelector(".rail-question").append(this.prediction.root); // the question and its tally
@@ -31,6 +33,13 @@ export class LessonPlayer {
 
   get view() {
     return this.state.view;
+  }
+
+  // The page-language text of a class question the lesson asked (matched by its English text).
+  questionText(text) {
+    const items = (this.state.view && this.state.view.items) || [];
+    const item = items.find((entry) => entry.predict && entry.predict.question.trim() === (text || "").trim());
+    return item ? localized({ question: text, i18n: item.i18n }, "question") : text;
   }
 
   receive(msg) {

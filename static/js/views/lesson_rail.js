@@ -4,9 +4,10 @@
 
 import { h, replace } from "../lib/dom.js";
 import { forwardLabel, stepStatus } from "../model/lesson.js";
+import { gettext, localized } from "../lib/i18n.js";
 
 const KEY_TEXT = { ArrowRight: "→", ArrowLeft: "←" };
-const WHERE_TEXT = { next: "next · not run yet", answering: "ran · the class is answering", ran: "ran" };
+const WHERE_TEXT = { next: () => gettext("next · not run yet"), answering: () => gettext("ran · the class is answering"), ran: () => gettext("ran") };
 
 // ctx: { lesson: {view}, item, forward, presenter, frozen }
 export function renderRail(root, ctx) {
@@ -16,7 +17,7 @@ export function renderRail(root, ctx) {
   const after = root.querySelector(".rail-after");
   const controls = root.querySelector(".rail-controls");
   if (!view) {
-    replace(head, h("p", { class: "empty" }, "This cluster was not started from a lesson."));
+    replace(head, h("p", { class: "empty" }, gettext("This cluster was not started from a lesson.")));
     replace(step);
     replace(after);
     replace(controls);
@@ -26,19 +27,19 @@ export function renderRail(root, ctx) {
   const status = stepStatus(item, view);
   replace(
     head,
-    h("span", { class: "rail-title", title: view.title }, view.title),
-    ctx.frozen ? h("span", { class: "rail-frozen", role: "status" }, ctx.presenter ? "❄ followers frozen" : "❄ held by the presenter") : null,
+    h("span", { class: "rail-title", title: localized(view, "title") }, localized(view, "title")),
+    ctx.frozen ? h("span", { class: "rail-frozen", role: "status" }, ctx.presenter ? gettext("❄ followers frozen") : gettext("❄ held by the presenter")) : null,
   );
   step.dataset.step = String(item.number);
   step.dataset.where = status.where;
   replace(
     step,
-    h("div", { class: "rail-number" }, h("strong", {}, status.label), h("span", { class: "rail-where" }, ` · ${WHERE_TEXT[status.where]}`)),
-    h("p", { class: "rail-say" }, item.say),
+    h("div", { class: "rail-number" }, h("strong", {}, status.label), h("span", { class: "rail-where" }, ` · ${WHERE_TEXT[status.where]()}`)),
+    h("p", { class: "rail-say" }, localized(item, "say")),
     item.command ? h("code", { class: "rail-command" }, item.command) : null,
   );
-  if (item.after !== undefined) replace(after, h("h3", {}, "What happened"), h("p", { class: "rail-after-text" }, item.after));
-  else if (item.awaiting) replace(after, h("p", { class: "hint" }, "What happened: after the reveal."));
+  if (item.after !== undefined) replace(after, h("h3", {}, gettext("What happened")), h("p", { class: "rail-after-text" }, localized(item, "after")));
+  else if (item.awaiting) replace(after, h("p", { class: "hint" }, gettext("What happened: after the reveal.")));
   else replace(after);
   after.hidden = !item.ran;
   if (!ctx.presenter) {
@@ -51,10 +52,10 @@ export function renderRail(root, ctx) {
   replace(
     controls,
     button("forward", "ArrowRight", forwardLabel(forward, view), forward.intent === "none", true),
-    button("back", "ArrowLeft", "back", item.number === 1),
-    button("ask", "P", "ask", forward.intent !== "ask"),
-    button("reveal", "R", "reveal", !ctx.questionOpen),
-    button("freeze", "F", ctx.frozen ? "unfreeze" : "freeze", false),
+    button("back", "ArrowLeft", gettext("back"), item.number === 1),
+    button("ask", "P", gettext("ask"), forward.intent !== "ask"),
+    button("reveal", "R", gettext("reveal"), !ctx.questionOpen),
+    button("freeze", "F", ctx.frozen ? gettext("unfreeze") : gettext("freeze"), false),
   );
 }
 

@@ -3,6 +3,7 @@
 // it in once; after the reveal every board marks its pick and shows the class's score.
 
 import { h, replace } from "../lib/dom.js";
+import { gettext, interpolate } from "../lib/i18n.js";
 import {
   PENDING,
   canChoose,
@@ -18,12 +19,12 @@ import {
 
 const NAME_KEY = "clusterviz.name";
 const HEAL_AFTER_MS = 5000; // the reveal follows the pod's binding at once; a lost one is asked for
-const MARK_TEXT = { right: "✓ right", wrong: "✗ wrong", none: "— no answer" };
+const MARK_TEXT = { right: () => gettext("✓ right"), wrong: () => gettext("✗ wrong"), none: () => gettext("— no answer") };
 const STATE_TEXT = {
-  open: "answers open · the pod is held Pending",
-  revealing: "revealing · the scheduler runs the cycle…",
-  revealed: "revealed",
-  cancelled: "cancelled",
+  open: () => gettext("answers open · the pod is held Pending"),
+  revealing: () => gettext("revealing · the scheduler runs the cycle…"),
+  revealed: () => gettext("revealed"),
+  cancelled: () => gettext("cancelled"),
 };
 
 export class PredictionPanel {
@@ -40,6 +41,7 @@ export class PredictionPanel {
     this.sig = null;
     // The nickname lives here, not in the input: a redraw may replace the input while it is typed in.
     this.nickname = localStorage.getItem(NAME_KEY) || "";
+    this.questionText = (text) => text; // the lesson player gives a lesson question's translation
     if (nickname) this.setNickname(nickname); // the nickname given at /join wins
     this.form = readOnly ? null : this.buildForm(slug);
     this.body = h("div", { class: "predict-question", "aria-live": "polite" });
@@ -107,14 +109,14 @@ export class PredictionPanel {
   }
 
   buildForm(slug) {
-    const pod = h("input", { name: "pod", list: "predict-pods", placeholder: "default/nginx", "aria-label": "pod to ask about", required: true });
-    const ask = h("select", { name: "ask", "aria-label": "question kind" }, h("option", { value: "node" }, "which node wins?"), h("option", { value: "schedules" }, "will it schedule?"));
-    const text = h("input", { name: "question", placeholder: "question (optional)", "aria-label": "question text", maxlength: "300" });
+    const pod = h("input", { name: "pod", list: "predict-pods", placeholder: "default/nginx", "aria-label": gettext("pod to ask about"), required: true });
+    const ask = h("select", { name: "ask", "aria-label": gettext("question kind") }, h("option", { value: "node" }, gettext("which node wins?")), h("option", { value: "schedules" }, gettext("will it schedule?")));
+    const text = h("input", { name: "question", placeholder: gettext("question (optional)"), "aria-label": gettext("question text"), maxlength: "300" });
     this.podList = h("datalist", { id: "predict-pods" });
     const form = h(
       "details",
       { class: "predict-ask" },
-      h("summary", {}, "? ask the class"),
+      h("summary", {}, gettext("? ask the class")),
       h(
         "form",
         {
@@ -128,13 +130,13 @@ export class PredictionPanel {
               .catch((err) => this.toast(err.message, "error"));
           },
         },
-        h("p", { class: "hint" }, "The pod is held Pending (it may not exist yet: create it next) until you reveal."),
+        h("p", { class: "hint" }, gettext("The pod is held Pending (it may not exist yet: create it next) until you reveal.")),
         pod,
         this.podList,
         ask,
         text,
-        h("button", { type: "submit", class: "primary", dataset: { predict: "pose" } }, "Ask"),
-        h("a", { href: `/api/clusters/${slug}/predictions.csv`, download: "", class: "predict-csv" }, "answers as CSV"),
+        h("button", { type: "submit", class: "primary", dataset: { predict: "pose" } }, gettext("Ask")),
+        h("a", { href: `/api/clusters/${slug}/predictions.csv`, download: "", class: "predict-csv" }, gettext("answers as CSV")),
       ),
     );
     form.addEventListener("toggle", () => this.render(this.lastContext)); // fill the pods' list now
@@ -211,9 +213,9 @@ export class PredictionPanel {
     return h(
       "div",
       { class: "predict-head" },
-      h("strong", {}, `Question ${q.number}: `),
-      q.text,
-      h("span", { class: `predict-state predict-${q.state}` }, STATE_TEXT[q.state] || q.state),
+      h("strong", {}, interpolate(gettext("Question %(number)s: "), { number: q.number })),
+      this.questionText(q.text),
+      h("span", { class: `predict-state predict-${q.state}` }, STATE_TEXT[q.state] ? STATE_TEXT[q.state]() : q.state),
     );
   }
 
@@ -231,22 +233,26 @@ export class PredictionPanel {
       return h(
         "button",
         { type: "button", class: classes.join(" "), dataset: { pick }, disabled: !open || (!presenter && !!answered), "aria-pressed": pick === chosen ? "true" : "false" },
-        pick === PENDING ? "◌ stays Pending" : pickLabel(pick),
+        pick === PENDING ? `◌ ${pickLabel(pick)}` : pickLabel(pick),
       );
     });
-    const lead = presenter ? "your own guess (not counted):" : answered ? `your answer: ${pickLabel(answered)} (locked in)` : "pick a node (here or on the board), then lock it in:";
+    const lead = presenter
+      ? gettext("your own guess (not counted):")
+      : answered
+        ? interpolate(gettext("your answer: %(pick)s (locked in)"), { pick: pickLabel(answered) })
+        : gettext("pick a node (here or on the board), then lock it in:");
     const rows = [h("p", { class: "hint" }, lead), h("div", { class: "predict-picks" }, buttons)];
     if (!presenter && open && !answered) {
       rows.push(
         h(
           "div",
           { class: "predict-answer" },
-          h("input", { name: "name", placeholder: "your name", "aria-label": "your name", maxlength: "64", value: this.nickname, oninput: (event) => this.setNickname(event.target.value) }),
-          h("button", { type: "button", class: "primary", dataset: { predict: "answer" }, disabled: !chosen }, chosen ? `lock in: ${pickLabel(chosen)}` : "lock in"),
+          h("input", { name: "name", placeholder: gettext("your name"), "aria-label": gettext("your name"), maxlength: "64", value: this.nickname, oninput: (event) => this.setNickname(event.target.value) }),
+          h("button", { type: "button", class: "primary", dataset: { predict: "answer" }, disabled: !chosen }, chosen ? interpolate(gettext("lock in: %(pick)s"), { pick: pickLabel(chosen) }) : gettext("lock in")),
         ),
       );
     }
-    if (mark) rows.push(h("p", { class: `predict-mark mark-${mark}` }, presenter && mark === "none" ? "" : MARK_TEXT[mark]));
+    if (mark) rows.push(h("p", { class: `predict-mark mark-${mark}` }, presenter && mark === "none" ? "" : MARK_TEXT[mark]()));
     return rows;
   }
 
@@ -266,13 +272,14 @@ export class PredictionPanel {
           h("span", { class: "predict-bar-count" }, `${b.count}${b.count ? ` · ${Math.round(b.share * 100)}%` : ""}`),
         ),
       ),
-      h("p", { class: "hint" }, `${this.state.answered || 0} answered`),
+      h("p", { class: "hint" }, interpolate(gettext("%(count)s answered"), { count: this.state.answered || 0 })),
     );
   }
 
   result(q, shown) {
-    if (!shown) return q.state === "revealed" ? h("p", { class: "hint" }, "the cycle is playing…") : null;
-    return h("div", { class: "predict-result" }, h("p", {}, outcomeLine(q)), h("p", { class: "predict-score" }, `class: ${scoreLine(q.score)}`));
+    if (!shown) return q.state === "revealed" ? h("p", { class: "hint" }, gettext("the cycle is playing…")) : null;
+    const score = interpolate(gettext("class: %(score)s"), { score: scoreLine(q.score) });
+    return h("div", { class: "predict-result" }, h("p", {}, outcomeLine(q)), h("p", { class: "predict-score" }, score));
   }
 
   controls(q) {
@@ -281,8 +288,8 @@ export class PredictionPanel {
     return h(
       "div",
       { class: "predict-controls" },
-      q.state === "open" ? h("button", { type: "button", class: "primary", dataset: { predict: "reveal" } }, "reveal") : null,
-      live ? h("button", { type: "button", dataset: { predict: "cancel" } }, "cancel question") : null,
+      q.state === "open" ? h("button", { type: "button", class: "primary", dataset: { predict: "reveal" } }, gettext("reveal")) : null,
+      live ? h("button", { type: "button", dataset: { predict: "cancel" } }, gettext("cancel question")) : null,
     );
   }
 }
