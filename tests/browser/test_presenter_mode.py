@@ -233,3 +233,39 @@ def test_start_a_class_from_the_catalog(browser: Browser, cv_server: Any) -> Non
     expect(rail.locator(".rail-title")).to_have_text(lesson.title)
     assert_on_screen(page, rail.locator(".rail-step"), page.locator("#join-card"))
     assert errors == []
+
+
+def test_a_class_in_chinese(browser: Browser, new_cluster: Any) -> None:
+    """A browser that asks for zh-CN: the presenter's rail, the question and a student's join page in Chinese."""
+    from clusterviz.lesson_translations import all_translations
+
+    translation = all_translations()["zh-hans"]["taints-noschedule"]
+    api: ClusterApi = new_cluster("taints-noschedule")
+    presenter = open_cluster(browser.new_context(viewport=SCREEN, locale="zh-CN").new_page(), api.url + "?present=1")
+    rail = presenter.locator("#lesson-rail")
+    expect(rail.locator(".rail-title")).to_have_text(translation.title)
+    expect(rail.locator(".rail-say")).to_have_text(translation.steps[0].say)
+    expect(rail.locator(".rail-number")).to_contain_text("第 1 步，共 7 步")
+    expect(rail.locator("[data-rail=freeze]")).to_contain_text("冻结")
+    for number in range(1, 5):  # run steps 1–4, each shown with what happened, in Chinese
+        expect(rail_step(presenter, number, "next")).to_be_visible()
+        presenter.keyboard.press("ArrowRight")
+        expect(rail_step(presenter, number, "ran")).to_be_visible()
+        expect(rail.locator(".rail-after-text")).to_have_text(translation.steps[number - 1].after)
+        presenter.keyboard.press("ArrowRight")
+    expect(rail_step(presenter, 5, "next")).to_be_visible()
+    expect(rail.locator(".rail-say")).to_have_text(translation.steps[4].say)
+    presenter.keyboard.press("ArrowRight")  # step 5 asks the class first
+    question = presenter.locator("#prediction .predict-head")
+    expect(question).to_contain_text(f"问题 1：{translation.steps[4].question}")
+    expect(question).to_contain_text("正在作答")
+    assert not in_dom(presenter, translation.steps[4].after)  # no spoiler, in Chinese either
+    student = browser.new_context(viewport=SCREEN, locale="zh-CN").new_page()
+    student.goto(f"{api.server.url}/join")
+    expect(student.locator("h1")).to_have_text("加入课堂")
+    student.locator("input[name=code]").fill("zzz999")
+    student.locator(".join-form button[type=submit]").click()
+    expect(student.locator("#join-error")).to_have_text(
+        'code：未找到 "ZZZ 999"：没有课堂使用这个加入码（请对照屏幕检查）'
+    )
+    no_page_errors(presenter)
