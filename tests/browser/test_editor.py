@@ -84,8 +84,16 @@ def test_the_legend_explains_every_colour_and_symbol(page: Page, new_cluster: An
     open_cluster(page, api.url)
     page.locator("#board .legend summary").click()
     legend = page.locator("#board .legend")
-    for symbol in ["✓", "✗", "★", "◌", "⧗", "⟳", "NoSchedule", "PreferNoSchedule", "NoExecute", "◎", "⚔", "⏳", "Bars"]:
+    for symbol in ["✓", "✗", "★", "◌", "⟳", "NoSchedule", "PreferNoSchedule", "NoExecute", "◎", "⚔", "Bars"]:
         expect(legend).to_contain_text(symbol)
+    # the hourglass and the timer are SVG icons (no font has U+29D7 or U+23F3 here), drawn in the text's colour
+    for name in ("hourglass", "timer"):
+        drawn = legend.locator(f".icon-{name}")
+        expect(drawn).to_be_visible()
+        assert f"icons/{name}.svg" in drawn.evaluate("el => getComputedStyle(el).maskImage")
+        box = drawn.bounding_box()
+        assert box and box["width"] > 8 and box["height"] > 8, box
+        assert page.request.get(f"{api.server.url}/static/icons/{name}.svg").ok
 
 
 def test_on_a_390px_phone_the_board_is_near_the_top_and_the_projector_type_is_large(

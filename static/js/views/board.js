@@ -3,6 +3,7 @@
 
 import { h, keyed, replace } from "../lib/dom.js";
 import { formatBytes, formatMilliCpu } from "../lib/quantity.js";
+import { icon } from "../lib/icons.js";
 import { deviceState, devicesOnNode } from "../model/devices.js";
 import { deviceSection } from "./devices.js";
 import { evictionIn, nodeUsage, nodes, objectKey, pendingPods, podStatus, podsOnNode, schedulingMessage } from "../model/cluster_state.js";
@@ -56,7 +57,7 @@ function podChip(pod, selectedPod, evictIn = null, victim = false, touched = nul
     { Running: "● ", Pending: "◌ ", ContainerCreating: "◍ ", Terminating: "✕ " }[status] || "○ ",
     pod.metadata.name,
     victim ? h("span", { class: "priority" }, ` p${priority}`) : null,
-    evictIn !== null ? h("span", { class: "countdown", dataset: { seconds: String(evictIn) } }, ` ⏳ ${evictIn}s`) : null,
+    evictIn !== null ? h("span", { class: "countdown", dataset: { seconds: String(evictIn) } }, " ", icon("timer"), `${evictIn}s`) : null,
   );
 }
 
@@ -121,7 +122,7 @@ function verdictLine(nodeName, frame, ui) {
   if (frame.filterFinished) return h("div", { class: "verdict verdict-pass" }, "✓ passed filters");
   if (!frame.finished && (frame.stage === "PreFilter" || frame.stage === "Filter")) {
     const ran = frame.filtersRan.length ? ` (${frame.filtersRan.length} filters ran)` : "";
-    return h("div", { class: "verdict verdict-waiting" }, `⧗ waiting for its filters${ran}`);
+    return h("div", { class: "verdict verdict-waiting" }, icon("hourglass"), `waiting for its filters${ran}`);
   }
   return h("div", { class: "verdict verdict-none" }, " ");
 }
