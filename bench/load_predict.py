@@ -1,14 +1,16 @@
 """Scenario P of bench/load.py: a prediction round in a classroom (clusterviz/prediction.py).
 
-One cluster from the `demo` lesson, `--followers` followers (each opened the follower link's page
-first, so each has its own session, as a browser does) and one presenter:
+One cluster from the `demo` lesson, one presenter and `--followers` students, each joining as a
+browser does: the code read off the presenter's page, typed at `/join` with a nickname (its form and
+CSRF token first), then the board's stream with the session that made:
 
 1. the presenter poses "which node wins?" about a pod it then creates (held Pending by the scheduler);
 2. every follower answers once, at a random moment within `--answer-window` seconds, and a tenth of
    them try a second answer (which must be refused);
 3. the presenter reveals; every board must receive the revealed question with the class score.
 
-Figures: question delivery (pose sent → each follower has it), answer ack (answer sent → its result),
+Figures: join by code (GET /join → the board's stream open), question delivery (pose sent → each
+follower has it), answer ack (answer sent → its result),
 tally delivery (answer sent → the presenter holds a tally counting at least as many answers as had
 been acknowledged when this one was: the k-th acknowledged answer is matched to the first tally with
 `answered >= k`), reveal delivery (reveal sent → each follower has the outcome), server CPU and RSS.
@@ -20,10 +22,12 @@ import asyncio
 import contextlib
 import json
 import random
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlencode
 
 from load_procs import HOST, Usage
 from websockets.asyncio.client import ClientConnection, connect
@@ -38,23 +42,67 @@ QUIZ_POD = (
 TIMEOUT = 30.0
 
 
-async def session_cookie(base: str, slug: str) -> str:
-    """The `sessionid` the follower link's page sets (the follower's identity for answers)."""
+async def _http(base: str, request: str, body: bytes = b"") -> tuple[str, str]:
+    """One HTTP/1.1 exchange (Connection: close) with the server at `base`: its head and body."""
     port = int(base.rsplit(":", 1)[1])
     reader, writer = await asyncio.open_connection(HOST, port)
     try:
-        writer.write(
-            f"GET /clusters/{slug}/?role=follower HTTP/1.1\r\nHost: {HOST}:{port}\r\nConnection: close\r\n\r\n".encode()
-        )
+        head = request.replace("\n", "\r\n") + f"Host: {HOST}:{port}\r\nConnection: close\r\n"
+        if body:
+            head += f"Content-Length: {len(body)}\r\n"
+        writer.write(head.encode() + b"\r\n" + body)
         raw = await asyncio.wait_for(reader.read(), TIMEOUT)
     finally:
         writer.close()
         with contextlib.suppress(Exception):
             await writer.wait_closed()
-    for line in raw.partition(b"\r\n\r\n")[0].decode("latin-1").split("\r\n"):
-        if line.lower().startswith("set-cookie:") and "sessionid=" in line:
-            return line.split("sessionid=", 1)[1].split(";", 1)[0]
-    raise RuntimeError(f"no session cookie from the page of {slug}: {raw[:200]!r}")
+    head_bytes, _, rest = raw.partition(b"\r\n\r\n")
+    return head_bytes.decode("latin-1"), rest.decode("utf-8", "replace")
+
+
+def _cookie(head: str, name: str) -> str | None:
+    for line in head.split("\r\n"):
+        if line.lower().startswith("set-cookie:") and f"{name}=" in line:
+            return line.split(f"{name}=", 1)[1].split(";", 1)[0]
+    return None
+
+
+async def join_code(base: str, slug: str, token: str) -> str:
+    """The join code on the presenter's page (its edit link opened first, as the presenter does)."""
+    head, _ = await _http(base, f"GET /clusters/{slug}/?key={token} HTTP/1.1\n")
+    session = _cookie(head, "sessionid")
+    if session is None:
+        raise RuntimeError(f"the edit link set no session: {head[:200]!r}")
+    _, page = await _http(base, f"GET /clusters/{slug}/ HTTP/1.1\nCookie: sessionid={session}\n")
+    found = re.search(r'<strong class="join-code">([A-Z0-9 ]+)</strong>', page)
+    if not found:
+        raise RuntimeError("the presenter's page shows no join code")
+    return found.group(1)
+
+
+async def join(base: str, code: str, nickname: str) -> str:
+    """A student at /join: the form (its CSRF token), then the code and a nickname, then the follower
+    page it is sent to; the `sessionid` that made (their identity for answers)."""
+    head, form = await _http(base, "GET /join HTTP/1.1\n")
+    csrf = _cookie(head, "csrftoken")
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form)
+    if csrf is None or token is None:
+        raise RuntimeError(f"/join gave no CSRF token: {head[:200]!r}")
+    fields = urlencode({"csrfmiddlewaretoken": token.group(1), "code": code.lower(), "nickname": nickname})
+    head, body = await _http(
+        base,
+        f"POST /join HTTP/1.1\nContent-Type: application/x-www-form-urlencoded\nCookie: csrftoken={csrf}\n",
+        fields.encode(),
+    )
+    session = _cookie(head, "sessionid")
+    if not head.startswith("HTTP/1.1 302") or session is None:
+        error = re.search(r'id="join-error">([^<]*)', body)
+        raise RuntimeError(f"{nickname}: join refused: {error.group(1) if error else head.splitlines()[0]}")
+    location = next(
+        line.split(":", 1)[1].strip() for line in head.split("\r\n") if line.lower().startswith("location:")
+    )
+    await _http(base, f"GET {location} HTTP/1.1\nCookie: sessionid={session}\n")  # the page it lands on
+    return session
 
 
 async def stream(base: str, query: str = "", cookie: str | None = None) -> ClientConnection:
@@ -128,11 +176,17 @@ async def scenario_p(
     gate = asyncio.Semaphore(25)
     problems: list[str] = []
 
+    code = await join_code(bases[0], SLUG, token)
+    joins: list[float] = []  # seconds from a student's GET /join to their board's first message
+
     async def open_board(i: int) -> Board:
         base = bases[i % len(bases)]
         async with gate:
-            cookie = await session_cookie(base, SLUG)
-            return Board(f"p-follower-{i}", await stream(base, cookie=cookie))
+            started = time.monotonic()
+            cookie = await join(base, code, f"student-{i}")
+            board = Board(f"student-{i}", await stream(base, cookie=cookie))
+            joins.append(time.monotonic() - started)
+            return board
 
     connect_started = time.monotonic()
     boards = list(await asyncio.gather(*(open_board(i) for i in range(o.followers))))
@@ -251,6 +305,7 @@ async def scenario_p(
         "answerAckMs": _ms([ack - sent for sent, ack in acks]),
         "tallyDeliveryMs": _ms(tally_delays),
         "revealDeliveryMs": _ms([b.revealed_at - reveal_sent for b in boards if b.revealed_at]),
+        "joinMs": _ms(joins),
         "connectSeconds": round(connect_seconds, 2),
         "wallSeconds": round(run_seconds, 2),
         "processes": usage.finish(),
@@ -266,11 +321,12 @@ def table_lines(r: dict[str, Any], ms: Any) -> list[str]:
         f"  answers                   {r['answers']} of {r['followers']}; outcome {r['outcome']}, score {r['score']}",
         f"  tallies                   {r['talliesToPresenter']} to the presenter, "
         f"{r['talliesToFollowers']} to followers",
+        f"  join by code (ms)         {ms(r['joinMs'])}  (GET /join, POST the code, the board's stream)",
         f"  question delivery (ms)    {ms(r['questionDeliveryMs'])}",
         f"  answer ack (ms)           {ms(r['answerAckMs'])}",
         f"  tally delivery (ms)       {ms(r['tallyDeliveryMs'])}",
         f"  reveal delivery (ms)      {ms(r['revealDeliveryMs'])}",
-        f"  time                      connect {r['connectSeconds']} s, run {r['wallSeconds']} s, "
+        f"  time                      all joined in {r['connectSeconds']} s, run {r['wallSeconds']} s, "
         f"bench client CPU {r['benchClientCpuSeconds']} s",
     ]
     for p in r["processes"]:

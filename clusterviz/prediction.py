@@ -244,21 +244,27 @@ def answer(cluster: Cluster, action: AnswerAction, viewer: str | None) -> dict[s
     return {"answered": action.pick, "question": question.number}  # the tally follows (`tally_soon`)
 
 
-TALLY_EVERY = 0.25  # seconds: the answers of a burst make one tally message
+TALLY_EVERY = 0.2  # seconds: at most one tally message per this, however many answers arrive
 _tally_tasks: dict[int, asyncio.Task[None]] = {}
+_tally_last: dict[int, float] = {}  # cluster → when its last tally was published (loop time)
 
 
 async def tally_soon(cluster_id: int) -> None:
-    """After an answer: the presenters' tally, published once per TALLY_EVERY however many answers
-    arrive (200 followers answering together make a few messages and reads, not 200)."""
+    """After an answer: the presenters' tally — at once when none went out in the last TALLY_EVERY,
+    else once that much has passed (200 followers answering together make a few messages and reads,
+    not 200; a lone answer reaches the tally without waiting)."""
     task = _tally_tasks.get(cluster_id)
     if task is None or task.done():
-        _tally_tasks[cluster_id] = asyncio.get_running_loop().create_task(_tally_later(cluster_id))
+        loop = asyncio.get_running_loop()
+        wait = max(0.0, _tally_last.get(cluster_id, -TALLY_EVERY) + TALLY_EVERY - loop.time())
+        _tally_tasks[cluster_id] = loop.create_task(_tally_later(cluster_id, wait))
 
 
-async def _tally_later(cluster_id: int) -> None:
-    await asyncio.sleep(TALLY_EVERY)
+async def _tally_later(cluster_id: int, wait: float) -> None:
+    if wait:
+        await asyncio.sleep(wait)
     del _tally_tasks[cluster_id]  # an answer stored after this point schedules the next tally
+    _tally_last[cluster_id] = asyncio.get_running_loop().time()
     # In a worker thread: not queued behind the answers waiting for the one database thread.
     await sync_to_async(publish_tally, thread_sensitive=False)(cluster_id)
 

@@ -155,8 +155,9 @@ def test_interrupt_stops_everything_it_started() -> None:
 
 
 def test_the_prediction_scenario_runs_and_reports_figures() -> None:
-    """Scenario P with 4 followers: every one answers once (a second answer refused), the presenter
-    gets tallies and nobody else does, every board gets the reveal."""
+    """Scenario P with 4 students who join by the code on the presenter's page: every one answers once
+    (a second answer refused), the presenter gets tallies and nobody else does, every board gets the
+    reveal."""
     result = subprocess.run(
         [sys.executable, str(SCRIPT), "--scenarios", "P", "--followers", "4", "--answer-window", "0.2", "-o", "json"],
         cwd=REPO,
@@ -170,7 +171,7 @@ def test_the_prediction_scenario_runs_and_reports_figures() -> None:
     assert (p["scenario"], p["followers"], p["answers"], p["problems"]) == ("P", 4, 4, [])
     assert p["outcome"] == "node02" and p["score"] == {"right": 1, "answered": 4}  # picks go round the 4 choices
     assert p["talliesToPresenter"] >= 2 and p["talliesToFollowers"] == 0
-    for figure in ("questionDeliveryMs", "answerAckMs", "tallyDeliveryMs", "revealDeliveryMs"):
+    for figure in ("joinMs", "questionDeliveryMs", "answerAckMs", "tallyDeliveryMs", "revealDeliveryMs"):
         assert p[figure]["n"] == 4 and 0 < p[figure]["p50"] <= p[figure]["max"]
     assert "Scenario P: prediction round: 4 followers" in _load_module().table({**json.loads(result.stdout)})
 
