@@ -1,6 +1,7 @@
 // Entry point of the cluster page: wires the stream, the pure models and the views.
 
 import { $, frameBatcher, h } from "./lib/dom.js";
+import { gettext, interpolate, localized } from "./lib/i18n.js";
 import { ClusterSocket } from "./lib/socket.js";
 import { ageOf, applyEviction, applyRequested, applySnapshot, applyWatch, emptyState, nodesChangedSince, objectKey } from "./model/cluster_state.js";
 import { CyclePlayer, eventDuration, frameAt, mergeSummaries } from "./model/cycle_player.js";
@@ -70,18 +71,27 @@ function showProblem(text) {
     banner.dataset.state = "problem";
     banner.hidden = false;
   } else if (!banner.hidden) {
-    banner.textContent = `${banner.textContent} — resynced at rv ${socket.lastRv}`;
+    banner.textContent = `${banner.textContent} — ` + interpolate(gettext("resynced at rv %(rv)s"), { rv: socket.lastRv });
     banner.dataset.state = "resolved";
     bannerTimer = setTimeout(() => (banner.hidden = true), 10000);
   }
 }
+
+// The stream's states as shown (socket.js names them; the name stays in data-state).
+const SOCKET_STATES = {
+  loading: () => gettext("loading"),
+  connecting: () => gettext("connecting"),
+  resyncing: () => gettext("resyncing"),
+  closed: () => gettext("closed"),
+  failed: () => gettext("failed"),
+};
 
 const socket = new ClusterSocket(slug, {
   follower: view.role === "follower", // the class's view of the lesson, even in the presenter's own browser
   onMessage: handle,
   onState: (s) => {
     const el = $("#ws-state");
-    el.textContent = s === "open" ? "● live" : s;
+    el.textContent = s === "open" ? "● " + gettext("live") : (SOCKET_STATES[s] || (() => s))();
     el.dataset.state = s;
   },
   onProblem: showProblem,
@@ -140,8 +150,8 @@ function renderHistory() {
   if (!undo) return;
   undo.disabled = !history.canUndo();
   redo.disabled = !history.canRedo();
-  undo.title = history.canUndo() ? `undo: ${describe(history.done[history.done.length - 1].action)}` : "nothing to undo";
-  redo.title = history.canRedo() ? `redo: ${describe(history.undone[history.undone.length - 1].action)}` : "nothing to redo";
+  undo.title = history.canUndo() ? interpolate(gettext("undo: %(action)s"), { action: describe(history.done[history.done.length - 1].action) }) : gettext("nothing to undo");
+  redo.title = history.canRedo() ? interpolate(gettext("redo: %(action)s"), { action: describe(history.undone[history.undone.length - 1].action) }) : gettext("nothing to redo");
 }
 
 function undoOrRedo(which) {
@@ -153,7 +163,7 @@ function undoOrRedo(which) {
     .then((result) => {
       // A re-created object has a new name only if the server chose one; deleting it stays the inverse.
       if (which === "redo" && action.action === "create") step.inverse = inverseOfCreate(result) || step.inverse;
-      toast(`${which}: ${describe(action)}`);
+      toast(interpolate(which === "undo" ? gettext("undo: %(action)s") : gettext("redo: %(action)s"), { action: describe(action) }));
     })
     .catch(() => {});
 }
@@ -177,7 +187,7 @@ const editor = new Editor($("#editor"), {
         ui.selectedPod = null;
         ui.tab = "scores";
         broadcastView();
-        toast(`what-if: ${ex.message}`);
+        toast(interpolate(gettext("what-if: %(message)s"), { message: ex.message }));
         rerender();
       })
       .catch((err) => editor.showError(err.message)),
@@ -188,7 +198,7 @@ const editor = new Editor($("#editor"), {
       .send({ action: "create", yaml: text })
       .then((msg) => {
         editor.showError(null);
-        toast(`created ${msg.created.join(", ")}`);
+        toast(interpolate(gettext("created %(names)s"), { names: msg.created.join(", ") }));
       })
       .catch((err) => editor.showError(err.message));
   },
@@ -271,7 +281,11 @@ function showFix(nodeName) {
   ui.selectedPod = null;
   editor.setText(entry.fixedPod);
   broadcastView();
-  toast(`what-if with the fixes for ${nodeName}${entry.commands.length ? " (and " + entry.commands.join("; ") + ")" : ""}`);
+  toast(
+    entry.commands.length
+      ? interpolate(gettext("what-if with the fixes for %(node)s (and %(commands)s)"), { node: nodeName, commands: entry.commands.join("; ") })
+      : interpolate(gettext("what-if with the fixes for %(node)s"), { node: nodeName }),
+  );
   rerender();
 }
 
@@ -452,8 +466,9 @@ function followWhatIf(v) {
 function showLessonTitle() {
   const label = $("#lesson-name");
   if (label && lesson.view) {
-    label.textContent = `lesson: ${lesson.view.title}`;
-    label.title = lesson.view.title;
+    const title = localized(lesson.view, "title");
+    label.textContent = interpolate(gettext("lesson: %(title)s"), { title });
+    label.title = title;
   }
 }
 
@@ -527,7 +542,7 @@ function loadCycle(number, step, playing = false) {
   }
   fetchCycle(number).then((cycle) => {
     if (!cycle) {
-      toast(`cycle ${number} is no longer kept`, "error");
+      toast(interpolate(gettext("cycle %(cycle)s is no longer kept"), { cycle: number }), "error");
       return;
     }
     if (!player.cycles.some((c) => c.cycle === number)) mergeSummaries(player, [cycle]);
@@ -576,14 +591,14 @@ function boardVerdicts() {
   const cycle = player.current;
   const frame = ui.hideVerdicts ? null : player.frame();
   ui.stale = frame ? nodesChangedSince(state, cycle.resourceVersion) : new Set();
-  ui.verdictSource = frame ? { label: cycleName(cycle), pod: cycle.pod, age: cycle.receivedAt ? `${ageOf(cycle.receivedAt)} ago` : "before this page opened" } : null;
+  ui.verdictSource = frame ? { label: cycleName(cycle), pod: cycle.pod, age: cycle.receivedAt ? interpolate(gettext("%(age)s ago"), { age: ageOf(cycle.receivedAt) }) : gettext("before this page opened") } : null;
   return frame;
 }
 
 function cycleName(cycle) {
-  if (cycle.reexplained) return `re-explained ${cycle.pod}`;
-  if (cycle.fixFor) return `what-if: fixed for ${cycle.fixFor}`;
-  return cycle.whatIf ? "what-if" : `cycle ${cycle.cycle}`;
+  if (cycle.reexplained) return interpolate(gettext("re-explained %(pod)s"), { pod: cycle.pod });
+  if (cycle.fixFor) return interpolate(gettext("what-if: fixed for %(node)s"), { node: cycle.fixFor });
+  return cycle.whatIf ? gettext("what-if") : interpolate(gettext("cycle %(cycle)s"), { cycle: cycle.cycle });
 }
 
 function whatIfCycle(ex, yaml, reexplained = false) {
@@ -597,7 +612,7 @@ function reexplain() {
   if (!cycle) return;
   const yaml = podTextOf(cycle);
   if (!yaml) {
-    toast(`${cycle.pod} no longer exists: paste it in the editor and press Explain`, "error");
+    toast(interpolate(gettext("%(pod)s no longer exists: paste it in the editor and press Explain"), { pod: cycle.pod }), "error");
     return;
   }
   socket
@@ -672,7 +687,7 @@ $("#board").addEventListener("click", (event) => {
   const act = event.target.closest("[data-act]");
   if (act && !readOnly) {
     const d = act.dataset;
-    if (d.act === "delete-node" && confirm(`Delete node ${d.name}? Its pods are deleted too.`)) apply({ action: "delete", kind: "Node", name: d.name }).catch(() => {});
+    if (d.act === "delete-node" && confirm(interpolate(gettext("Delete node %(name)s? Its pods are deleted too."), { name: d.name }))) apply({ action: "delete", kind: "Node", name: d.name }).catch(() => {});
     else if (d.act === "delete-pod") apply({ action: "delete", kind: "Pod", name: d.name, namespace: d.namespace }).catch(() => {});
     else if (d.act === "scale") apply({ action: "scale", kind: "Deployment", name: d.name, namespace: d.namespace, replicas: Math.max(0, parseInt(d.replicas, 10)) }).catch(() => {});
     return;

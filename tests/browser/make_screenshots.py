@@ -200,3 +200,12 @@ def test_screenshot_of_the_lesson_catalog(page: Page, cv_server: Any) -> None:
     page.goto(cv_server.url + "/")
     page.locator("#catalog").scroll_into_view_if_needed()
     page.screenshot(path=str(OUT / "home-catalog.png"))
+
+
+def test_screenshot_of_a_class_in_chinese(browser: Any, new_cluster: Any) -> None:
+    api = new_cluster("taints-noschedule")
+    page = browser.new_context(viewport={"width": 1280, "height": 720}, locale="zh-CN").new_page()
+    open_cluster(page, api.url + "?present=1")
+    page.keyboard.press("ArrowRight")
+    expect(page.locator("#lesson-rail .rail-after-text")).to_be_visible()
+    page.screenshot(path=str(OUT / "presenter-zh.png"))

@@ -247,6 +247,8 @@ def test_a_class_in_chinese(browser: Browser, new_cluster: Any) -> None:
     expect(rail.locator(".rail-say")).to_have_text(translation.steps[0].say)
     expect(rail.locator(".rail-number")).to_contain_text("第 1 步，共 7 步")
     expect(rail.locator("[data-rail=freeze]")).to_contain_text("冻结")
+    expect(presenter.locator("#ws-state")).to_contain_text("实时")  # the board's own scripts speak Chinese too
+    expect(presenter.locator('#detail [data-tab="why"]')).to_have_text("为什么 Pending")
     for number in range(1, 5):  # run steps 1–4, each shown with what happened, in Chinese
         expect(rail_step(presenter, number, "next")).to_be_visible()
         presenter.keyboard.press("ArrowRight")

@@ -1,18 +1,20 @@
 // Compare: one pod explained by the server under two profiles, lined up node by node.
 // Pure: the inputs are two `explain -o json` results; no scheduling rule is re-derived here.
 
+import { gettext, interpolate } from "../lib/i18n.js";
+
 // A node's verdict in one explanation: the winner, feasible (with its total), rejected (by whom), or
 // not evaluated (left out by PreFilter or sampling).
 export function verdictOf(explanation, node) {
   const entry = explanation.nodes && explanation.nodes[node];
-  if (!entry) return { kind: "absent", text: "not in the cluster" };
-  if (explanation.selectedNode === node) return { kind: "winner", text: `★ winner (${entry.total})` };
-  if (entry.feasible) return { kind: "feasible", text: entry.total === null ? "feasible" : `feasible (${entry.total})` };
+  if (!entry) return { kind: "absent", text: gettext("not in the cluster") };
+  if (explanation.selectedNode === node) return { kind: "winner", text: interpolate(gettext("★ winner (%(total)s)"), { total: entry.total }) };
+  if (entry.feasible) return { kind: "feasible", text: entry.total === null ? gettext("feasible") : interpolate(gettext("feasible (%(total)s)"), { total: entry.total }) };
   if (entry.filter) {
     const reason = entry.filter.reasons && entry.filter.reasons.length ? `: ${entry.filter.reasons.join(", ")}` : "";
-    return { kind: "rejected", text: `rejected by ${entry.filter.plugin}${reason}` };
+    return { kind: "rejected", text: interpolate(gettext("rejected by %(plugin)s%(reason)s"), { plugin: entry.filter.plugin, reason }) };
   }
-  return { kind: "rejected", text: "not evaluated" };
+  return { kind: "rejected", text: gettext("not evaluated") };
 }
 
 function naturalCompare(a, b) {

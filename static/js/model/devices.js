@@ -3,6 +3,7 @@
 // (no DOM here). Slices of a pool count only at the pool's newest generation, as the scheduler's
 // GatherPools reads them (structured/internal/stable/pools_stable.go).
 
+import { gettext } from "../lib/i18n.js";
 import { objectKey } from "./cluster_state.js";
 
 export function deviceId(driver, pool, device) {
@@ -62,7 +63,7 @@ export function devicesOnNode(state, nodeName, holders = deviceHolders(state)) {
 
 // "free", or who holds it: "default/my-gpu (trainer)".
 export function deviceState(device) {
-  if (!device.holders.length) return "free";
+  if (!device.holders.length) return gettext("free");
   return device.holders
     .map((h) => `${h.claim}${h.reservedFor.length ? ` (${h.reservedFor.join(", ")})` : ""}${h.admin ? " admin" : ""}`)
     .join("; ");

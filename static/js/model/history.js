@@ -1,6 +1,8 @@
 // Undo / redo of the presenter's last actions. Each action is kept with its inverse, computed from
 // the cluster as it was just before (pure, no DOM). Actions without a safe inverse end the history.
 
+import { gettext, interpolate } from "../lib/i18n.js";
+
 const SERVER_FIELDS = ["uid", "resourceVersion", "creationTimestamp", "generation", "deletionTimestamp", "managedFields"];
 const NAMESPACED = new Set(["Pod", "Deployment", "ReplicaSet"]);
 
@@ -96,9 +98,9 @@ export class History {
 }
 
 export function describe(action) {
-  if (action.action === "create") return "create";
-  if (action.action === "delete") return `delete ${action.kind} ${action.name}`;
-  if (action.action === "scale") return `scale ${action.name} to ${action.replicas}`;
+  if (action.action === "create") return gettext("create");
+  if (action.action === "delete") return interpolate(gettext("delete %(kind)s %(name)s"), { kind: action.kind, name: action.name });
+  if (action.action === "scale") return interpolate(gettext("scale %(name)s to %(replicas)s"), { name: action.name, replicas: action.replicas });
   return [action.action, action.node, action.key].filter(Boolean).join(" ");
 }
 

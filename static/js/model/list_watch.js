@@ -3,22 +3,30 @@
 // watch its kind — labelled with the notes' step numbers, linked to the change that caused it, and
 // played one stage at a time at the cluster's pace through a bounded queue.
 
-// The seed notes' 13 steps (the lesson note "pod调度 · 工作流程", in English).
-export const STEPS = {
-  1: "Controller Manager, Scheduler and kubelet each List-Watch the API server from the moment they start.",
-  2: "The user submits the request to the API server, with kubectl or another API client.",
-  3: "The API server stores the object in etcd and, once it is written, acknowledges the client.",
-  4: "etcd sends the change (a Create event) to the API server.",
-  5: "The API server passes the event on to the Controller Manager, which watches it.",
-  6: "The Controller Manager's controllers react: the replica controller creates the Pods the count asks for.",
-  7: "The API server records the new Pods in etcd.",
-  8: "etcd sends the Pods' creation to the API server as an event.",
-  9: "The Scheduler, watching the API server, receives the new Pod and picks a Node for it.",
-  10: "The Scheduler writes the binding (the Pod's node) to the API server, which stores it in etcd.",
-  11: "etcd sends the update to the API server, which now reflects the scheduling result.",
-  12: "The kubelet on the Node watches Pod updates, starts the containers and reports the Pod's status to the API server.",
-  13: "The API server stores the status in etcd and, once it is written, confirms to the kubelet.",
+import { gettext, interpolate } from "../lib/i18n.js";
+
+// The seed notes' 13 steps (the lesson note "pod调度 · 工作流程", in English), translated when shown.
+const STEPS = {
+  1: () => gettext("Controller Manager, Scheduler and kubelet each List-Watch the API server from the moment they start."),
+  2: () => gettext("The user submits the request to the API server, with kubectl or another API client."),
+  3: () => gettext("The API server stores the object in etcd and, once it is written, acknowledges the client."),
+  4: () => gettext("etcd sends the change (a Create event) to the API server."),
+  5: () => gettext("The API server passes the event on to the Controller Manager, which watches it."),
+  6: () => gettext("The Controller Manager's controllers react: the replica controller creates the Pods the count asks for."),
+  7: () => gettext("The API server records the new Pods in etcd."),
+  8: () => gettext("etcd sends the Pods' creation to the API server as an event."),
+  9: () => gettext("The Scheduler, watching the API server, receives the new Pod and picks a Node for it."),
+  10: () => gettext("The Scheduler writes the binding (the Pod's node) to the API server, which stores it in etcd."),
+  11: () => gettext("etcd sends the update to the API server, which now reflects the scheduling result."),
+  12: () => gettext("The kubelet on the Node watches Pod updates, starts the containers and reports the Pod's status to the API server."),
+  13: () => gettext("The API server stores the status in etcd and, once it is written, confirms to the kubelet."),
 };
+export const STEP_NUMBERS = Object.keys(STEPS).map(Number);
+
+// Step `step`'s text in the page's language (undefined for a step the notes do not have).
+export function stepText(step) {
+  return STEPS[step] ? STEPS[step]() : undefined;
+}
 
 // Who wrote a change, as the store records it (`component`), → the box of the diagram.
 const USERS = new Set(["kubectl", "browser"]);
@@ -103,7 +111,16 @@ export function watchersOf(kind, object) {
   return out;
 }
 
-const VERBS = { ADDED: "create", MODIFIED: "update", DELETED: "delete" };
+// A write's label by its event type ("create Pod default/web"); another type is shown as it is.
+const VERBS = {
+  ADDED: () => gettext("create %(object)s"),
+  MODIFIED: () => gettext("update %(object)s"),
+  DELETED: () => gettext("delete %(object)s"),
+};
+
+function writeLabel(event, what) {
+  return VERBS[event] ? interpolate(VERBS[event](), { object: what }) : `${event} ${what}`;
+}
 
 // The hops of one change, in order; `stage` groups the hops shown together (the watch fan-out).
 export function hopsOf(trip) {
@@ -112,15 +129,21 @@ export function hopsOf(trip) {
   const what = `${trip.kind} ${trip.key}`;
   const hops = [];
   const add = (kind, from, to, step, label, extra = {}) => hops.push({ kind, from, to, step, label, stage: hops.length, ...extra });
-  if (box !== "kube-apiserver") add("write", box, "kube-apiserver", steps.write, `${VERBS[trip.event] || trip.event} ${what}`);
-  add("store", "kube-apiserver", "etcd", steps.store, `store ${what} at resourceVersion ${trip.rv}`);
-  if (box !== "kube-apiserver") add("ack", "kube-apiserver", box, steps.ack, `ok: resourceVersion ${trip.rv}`);
-  add("event", "etcd", "kube-apiserver", steps.event, `${trip.event} event, resourceVersion ${trip.rv}`);
+  if (box !== "kube-apiserver") add("write", box, "kube-apiserver", steps.write, writeLabel(trip.event, what));
+  add("store", "kube-apiserver", "etcd", steps.store, interpolate(gettext("store %(object)s at resourceVersion %(rv)s"), { object: what, rv: trip.rv }));
+  if (box !== "kube-apiserver") add("ack", "kube-apiserver", box, steps.ack, interpolate(gettext("ok: resourceVersion %(rv)s"), { rv: trip.rv }));
+  add("event", "etcd", "kube-apiserver", steps.event, interpolate(gettext("%(event)s event, resourceVersion %(rv)s"), { event: trip.event, rv: trip.rv }));
   const stage = hops.length;
   for (const w of trip.watchers) {
     const step = w.box === "kubelet" && box === "kubelet" ? 13 : WATCH_STEPS[w.box];
-    const to = w.box === "kubelet" ? `kubelet on ${w.node}` : w.box === "controller-manager" ? `${w.controllers.length} controllers` : w.box;
-    hops.push({ kind: "watch", from: "kube-apiserver", to: w.box, step, label: `watch: ${trip.event} ${what} → ${to}`, stage, watcher: w });
+    const to =
+      w.box === "kubelet"
+        ? interpolate(gettext("kubelet on %(node)s"), { node: w.node })
+        : w.box === "controller-manager"
+          ? interpolate(gettext("%(count)s controllers"), { count: w.controllers.length })
+          : w.box;
+    const label = interpolate(gettext("watch: %(event)s %(object)s → %(to)s"), { event: trip.event, object: what, to });
+    hops.push({ kind: "watch", from: "kube-apiserver", to: w.box, step, label, stage, watcher: w });
   }
   return hops;
 }

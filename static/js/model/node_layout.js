@@ -2,6 +2,8 @@
 // reason, search, each node's verdict and value under the chosen colouring, the grid layout with hit
 // testing and keyboard moves, and the what-if scoreboard's top nodes and reason tally.
 
+import { gettext, interpolate } from "../lib/i18n.js";
+
 // Label keys worth grouping by, in the order they are offered (the first present is the default).
 export const GROUP_KEYS = [
   "topology.kubernetes.io/zone",
@@ -197,7 +199,7 @@ export function groupNodes(nodes, frame, { groupKey = "", sortByScore = false, r
   if (groupKey === BY_REASON) {
     groups = reasonTally(frame).map((r) => ({ title: `✗ ${r.plugin}: ${r.reason}`, value: r.reason, names: r.nodes }));
   } else if (!groupKey) {
-    groups = [{ title: "all nodes", value: "", names: nodes.map((n) => n.metadata.name).sort(byName) }];
+    groups = [{ title: gettext("all nodes"), value: "", names: nodes.map((n) => n.metadata.name).sort(byName) }];
   } else {
     const byValue = new Map();
     for (const n of nodes) {
@@ -209,7 +211,7 @@ export function groupNodes(nodes, frame, { groupKey = "", sortByScore = false, r
     const values = [...byValue.keys()].filter((v) => v !== null).sort(naturalCompare);
     if (byValue.has(null)) values.push(null);
     groups = values.map((value) => ({
-      title: value === null ? `(no ${groupKey})` : `${groupKey}=${value}`,
+      title: value === null ? interpolate(gettext("(no %(key)s)"), { key: groupKey }) : `${groupKey}=${value}`,
       value,
       names: byValue.get(value).sort(byName),
     }));

@@ -4,6 +4,7 @@
 // labels and the requested / used / allocatable figures (the Filter plugins' `detail`). Nothing
 // here re-derives a scheduling rule. Pure functions, no DOM.
 
+import { gettext, interpolate, ngettext } from "../lib/i18n.js";
 import { formatResource } from "../lib/quantity.js";
 
 function quote(value) {
@@ -25,10 +26,12 @@ function taintText(taint) {
 function explainTaint(frame, group) {
   const taint = ((frame.detail.TaintToleration || {}).taints || {})[group.reason];
   if (!taint) return null;
-  const many = group.nodes.length > 1;
   return [
     {
-      text: `${group.nodes.join(", ")} ${many ? "have" : "has"} taint ${taintText(taint)} — add this toleration to the pod`,
+      text: interpolate(
+        ngettext("%(nodes)s has taint %(taint)s — add this toleration to the pod", "%(nodes)s have taint %(taint)s — add this toleration to the pod", group.nodes.length),
+        { nodes: group.nodes.join(", "), taint: taintText(taint) },
+      ),
       snippet: tolerationSnippet(taint),
       command: group.nodes.map((n) => `kubectl taint node ${n} ${taint.key}:${taint.effect}-`).join("; "),
     },
@@ -39,9 +42,9 @@ function explainAffinity(frame, group) {
   const missing = (frame.detail.NodeAffinity || {}).missingLabels || [];
   return group.nodes.map((name) => {
     const lacks = missing.filter((m) => m.nodes.includes(name)).map((m) => `${m.key}=${m.value}`);
-    if (!lacks.length) return { text: `${name} does not satisfy the pod's required node affinity terms` };
+    if (!lacks.length) return { text: interpolate(gettext("%(node)s does not satisfy the pod's required node affinity terms"), { node: name }) };
     return {
-      text: `${name} lacks label ${lacks.join(" ")} that the pod's nodeSelector asks for`,
+      text: interpolate(gettext("%(node)s lacks label %(labels)s that the pod's nodeSelector asks for"), { node: name, labels: lacks.join(" ") }),
       command: `kubectl label nodes ${name} ${lacks.join(" ")}`,
     };
   });
@@ -61,27 +64,45 @@ function explainResources(frame, group) {
     if (!freest || free > freest.free) freest = { name, free, total: allocatable[name] };
   }
   const item = {
-    text: `needs ${fmt(request)}, the freest of these nodes (${freest.name}) has ${fmt(Math.max(0, freest.free))} free of ${fmt(freest.total)}`,
+    text: interpolate(gettext("needs %(request)s, the freest of these nodes (%(node)s) has %(free)s free of %(total)s"), {
+      request: fmt(request),
+      node: freest.name,
+      free: fmt(Math.max(0, freest.free)),
+      total: fmt(freest.total),
+    }),
   };
-  if (frame.nominatedNode) item.fix = `preemption is making room on ${frame.nominatedNode}: the pod waits for its victims to leave`;
-  else item.fix = "lower the pod's request, free capacity (delete pods), or add a bigger node";
+  if (frame.nominatedNode) item.fix = interpolate(gettext("preemption is making room on %(node)s: the pod waits for its victims to leave"), { node: frame.nominatedNode });
+  else item.fix = gettext("lower the pod's request, free capacity (delete pods), or add a bigger node");
   return [item];
 }
 
+// Keyed by upstream's reason (kept as the scheduler writes it); the plain words are translated when
+// asked for.
 const PLAIN = {
   "node(s) were unschedulable": (nodes) =>
-    nodes.map((n) => ({ text: `${n} is cordoned (spec.unschedulable)`, command: `kubectl uncordon ${n}` })),
+    nodes.map((n) => ({ text: interpolate(gettext("%(node)s is cordoned (spec.unschedulable)"), { node: n }), command: `kubectl uncordon ${n}` })),
   "node(s) didn't have free ports for the requested pod ports": (nodes) =>
-    nodes.map((n) => ({ text: `a pod on ${n} already uses the same hostPort`, fix: "choose another hostPort or drop it" })),
-  "node(s) didn't match the requested node name": (nodes) => nodes.map((n) => ({ text: `spec.nodeName asks for another node than ${n}` })),
+    nodes.map((n) => ({ text: interpolate(gettext("a pod on %(node)s already uses the same hostPort"), { node: n }), fix: gettext("choose another hostPort or drop it") })),
+  "node(s) didn't match the requested node name": (nodes) => nodes.map((n) => ({ text: interpolate(gettext("spec.nodeName asks for another node than %(node)s"), { node: n }) })),
   "node(s) didn't match pod topology spread constraints": (nodes) => [
-    { text: `placing it on ${nodes.join(", ")} would skew the spread beyond maxSkew`, fix: "add room in another topology domain, raise maxSkew, or use whenUnsatisfiable: ScheduleAnyway" },
+    {
+      text: interpolate(gettext("placing it on %(nodes)s would skew the spread beyond maxSkew"), { nodes: nodes.join(", ") }),
+      fix: gettext("add room in another topology domain, raise maxSkew, or use whenUnsatisfiable: ScheduleAnyway"),
+    },
   ],
-  "node(s) didn't match pod topology spread constraints (missing required label)": (nodes) => [{ text: `${nodes.join(", ")} lack the constraint's topologyKey label` }],
-  "node(s) didn't match pod affinity rules": (nodes) => [{ text: `no pod matching the pod's required affinity runs in the topology of ${nodes.join(", ")}` }],
-  "node(s) didn't match pod anti-affinity rules": (nodes) => [{ text: `a pod matching the pod's required anti-affinity already runs in the topology of ${nodes.join(", ")}` }],
-  "node(s) didn't satisfy existing pods anti-affinity rules": (nodes) => [{ text: `a pod already on ${nodes.join(", ")} has an anti-affinity rule that forbids this pod` }],
-  "Too many pods": (nodes) => nodes.map((n) => ({ text: `${n} already runs as many pods as its allocatable pods allows` })),
+  "node(s) didn't match pod topology spread constraints (missing required label)": (nodes) => [
+    { text: interpolate(gettext("%(nodes)s lack the constraint's topologyKey label"), { nodes: nodes.join(", ") }) },
+  ],
+  "node(s) didn't match pod affinity rules": (nodes) => [
+    { text: interpolate(gettext("no pod matching the pod's required affinity runs in the topology of %(nodes)s"), { nodes: nodes.join(", ") }) },
+  ],
+  "node(s) didn't match pod anti-affinity rules": (nodes) => [
+    { text: interpolate(gettext("a pod matching the pod's required anti-affinity already runs in the topology of %(nodes)s"), { nodes: nodes.join(", ") }) },
+  ],
+  "node(s) didn't satisfy existing pods anti-affinity rules": (nodes) => [
+    { text: interpolate(gettext("a pod already on %(nodes)s has an anti-affinity rule that forbids this pod"), { nodes: nodes.join(", ") }) },
+  ],
+  "Too many pods": (nodes) => nodes.map((n) => ({ text: interpolate(gettext("%(node)s already runs as many pods as its allocatable pods allows"), { node: n }) })),
 };
 
 const BY_PLUGIN = { TaintToleration: explainTaint, NodeAffinity: explainAffinity, NodeResourcesFit: explainResources };
@@ -90,7 +111,7 @@ const BY_PLUGIN = { TaintToleration: explainTaint, NodeAffinity: explainAffinity
 export function whyPending(frame) {
   if (frame.preFilter) {
     const group = { plugin: frame.preFilter.plugin, reason: frame.preFilter.reasons.join(", "), nodes: [] };
-    return { message: frame.message, scheduled: false, groups: [{ ...group, items: [{ text: "PreFilter rejected the pod before any node was looked at" }] }], preemption: preemption(frame) };
+    return { message: frame.message, scheduled: false, groups: [{ ...group, items: [{ text: gettext("PreFilter rejected the pod before any node was looked at") }] }], preemption: preemption(frame) };
   }
   const groups = new Map();
   for (const [name, node] of Object.entries(frame.nodes)) {
@@ -119,14 +140,18 @@ export function preemption(frame) {
   const event = frame.preemption;
   if (frame.nominatedNode || (event && event.nominatedNode)) {
     const node = frame.nominatedNode || event.nominatedNode;
-    const victims = (event && event.victims.length ? event.victims : []).join(", ") || "lower-priority pods";
-    return { text: `Preemption makes room on ${node} by evicting ${victims}; the pod is nominated there.`, nominated: node };
+    const victims = (event && event.victims.length ? event.victims : []).join(", ") || gettext("lower-priority pods");
+    return { text: interpolate(gettext("Preemption makes room on %(node)s by evicting %(victims)s; the pod is nominated there."), { node, victims }), nominated: node };
   }
   if (!frame.postFilter || frame.postFilter.code === "Success") return null;
   const parts = [];
   if (event) {
     if (event.notHelpful.length) {
-      parts.push(`on ${event.notHelpful.join(", ")} the reasons are ones evicting pods cannot fix (taints, labels, cordon, ports, or a request larger than the whole node)`);
+      parts.push(
+        interpolate(gettext("on %(nodes)s the reasons are ones evicting pods cannot fix (taints, labels, cordon, ports, or a request larger than the whole node)"), {
+          nodes: event.notHelpful.join(", "),
+        }),
+      );
     }
     const byReason = new Map();
     for (const [name, status] of Object.entries(event.statuses || {})) {
@@ -134,10 +159,10 @@ export function preemption(frame) {
       if (!byReason.has(reason)) byReason.set(reason, []);
       byReason.get(reason).push(name);
     }
-    for (const [reason, nodes] of byReason) parts.push(`on ${nodes.sort().join(", ")}: ${reason}`);
+    for (const [reason, nodes] of byReason) parts.push(interpolate(gettext("on %(nodes)s: %(reason)s"), { nodes: nodes.sort().join(", "), reason }));
   }
   return {
-    text: parts.length ? `Why preemption did not help: ${parts.join("; ")}.` : "Preemption did not help.",
+    text: parts.length ? interpolate(gettext("Why preemption did not help: %(reasons)s."), { reasons: parts.join("; ") }) : gettext("Preemption did not help."),
     status: (frame.postFilter.reasons || []).join(", "),
   };
 }

@@ -3,6 +3,7 @@
 
 import { h, keyed, replace } from "../lib/dom.js";
 import { formatBytes, formatMilliCpu } from "../lib/quantity.js";
+import { gettext, interpolate } from "../lib/i18n.js";
 import { icon } from "../lib/icons.js";
 import { deviceState, devicesOnNode } from "../model/devices.js";
 import { deviceSection } from "./devices.js";
@@ -32,7 +33,7 @@ function bar(label, used, total, format) {
   const pct = total > 0 ? Math.min(100, (used / total) * 100) : 0;
   return h(
     "div",
-    { class: "bar", title: `${label}: ${format(used)} requested of ${format(total)} allocatable` },
+    { class: "bar", title: interpolate(gettext("%(resource)s: %(used)s requested of %(total)s allocatable"), { resource: label, used: format(used), total: format(total) }) },
     h("span", { class: "bar-label" }, label),
     h("span", { class: "bar-track" }, h("span", { class: `bar-fill${pct >= 100 ? " full" : ""}`, style: { width: `${pct}%` } })),
     h("span", { class: "bar-text" }, `${format(used)}/${format(total)}`),
@@ -44,8 +45,8 @@ function podChip(pod, selectedPod, evictIn = null, victim = false, touched = nul
   const key = objectKey(pod);
   const priority = pod.spec.priority || 0;
   let title = `${key} · ${status}`;
-  if (evictIn !== null) title += ` · evicted in ${evictIn}s (NoExecute taint, tolerationSeconds)`;
-  if (victim) title += ` · preemption victim (priority ${priority})`;
+  if (evictIn !== null) title += " · " + interpolate(gettext("evicted in %(seconds)ss (NoExecute taint, tolerationSeconds)"), { seconds: evictIn });
+  if (victim) title += " · " + interpolate(gettext("preemption victim (priority %(priority)s)"), { priority });
   return h(
     "button",
     {
@@ -79,11 +80,11 @@ function preemptionLine(info, state) {
   const names = info.victims.map((v) => {
     const pod = state.objects.Pod.get(v.pod);
     const priority = v.priority ?? (pod ? pod.spec.priority || 0 : "?");
-    return h("s", { class: "victim-name", title: `victim, priority ${priority}` }, `${v.pod.split("/").pop()} (p${priority})`);
+    return h("s", { class: "victim-name", title: interpolate(gettext("victim, priority %(priority)s"), { priority }) }, `${v.pod.split("/").pop()} (p${priority})`);
   });
   const joined = names.flatMap((n, i) => (i ? [", ", n] : [n]));
-  if (info.nominated) return h("div", { class: "preemption-line nominated" }, "◎ nominated: preemption evicts ", joined);
-  return h("div", { class: "preemption-line candidate" }, "⚔ candidate, not chosen", info.reason ? ` (${info.reason})` : "", ": would evict ", joined);
+  if (info.nominated) return h("div", { class: "preemption-line nominated" }, "◎ " + gettext("nominated: preemption evicts") + " ", joined);
+  return h("div", { class: "preemption-line candidate" }, "⚔ " + gettext("candidate, not chosen"), info.reason ? ` (${info.reason})` : "", gettext(": would evict") + " ", joined);
 }
 
 function verdictLine(nodeName, frame, ui) {
@@ -92,14 +93,14 @@ function verdictLine(nodeName, frame, ui) {
     return h(
       "div",
       { class: "verdict verdict-stale" },
-      `⟳ changed since ${ui.verdictSource.label} `,
-      h("button", { type: "button", class: "reexplain", dataset: { reexplain: nodeName }, title: "ask the scheduler again, with the cluster as it is now" }, "re-explain"),
+      "⟳ " + interpolate(gettext("changed since %(cycle)s"), { cycle: ui.verdictSource.label }) + " ",
+      h("button", { type: "button", class: "reexplain", dataset: { reexplain: nodeName }, title: gettext("ask the scheduler again, with the cluster as it is now") }, gettext("re-explain")),
     );
   }
   const info = frame.nodes[nodeName];
   if (frame.winner === nodeName) {
     const total = info && info.total !== null ? ` ${info.total}` : "";
-    return h("div", { class: "verdict verdict-winner" }, `★ selected${total}`);
+    return h("div", { class: "verdict verdict-winner" }, "★ " + gettext("selected") + total);
   }
   if (info && info.rejected) {
     const plugin = info.rejected.plugin || "PreFilter";
@@ -117,12 +118,12 @@ function verdictLine(nodeName, frame, ui) {
   }
   if (info && info.failures.length) {
     const plugins = info.failures.map((f) => f.plugin).join(", ");
-    return h("div", { class: "verdict verdict-failing" }, `✗ ${plugins} (filters running)`);
+    return h("div", { class: "verdict verdict-failing" }, `✗ ${plugins} ` + gettext("(filters running)"));
   }
-  if (frame.filterFinished) return h("div", { class: "verdict verdict-pass" }, "✓ passed filters");
+  if (frame.filterFinished) return h("div", { class: "verdict verdict-pass" }, "✓ " + gettext("passed filters"));
   if (!frame.finished && (frame.stage === "PreFilter" || frame.stage === "Filter")) {
-    const ran = frame.filtersRan.length ? ` (${frame.filtersRan.length} filters ran)` : "";
-    return h("div", { class: "verdict verdict-waiting" }, icon("hourglass"), `waiting for its filters${ran}`);
+    const ran = frame.filtersRan.length ? " " + interpolate(gettext("(%(count)s filters ran)"), { count: frame.filtersRan.length }) : "";
+    return h("div", { class: "verdict verdict-waiting" }, icon("hourglass"), gettext("waiting for its filters") + ran);
   }
   return h("div", { class: "verdict verdict-none" }, " ");
 }
@@ -143,23 +144,23 @@ function nodeCard(state, node, frame, ui) {
   const labels = Object.entries(node.metadata.labels || {}).filter(([k]) => ui.showSystemLabels || !k.startsWith("kubernetes.io/hostname"));
   return h(
     "article",
-    { class: classes.join(" "), dataset: { node: name }, tabindex: "0", "aria-label": `node ${name}` },
+    { class: classes.join(" "), dataset: { node: name }, tabindex: "0", "aria-label": interpolate(gettext("node %(name)s"), { name }) },
     h(
       "header",
       {},
       h("span", { class: "node-name" }, name),
-      node.spec.unschedulable ? h("span", { class: "badge badge-cordoned" }, "cordoned") : null,
-      h("button", { class: "cordon presenter-only", type: "button", dataset: { cordon: name }, title: node.spec.unschedulable ? "uncordon" : "cordon" }, node.spec.unschedulable ? "uncordon" : "cordon"),
-      h("button", { class: "delete-node presenter-only", type: "button", dataset: { act: "delete-node", name }, title: `delete node ${name}`, "aria-label": `delete node ${name}` }, "✕"),
+      node.spec.unschedulable ? h("span", { class: "badge badge-cordoned" }, gettext("cordoned")) : null,
+      h("button", { class: "cordon presenter-only", type: "button", dataset: { cordon: name }, title: node.spec.unschedulable ? gettext("uncordon") : gettext("cordon") }, node.spec.unschedulable ? gettext("uncordon") : gettext("cordon")),
+      h("button", { class: "delete-node presenter-only", type: "button", dataset: { act: "delete-node", name }, title: interpolate(gettext("delete node %(name)s"), { name }), "aria-label": interpolate(gettext("delete node %(name)s"), { name }) }, "✕"),
     ),
     h("div", { class: "chips labels" }, labels.map(([k, v]) => chip("label", `${k}=${v}`, { chip: "label", node: name, key: k, value: v }, ui.readOnly))),
     h("div", { class: "chips taints" }, (node.spec.taints || []).map((t) => taintChip(name, t, ui.readOnly))),
     h(
       "div",
       { class: "bars" },
-      usage ? bar("cpu", usage.cpu.used, usage.cpu.total, formatMilliCpu) : null,
-      usage ? bar("mem", usage.memory.used, usage.memory.total, formatBytes) : null,
-      usage ? bar("pods", usage.pods.used, usage.pods.total, (v) => String(v)) : null,
+      usage ? bar(gettext("cpu"), usage.cpu.used, usage.cpu.total, formatMilliCpu) : null,
+      usage ? bar(gettext("mem"), usage.memory.used, usage.memory.total, formatBytes) : null,
+      usage ? bar(gettext("pods"), usage.pods.used, usage.pods.total, (v) => String(v)) : null,
     ),
     h(
       "div",
@@ -253,7 +254,7 @@ export function renderBoard(root, state, frame, ui) {
       return { key: name, sig, build: () => (compact ? compactTile(n, frame, ui) : nodeCard(state, n, frame, ui)) };
     }),
   );
-  if (!mapped) root.querySelector(".node-count").textContent = `${shown.length}/${all.length} nodes`;
+  if (!mapped) root.querySelector(".node-count").textContent = interpolate(gettext("%(shown)s/%(total)s nodes"), { shown: shown.length, total: all.length });
   renderVerdictSource(root.querySelector(".verdict-source"), ui);
   renderSelection(root.querySelector(".selection"), state, ui);
   const lane = root.querySelector(".pending-lane .pods");
@@ -273,11 +274,11 @@ export function renderBoard(root, state, frame, ui) {
                 { class: "pending-pod" },
                 podChip(p, ui.selectedPod, null, false, ui.touched),
                 h("span", { class: "pending-message" }, message),
-                h("button", { class: "why", type: "button", dataset: { why: key } }, "why?"),
+                h("button", { class: "why", type: "button", dataset: { why: key } }, gettext("why?")),
               ),
           };
         })
-      : [{ key: "", sig: "", build: () => h("span", { class: "empty" }, "no pending pods") }],
+      : [{ key: "", sig: "", build: () => h("span", { class: "empty" }, gettext("no pending pods")) }],
   );
 }
 
@@ -290,18 +291,18 @@ function renderVerdictSource(el, ui) {
   if (!source) {
     replace(
       el,
-      h("span", {}, "the cluster now, no cycle's verdicts"),
-      ui.hideVerdicts ? h("button", { type: "button", dataset: { verdicts: "show" } }, "show verdicts") : null,
+      h("span", {}, gettext("the cluster now, no cycle's verdicts")),
+      ui.hideVerdicts ? h("button", { type: "button", dataset: { verdicts: "show" } }, gettext("show verdicts")) : null,
     );
     return;
   }
   replace(
     el,
-    h("strong", {}, `verdicts of ${source.label}`),
+    h("strong", {}, interpolate(gettext("verdicts of %(cycle)s"), { cycle: source.label })),
     ` · ${source.pod} · ${source.age}`,
-    ui.stale.size ? h("span", { class: "stale-count" }, ` · ${ui.stale.size} node(s) changed since`) : null,
+    ui.stale.size ? h("span", { class: "stale-count" }, " · " + interpolate(gettext("%(count)s node(s) changed since"), { count: ui.stale.size })) : null,
     " ",
-    h("button", { type: "button", dataset: { verdicts: "hide" } }, "hide verdicts"),
+    h("button", { type: "button", dataset: { verdicts: "hide" } }, gettext("hide verdicts")),
   );
 }
 
@@ -326,15 +327,15 @@ function renderSelection(el, state, ui) {
     return;
   }
   const ns = pod.metadata.namespace || "default";
-  const parts = [h("span", {}, `pod ${objectKey(pod)} `), h("button", { type: "button", dataset: { act: "delete-pod", name: pod.metadata.name, namespace: ns } }, "delete pod")];
+  const parts = [h("span", {}, interpolate(gettext("pod %(name)s"), { name: objectKey(pod) }) + " "), h("button", { type: "button", dataset: { act: "delete-pod", name: pod.metadata.name, namespace: ns } }, gettext("delete pod"))];
   if (deployment) {
     const replicas = deployment.spec.replicas ?? 1;
     const scale = (n) => ({ act: "scale", name: deployment.metadata.name, namespace: ns, replicas: String(n) });
     parts.push(
-      h("span", { class: "scale" }, ` · deployment ${deployment.metadata.name}: `),
-      h("button", { type: "button", dataset: scale(replicas - 1), "aria-label": "scale down", disabled: replicas <= 0 }, "−"),
-      h("span", { class: "replicas" }, ` ${replicas} replicas `),
-      h("button", { type: "button", dataset: scale(replicas + 1), "aria-label": "scale up" }, "+"),
+      h("span", { class: "scale" }, " · " + interpolate(gettext("deployment %(name)s:"), { name: deployment.metadata.name }) + " "),
+      h("button", { type: "button", dataset: scale(replicas - 1), "aria-label": gettext("scale down"), disabled: replicas <= 0 }, "−"),
+      h("span", { class: "replicas" }, " " + interpolate(gettext("%(count)s replicas"), { count: replicas }) + " "),
+      h("button", { type: "button", dataset: scale(replicas + 1), "aria-label": gettext("scale up") }, "+"),
     );
   }
   replace(el, parts);

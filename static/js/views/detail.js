@@ -5,13 +5,14 @@ import { gettext, interpolate, localized } from "../lib/i18n.js";
 import { describeEvents, eventsFor, objectKey, schedulingMessage } from "../model/cluster_state.js";
 
 export const TABS = ["why", "scores", "events", "listwatch", "lesson"];
-const TITLES = { why: "Why Pending", scores: "Scores", events: "Events", listwatch: "List-Watch", lesson: "Lesson" };
+// Functions: the tab titles are translated when drawn, not at import (the catalog may come later).
+const TITLES = { why: () => gettext("Why Pending"), scores: () => gettext("Scores"), events: () => gettext("Events"), listwatch: () => "List-Watch", lesson: () => gettext("Lesson") };
 
 // The tab buttons are made once and then only restyled, so a click or focus on them is never lost.
 export function renderTabs(root, active) {
   const bar = root.querySelector(".tabs");
   if (bar.children.length !== TABS.length) {
-    replace(bar, TABS.map((tab) => h("button", { type: "button", role: "tab", class: "tab", dataset: { tab } }, TITLES[tab])));
+    replace(bar, TABS.map((tab) => h("button", { type: "button", role: "tab", class: "tab", dataset: { tab } }, TITLES[tab]())));
   }
   for (const button of bar.children) {
     const on = button.dataset.tab === active;
@@ -21,14 +22,14 @@ export function renderTabs(root, active) {
 }
 
 function cycleLabel(cycle) {
-  if (cycle.whatIf) return "what-if (nothing was created)";
-  if (cycle.explained) return "the scheduler's answer now (no kept cycle of this pod)";
-  return `from cycle ${cycle.cycle}`;
+  if (cycle.whatIf) return gettext("what-if (nothing was created)");
+  if (cycle.explained) return gettext("the scheduler's answer now (no kept cycle of this pod)");
+  return interpolate(gettext("from cycle %(cycle)s"), { cycle: cycle.cycle });
 }
 
 export function renderWhy(root, { pod, cycle, why, loading, fixes }) {
   if (!pod && !(cycle && cycle.whatIf)) {
-    replace(root, h("p", { class: "empty" }, "Select a pending pod (or press “why?” in the pending lane), or press Explain on a pod in the editor."));
+    replace(root, h("p", { class: "empty" }, gettext("Select a pending pod (or press “why?” in the pending lane), or press Explain on a pod in the editor.")));
     return;
   }
   const parts = [];
@@ -39,10 +40,10 @@ export function renderWhy(root, { pod, cycle, why, loading, fixes }) {
       h("h3", {}, key, pod.spec.nodeName ? ` → ${pod.spec.nodeName}` : " (Pending)"),
       message
         ? h("pre", { class: "kubectl-message" }, `Warning  FailedScheduling  default-scheduler  ${message}`)
-        : h("p", {}, pod.spec.nodeName ? `Bound to ${pod.spec.nodeName}.` : "Not tried yet."),
+        : h("p", {}, pod.spec.nodeName ? interpolate(gettext("Bound to %(node)s."), { node: pod.spec.nodeName }) : gettext("Not tried yet.")),
     );
   } else {
-    parts.push(h("h3", {}, `${cycle.pod} (what-if)`));
+    parts.push(h("h3", {}, interpolate(gettext("%(pod)s (what-if)"), { pod: cycle.pod })));
     if (why) {
       parts.push(
         why.scheduled
@@ -52,7 +53,7 @@ export function renderWhy(root, { pod, cycle, why, loading, fixes }) {
     }
   }
   if (cycle) parts.push(h("p", { class: "why-source" }, cycleLabel(cycle)));
-  if (loading) parts.push(h("p", { class: "loading" }, "asking the scheduler…"));
+  if (loading) parts.push(h("p", { class: "loading" }, gettext("asking the scheduler…")));
   if (why && !(pod && pod.spec.nodeName)) {
     for (const group of why.groups) {
       parts.push(
@@ -68,9 +69,9 @@ export function renderWhy(root, { pod, cycle, why, loading, fixes }) {
                 "li",
                 {},
                 item.text,
-                item.fix ? h("div", { class: "fix" }, "fix: ", item.fix) : null,
+                item.fix ? h("div", { class: "fix" }, gettext("fix:") + " ", item.fix) : null,
                 item.snippet ? h("pre", { class: "snippet" }, item.snippet) : null,
-                item.command ? h("div", { class: "fix" }, item.fix || item.snippet ? "or: " : "fix: ", h("code", {}, item.command)) : null,
+                item.command ? h("div", { class: "fix" }, (item.fix || item.snippet ? gettext("or:") : gettext("fix:")) + " ", h("code", {}, item.command)) : null,
               ),
             ),
           ),
@@ -90,7 +91,10 @@ export function renderWhy(root, { pod, cycle, why, loading, fixes }) {
     if (fixes) parts.push(renderFixes(fixes));
   }
   if (cycle && cycle.fixFor) {
-    parts.push(h("p", { class: "fix-note" }, `This what-if applies the fixes for ${cycle.fixFor}`, cycle.commands.length ? ` with ${cycle.commands.join("; ")} on the cluster` : "", ". The pod YAML is in the editor."));
+    const note = cycle.commands.length
+      ? interpolate(gettext("This what-if applies the fixes for %(node)s with %(commands)s on the cluster. The pod YAML is in the editor."), { node: cycle.fixFor, commands: cycle.commands.join("; ") })
+      : interpolate(gettext("This what-if applies the fixes for %(node)s. The pod YAML is in the editor."), { node: cycle.fixFor });
+    parts.push(h("p", { class: "fix-note" }, note));
   }
   replace(root, parts);
 }
@@ -98,18 +102,18 @@ export function renderWhy(root, { pod, cycle, why, loading, fixes }) {
 // Per rejected node: every failing plugin with its fix, the YAML diff and the kubectl commands;
 // "make it fit" only where the scheduler, run again on the fixed pod and node, places it there.
 function renderFixes(fixes) {
-  if (fixes.loading) return h("p", { class: "loading" }, "finding fixes (the scheduler runs once per node)…");
-  if (fixes.error) return h("p", { class: "error" }, `fixes: ${fixes.error}`);
+  if (fixes.loading) return h("p", { class: "loading" }, gettext("finding fixes (the scheduler runs once per node)…"));
+  if (fixes.error) return h("p", { class: "error" }, interpolate(gettext("fixes: %(error)s"), { error: fixes.error }));
   const nodes = (fixes.data && fixes.data.nodes) || [];
   return h(
     "section",
     { class: "fixes" },
-    h("h4", {}, "Fixes, node by node (each checked by running the scheduler again)"),
+    h("h4", {}, gettext("Fixes, node by node (each checked by running the scheduler again)")),
     nodes.map((n) =>
       h(
         "div",
         { class: `fix-node ${n.verified ? "verified" : "unverified"}`, dataset: { fixNode: n.node } },
-        h("h5", {}, n.node, " ", n.verified ? h("span", { class: "ok" }, `✓ make it fit on ${n.node}: verified, the scheduler then places it there`) : h("span", { class: "pending" }, n.landsOn ? `✗ with these fixes it would land on ${n.landsOn}, not ${n.node}` : `✗ not verified: ${n.message}`)),
+        h("h5", {}, n.node, " ", n.verified ? h("span", { class: "ok" }, "✓ " + interpolate(gettext("make it fit on %(node)s: verified, the scheduler then places it there"), { node: n.node })) : h("span", { class: "pending" }, n.landsOn ? "✗ " + interpolate(gettext("with these fixes it would land on %(landsOn)s, not %(node)s"), { landsOn: n.landsOn, node: n.node }) : "✗ " + interpolate(gettext("not verified: %(message)s"), { message: n.message }))),
         h(
           "ul",
           {},
@@ -119,13 +123,13 @@ function renderFixes(fixes) {
               { dataset: { plugin: f.plugin } },
               `✗ ${f.plugin}: ${f.reasons.join(", ")}`,
               f.fixes.length
-                ? f.fixes.map((x) => h("div", { class: "fix" }, "fix: ", x.text, x.command ? [" — ", h("code", {}, x.command)] : null, x.alternative ? [" (or ", h("code", {}, x.alternative), ")"] : null))
-                : h("div", { class: "fix none" }, "no automatic fix"),
+                ? f.fixes.map((x) => h("div", { class: "fix" }, gettext("fix:") + " ", x.text, x.command ? [" — ", h("code", {}, x.command)] : null, x.alternative ? [" (" + gettext("or") + " ", h("code", {}, x.alternative), ")"] : null))
+                : h("div", { class: "fix none" }, gettext("no automatic fix")),
             ),
           ),
         ),
         n.podDiff ? h("pre", { class: "diff" }, n.podDiff) : null,
-        n.verified ? h("button", { type: "button", dataset: { fixWhatif: n.node } }, `show on the board as a what-if`) : null,
+        n.verified ? h("button", { type: "button", dataset: { fixWhatif: n.node } }, gettext("show on the board as a what-if")) : null,
       ),
     ),
   );
@@ -139,7 +143,7 @@ function breakable(name) {
 // Node × score plugin, each cell showing raw → normalized × weight = weighted.
 export function renderScores(root, frame) {
   if (!frame) {
-    replace(root, h("p", { class: "empty" }, "No cycle yet: create a pod or press Explain."));
+    replace(root, h("p", { class: "empty" }, gettext("No cycle yet: create a pod or press Explain.")));
     return;
   }
   const names = Object.keys(frame.nodes).sort();
@@ -161,7 +165,7 @@ export function renderScores(root, frame) {
       n.rejected
         ? h("td", { colspan: String(Math.max(1, plugins.length)), class: "rejected-cell" }, `✗ ${n.rejected.plugin || "PreFilter"}: ${n.rejected.reasons.join(", ")}`)
         : !plugins.length
-          ? h("td", { class: "empty" }, frame.winner === name ? "the only feasible node: selected without scoring" : "✓ passed filters")
+          ? h("td", { class: "empty" }, frame.winner === name ? gettext("the only feasible node: selected without scoring") : "✓ " + gettext("passed filters"))
           : plugins.map((p) => {
             const s = n.scores[p];
             if (!s) return h("td", {}, "");
@@ -170,7 +174,7 @@ export function renderScores(root, frame) {
             return h(
               "td",
               {
-                title: `${p}: raw ${s.raw}, normalized ${normalized}, weight ${s.weight}`,
+                title: interpolate(gettext("%(plugin)s: raw %(raw)s, normalized %(normalized)s, weight %(weight)s"), { plugin: p, raw: s.raw, normalized, weight: s.weight }),
                 dataset: { plugin: p, raw: String(s.raw), normalized: String(normalized), weight: String(s.weight ?? "") },
               },
               `${s.raw} → ${normalized} × ${s.weight ?? "?"}${weighted}`,
@@ -181,12 +185,12 @@ export function renderScores(root, frame) {
   });
   replace(
     root,
-    h("p", {}, typeof frame.cycle === "number" ? `cycle ${frame.cycle}` : "what-if", ` · ${frame.pod}`, frame.skippedScore.length ? ` · skipped at PreScore: ${frame.skippedScore.join(", ")}` : ""),
+    h("p", {}, typeof frame.cycle === "number" ? interpolate(gettext("cycle %(cycle)s"), { cycle: frame.cycle }) : gettext("what-if"), ` · ${frame.pod}`, frame.skippedScore.length ? " · " + interpolate(gettext("skipped at PreScore: %(plugins)s"), { plugins: frame.skippedScore.join(", ") }) : ""),
     filterTable(frame, names),
     h(
       "table",
       { class: "scores" },
-      h("thead", {}, h("tr", {}, h("th", {}, "node"), plugins.length ? plugins.map((p) => h("th", { title: p }, breakable(p))) : h("th", {}, "filters"), h("th", {}, "total"))),
+      h("thead", {}, h("tr", {}, h("th", {}, gettext("node")), plugins.length ? plugins.map((p) => h("th", { title: p }, breakable(p))) : h("th", {}, gettext("filters")), h("th", {}, gettext("total")))),
       h("tbody", {}, rows),
     ),
     frame.message ? h("p", { class: frame.scheduled ? "ok" : "pending" }, frame.message) : null,
@@ -200,8 +204,8 @@ function filterTable(frame, names) {
   return h(
     "table",
     { class: "filters" },
-    h("caption", {}, "Filter verdicts (★ = the reason upstream reports)"),
-    h("thead", {}, h("tr", {}, h("th", {}, "node"), plugins.map((p) => h("th", { title: p }, breakable(p))))),
+    h("caption", {}, gettext("Filter verdicts (★ = the reason upstream reports)")),
+    h("thead", {}, h("tr", {}, h("th", {}, gettext("node")), plugins.map((p) => h("th", { title: p }, breakable(p))))),
     h(
       "tbody",
       {},
@@ -233,11 +237,11 @@ export function renderEvents(root, state, pod, whatIf = null) {
   let rows = describeEvents(events);
   if (whatIf && whatIf.finished) {
     const reason = whatIf.scheduled ? "Scheduled" : "FailedScheduling";
-    rows = [{ type: whatIf.scheduled ? "Normal" : "Warning", reason, age: "what-if", from: "default-scheduler", message: whatIf.message }];
+    rows = [{ type: whatIf.scheduled ? "Normal" : "Warning", reason, age: gettext("what-if"), from: "default-scheduler", message: whatIf.message }];
   }
   replace(
     root,
-    h("h3", {}, pod ? `Events of ${objectKey(pod)}` : whatIf ? `Events ${whatIf.pod} would get (what-if, nothing was created)` : "Recent events"),
+    h("h3", {}, pod ? interpolate(gettext("Events of %(pod)s"), { pod: objectKey(pod) }) : whatIf ? interpolate(gettext("Events %(pod)s would get (what-if, nothing was created)"), { pod: whatIf.pod }) : gettext("Recent events")),
     rows.length
       ? h(
           "table",

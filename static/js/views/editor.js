@@ -2,6 +2,7 @@
 // shown inline at their line.
 
 import { h, replace } from "../lib/dom.js";
+import { gettext, interpolate } from "../lib/i18n.js";
 
 // The server's limit on pasted YAML (scheduler_core.api.limits.MAX_YAML_CHARS: 2 MiB of characters).
 export const MAX_YAML_CHARS = 2 * 1024 * 1024;
@@ -9,7 +10,7 @@ export const MAX_YAML_CHARS = 2 * 1024 * 1024;
 // "too large (3.1 MB > 2 MiB)" when the text exceeds the limit, else null.
 export function sizeError(text) {
   if (text.length <= MAX_YAML_CHARS) return null;
-  return `too large (${(text.length / 1e6).toFixed(1)} MB > 2 MiB): the server refuses pastes above 2 MiB`;
+  return interpolate(gettext("too large (%(size)s MB > 2 MiB): the server refuses pastes above 2 MiB"), { size: (text.length / 1e6).toFixed(1) });
 }
 
 const PER_LINE_UP_TO = 2000; // one element per line number below this, three text runs above
@@ -121,6 +122,21 @@ spec:
 `,
 };
 
+// The templates' names as the menu shows them (the keys above stay the options' values).
+const TEMPLATE_LABELS = {
+  "Node (node04, 2 CPU, 4Gi)": () => gettext("Node (node04, 2 CPU, 4Gi)"),
+  "nodeSelector (kgc=a)": () => gettext("nodeSelector (kgc=a)"),
+  "nodeName (bypasses the scheduler)": () => gettext("nodeName (bypasses the scheduler)"),
+  "toleration (qqq=value1:NoSchedule)": () => gettext("toleration (qqq=value1:NoSchedule)"),
+  "node affinity (required + preferred)": () => gettext("node affinity (required + preferred)"),
+  "big request (Pending)": () => gettext("big request (Pending)"),
+  "Deployment myapp (3 replicas)": () => gettext("Deployment myapp (3 replicas)"),
+};
+
+function templateLabel(name) {
+  return TEMPLATE_LABELS[name] ? TEMPLATE_LABELS[name]() : name;
+}
+
 // "file:12:3: message" or "file:12: field: message" → {line, message}
 export function locateError(message) {
   const m = /^[^:]*:(\d+)(?::(\d+))?: (.*)$/s.exec(message);
@@ -135,7 +151,7 @@ export class Editor {
     this.gutter = root.querySelector(".gutter");
     this.errorBox = root.querySelector(".editor-error");
     const select = root.querySelector("select.templates");
-    replace(select, h("option", { value: "" }, "templates…"), Object.keys(TEMPLATES).map((name) => h("option", { value: name }, name)));
+    replace(select, h("option", { value: "" }, gettext("templates…")), Object.keys(TEMPLATES).map((name) => h("option", { value: name }, templateLabel(name))));
     select.addEventListener("change", () => {
       if (select.value) this.setText(TEMPLATES[select.value]);
       select.value = "";
@@ -200,7 +216,7 @@ export class Editor {
 
   refuse(error) {
     this.refusedText = this.textarea.value;
-    this.showError(`${error}; not pasted`);
+    this.showError(interpolate(gettext("%(error)s; not pasted"), { error }));
   }
 
   // Line numbers: redrawn only when the count or the error line changes; long texts get three text
@@ -232,7 +248,7 @@ export class Editor {
     const where = locateError(message);
     this.errorLine = where.line;
     this.errorBox.hidden = false;
-    replace(this.errorBox, where.line ? h("strong", {}, `line ${where.line}: `) : null, where.message);
+    replace(this.errorBox, where.line ? h("strong", {}, interpolate(gettext("line %(line)s: "), { line: where.line })) : null, where.message);
     this.renderGutter();
   }
 }

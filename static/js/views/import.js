@@ -1,5 +1,6 @@
 // The import panel of an empty cluster: upload or paste a dump, follow its progress, cancel it.
 
+import { gettext, interpolate } from "../lib/i18n.js";
 import { contentTypeFor, describeJob } from "../model/import_job.js";
 
 const POLL_MS = 250;
@@ -24,7 +25,7 @@ export class ImportPanel {
   async start() {
     const file = this.file.files[0];
     const text = file ? "" : this.paste.value;
-    if (!file && !text.trim()) return this.showError("choose a file or paste a dump");
+    if (!file && !text.trim()) return this.showError(gettext("choose a file or paste a dump"));
     const head = file ? await file.slice(0, 64).text() : text;
     this.showError(null);
     this.setBusy(true);
@@ -38,10 +39,10 @@ export class ImportPanel {
         headers: { "Content-Type": contentTypeFor(file ? file.name : "", head), "X-Filename": file ? file.name : "pasted" },
       });
     } catch (err) {
-      return this.fail(`upload failed: ${err.message}`);
+      return this.fail(interpolate(gettext("upload failed: %(error)s"), { error: err.message }));
     }
     const data = await response.json().catch(() => ({}));
-    if (response.status !== 202) return this.fail(data.message || `upload failed (${response.status})`);
+    if (response.status !== 202) return this.fail(data.message || interpolate(gettext("upload failed (%(status)s)"), { status: response.status }));
     this.jobUrl = data.url;
     this.show(data.import);
     this.poll();

@@ -5,7 +5,7 @@
 import { lessonQuestion } from "../model/prediction.js";
 import { backIntent, emptyLesson, focusOn, forwardIntent, keyIntent, reduceLesson, shownIndex, shownItem, touchedBy } from "../model/lesson.js";
 import { railSkeleton, renderRail } from "./lesson_rail.js";
-import { localized } from "../lib/i18n.js";
+import { gettext, interpolate, localized } from "../lib/i18n.js";
 
 const HEAL_AFTER_MS = 1500; // a lost `lesson.view` (the channel layer may drop one) is fetched over HTTP
 
@@ -95,12 +95,16 @@ export class LessonPlayer {
       const forward = forwardIntent(this.state, this.question());
       if (forward.intent === "ask") return this.go(forward);
       const item = shownItem(this.state);
-      return this.toast(item && item.predict ? `step ${item.number} has been asked` : `step ${item ? item.number : "—"} asks the class nothing`);
+      return this.toast(
+        item && item.predict
+          ? interpolate(gettext("step %(number)s has been asked"), { number: item.number })
+          : interpolate(gettext("step %(number)s asks the class nothing"), { number: item ? item.number : "—" }),
+      );
     }
     if (what === "reveal") {
       const q = this.question();
       if (q && q.state === "open") return this.prediction.revealOpen().catch((err) => this.toast(err.message, "error"));
-      return this.toast("no question is open");
+      return this.toast(gettext("no question is open"));
     }
     if (what === "freeze") return this.freeze(!this.frozen);
   }

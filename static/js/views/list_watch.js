@@ -3,7 +3,8 @@
 // figure comes from the pure model (../model/list_watch.js).
 
 import { h, keyed, replace } from "../lib/dom.js";
-import { CONTROLLERS, STEPS, controllerOf, reactors } from "../model/list_watch.js";
+import { gettext, interpolate, ngettext } from "../lib/i18n.js";
+import { CONTROLLERS, STEP_NUMBERS, controllerOf, reactors, stepText } from "../model/list_watch.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 
@@ -27,6 +28,8 @@ const BOXES = {
 const TITLES = { "kube-apiserver": "kube-apiserver", "controller-manager": "kube-controller-manager" };
 const CONTROLLER_NAMES = Object.keys(CONTROLLERS);
 const SHORT = { "pod-garbage-collector": "podgc" }; // upstream's package name (pkg/controller/podgc)
+// A hop's kind on its chip in the trail (a watch hop shows its watcher, a store hop etcd).
+const HOP_WORDS = { write: () => gettext("write"), ack: () => gettext("ack"), event: () => gettext("event") };
 const CIRCLED = ["", "①", "②", "③", "④", "⑤", "⑥", "⑦", "⑧", "⑨", "⑩", "⑪", "⑫", "⑬"];
 
 export function circled(step) {
@@ -90,7 +93,7 @@ function controllerPill(name, i) {
     "g",
     { class: "lw-controller", "data-controller": name },
     s("rect", { x: px, y: py, width: 114, height: 21, rx: 10 }),
-    s("title", {}, `${name} controller`),
+    s("title", {}, interpolate(gettext("%(name)s controller"), { name })),
     s("text", { x: px + 57, y: py + 15, "text-anchor": "middle" }, SHORT[name] || name),
   );
 }
@@ -107,12 +110,12 @@ function hopElement(hop, trip, state, onSelect) {
     "data-index": hop.index,
     tabindex: 0,
     role: "button",
-    "aria-label": `step ${hop.step}: ${hop.label}`,
+    "aria-label": interpolate(gettext("step %(number)s: %(label)s"), { number: hop.step, label: hop.label }),
   };
   const g = s(
     "g",
     attrs,
-    s("title", {}, `${circled(hop.step)} ${hop.label}\n${STEPS[hop.step]}`),
+    s("title", {}, `${circled(hop.step)} ${hop.label}\n${stepText(hop.step)}`),
     s("line", { x1, y1, x2, y2, "marker-end": "url(#lw-arrow)" }),
     s("circle", { cx: mx, cy: my, r: 11 }),
     s("text", { x: mx, y: my + 5, "text-anchor": "middle" }, String(hop.step)),
@@ -143,7 +146,7 @@ function skeleton() {
   const hops = s("g", { class: "lw-hops" });
   const svg = s(
     "svg",
-    { viewBox: "0 0 730 310", class: "lw-diagram", role: "group", "aria-label": "List-Watch: kubectl, kube-apiserver, etcd, controller manager, scheduler, kubelet" },
+    { viewBox: "0 0 730 310", class: "lw-diagram", role: "group", "aria-label": gettext("List-Watch: kubectl, kube-apiserver, etcd, controller manager, scheduler, kubelet") },
     s("defs", {}, s("marker", { id: "lw-arrow", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 11, markerHeight: 11, markerUnits: "userSpaceOnUse", orient: "auto-start-reverse" }, s("path", { d: "M0,0 L10,5 L0,10 z" }))),
     watches,
     [...boxes.values()],
@@ -173,10 +176,10 @@ function updateDiagram(parts, flow, onSelect) {
   }
   const kubeletHop = watchHops.find((hop) => hop.to === "kubelet");
   parts.boxes.get("kubelet").querySelector(".lw-sub").textContent = kubeletHop
-    ? `on ${kubeletHop.watcher.node}`
+    ? interpolate(gettext("on %(node)s"), { node: kubeletHop.watcher.node })
     : trip && trip.writerBox === "kubelet"
-      ? `on ${trip.object.spec?.nodeName || "its node"}`
-      : "one per node";
+      ? interpolate(gettext("on %(node)s"), { node: trip.object.spec?.nodeName || gettext("its node") })
+      : gettext("one per node");
   parts.boxes.get("etcd").querySelector(".lw-sub").textContent = trip ? `rv ${trip.rv}` : "";
   for (const [name, g] of parts.pills) {
     const state = writerController === name ? "writer" : reacted.has(name) ? "reacted" : watching.has(name) ? "watching" : "";
@@ -194,27 +197,63 @@ function updateDiagram(parts, flow, onSelect) {
 
 function describeTrip(trip) {
   const count = trip.count > 1 ? ` ×${trip.count}` : "";
-  const events = trip.events ? ` (+${trip.events} Event${trip.events > 1 ? "s" : ""})` : "";
-  return `rv ${trip.rv} · ${trip.event} ${trip.kind} ${trip.key}${count} · by ${trip.writer}${events}`;
+  const events = trip.events ? interpolate(ngettext(" (+%(count)s Event)", " (+%(count)s Events)", trip.events), { count: trip.events }) : "";
+  return interpolate(gettext("rv %(rv)s · %(event)s %(kind)s %(key)s%(count)s · by %(writer)s%(events)s"), {
+    rv: trip.rv,
+    event: trip.event,
+    kind: trip.kind,
+    key: trip.key,
+    count,
+    writer: trip.writer,
+    events,
+  });
 }
 
 function caption(flow) {
   const playing = flow.playing;
-  if (!playing) return h("p", { class: "empty" }, "Every change will travel here as it happens: writer → kube-apiserver → etcd → kube-apiserver → the components that watch it.");
+  if (!playing) return h("p", { class: "empty" }, gettext("Every change will travel here as it happens: writer → kube-apiserver → etcd → kube-apiserver → the components that watch it."));
   const trip = playing.trip;
   const hop = trip.hops.find((x) => x.stage === playing.stage);
   return h(
     "div",
     { class: "lw-caption", "aria-live": "polite" },
-    h("div", { class: "lw-what" }, describeTrip(trip), trip.changed.length ? ` · changed ${trip.changed.join(", ")}` : ""),
-    hop ? h("div", { class: "lw-step" }, h("strong", {}, `${circled(hop.step)} `), STEPS[hop.step]) : null,
-    trip.events ? h("div", { class: "lw-events" }, `with it, ${trip.writer} recorded ${trip.events === 1 ? "an Event" : `${trip.events} Events`}: ${trip.eventReasons.join(", ")}${trip.events > trip.eventReasons.length ? " …" : ""}`) : null,
-    trip.cause ? h("div", { class: "lw-cause" }, `reacts to rv ${trip.cause.rv}: ${trip.cause.kind} ${trip.cause.key} by ${trip.cause.writer}`) : null,
+    h("div", { class: "lw-what" }, describeTrip(trip), trip.changed.length ? interpolate(gettext(" · changed %(paths)s"), { paths: trip.changed.join(", ") }) : ""),
+    hop ? h("div", { class: "lw-step" }, h("strong", {}, `${circled(hop.step)} `), stepText(hop.step)) : null,
+    trip.events
+      ? h(
+          "div",
+          { class: "lw-events" },
+          interpolate(ngettext("with it, %(writer)s recorded an Event: %(reasons)s", "with it, %(writer)s recorded %(count)s Events: %(reasons)s", trip.events), {
+            writer: trip.writer,
+            count: trip.events,
+            reasons: `${trip.eventReasons.join(", ")}${trip.events > trip.eventReasons.length ? " …" : ""}`,
+          }),
+        )
+      : null,
+    trip.cause
+      ? h(
+          "div",
+          { class: "lw-cause" },
+          interpolate(gettext("reacts to rv %(rv)s: %(kind)s %(key)s by %(writer)s"), { rv: trip.cause.rv, kind: trip.cause.kind, key: trip.cause.key, writer: trip.cause.writer }),
+        )
+      : null,
     trip.reactionCount
-      ? h("div", { class: "lw-reactions" }, `reactions: ${trip.reactions.slice(0, 4).map((r) => `${r.writer} ${r.event} ${r.kind} ${r.key}`).join("; ")}${trip.reactionCount > 4 ? ` … (${trip.reactionCount})` : ""}`)
+      ? h(
+          "div",
+          { class: "lw-reactions" },
+          interpolate(gettext("reactions: %(reactions)s"), {
+            reactions: `${trip.reactions.slice(0, 4).map((r) => `${r.writer} ${r.event} ${r.kind} ${r.key}`).join("; ")}${trip.reactionCount > 4 ? ` … (${trip.reactionCount})` : ""}`,
+          }),
+        )
       : null,
     flow.waiting || flow.dropped
-      ? h("div", { class: "lw-queue" }, flow.waiting ? `${flow.waiting} waiting` : "", flow.waiting && flow.dropped ? " · " : "", flow.dropped ? `+${flow.dropped} more not animated` : "")
+      ? h(
+          "div",
+          { class: "lw-queue" },
+          flow.waiting ? interpolate(gettext("%(count)s waiting"), { count: flow.waiting }) : "",
+          flow.waiting && flow.dropped ? " · " : "",
+          flow.dropped ? interpolate(gettext("+%(count)s more not animated"), { count: flow.dropped }) : "",
+        )
       : null,
   );
 }
@@ -222,19 +261,47 @@ function caption(flow) {
 // The object at the selected hop: as stored at that resourceVersion (managedFields summarised).
 function objectPanel(flow) {
   const sel = flow.selected;
-  if (!sel) return h("p", { class: "lw-hint" }, "Click a hop (a numbered arrow, or a step below) to see the object at that hop.");
+  if (!sel) return h("p", { class: "lw-hint" }, gettext("Click a hop (a numbered arrow, or a step below) to see the object at that hop."));
   const { trip, hop } = sel;
   const copy = JSON.parse(JSON.stringify(trip.object));
   const managed = copy.metadata && copy.metadata.managedFields;
   if (managed) delete copy.metadata.managedFields;
-  const where = hop.kind === "watch" ? `as ${hop.to} receives it` : hop.to === "etcd" ? "as stored in etcd" : hop.kind === "write" ? `as ${trip.writer} wrote it` : "as the API server holds it";
+  const where =
+    hop.kind === "watch"
+      ? interpolate(gettext("as %(watcher)s receives it"), { watcher: hop.to })
+      : hop.to === "etcd"
+        ? gettext("as stored in etcd")
+        : hop.kind === "write"
+          ? interpolate(gettext("as %(writer)s wrote it"), { writer: trip.writer })
+          : gettext("as the API server holds it");
   return h(
     "div",
     { class: "lw-object", "data-rv": trip.rv },
-    h("h4", {}, `${circled(hop.step)} ${hop.from} → ${hop.to}: ${trip.kind} ${trip.key} ${where}, resourceVersion ${trip.rv}`),
-    trip.changed.length ? h("p", { class: "lw-changed" }, `changed: ${trip.changed.join(", ")}`) : null,
+    h(
+      "h4",
+      {},
+      interpolate(gettext("%(step)s %(from)s → %(to)s: %(kind)s %(key)s %(where)s, resourceVersion %(rv)s"), {
+        step: circled(hop.step),
+        from: hop.from,
+        to: hop.to,
+        kind: trip.kind,
+        key: trip.key,
+        where,
+        rv: trip.rv,
+      }),
+    ),
+    trip.changed.length ? h("p", { class: "lw-changed" }, interpolate(gettext("changed: %(paths)s"), { paths: trip.changed.join(", ") })) : null,
     managed ? h("p", { class: "lw-managed" }, `managedFields: ${managed.map((m) => `${m.manager} (${m.operation})`).join(", ")}`) : null,
-    trip.count > 1 ? h("p", {}, `one of ${trip.count} changes travelling together: ${trip.more.map((m) => m.key).join(", ")}${trip.count - 1 > trip.more.length ? " …" : ""}`) : null,
+    trip.count > 1
+      ? h(
+          "p",
+          {},
+          interpolate(gettext("one of %(count)s changes travelling together: %(keys)s"), {
+            count: trip.count,
+            keys: `${trip.more.map((m) => m.key).join(", ")}${trip.count - 1 > trip.more.length ? " …" : ""}`,
+          }),
+        )
+      : null,
     h("pre", { class: "lw-json" }, JSON.stringify(copy, null, 2)),
   );
 }
@@ -254,10 +321,10 @@ function trailRow(flow, trip, onSelect) {
             type: "button",
             class: `lw-chip${flow.selected && flow.selected.trip === trip && flow.selected.index === index ? " selected" : ""}`,
             dataset: { step: String(hop.step), kind: hop.kind, to: hop.to },
-            title: `${hop.label}\n${STEPS[hop.step]}`,
+            title: `${hop.label}\n${stepText(hop.step)}`,
             onclick: () => onSelect(trip.id, index),
           },
-          `${circled(hop.step)} ${hop.kind === "watch" ? hop.to : hop.kind === "store" ? "etcd" : hop.kind}`,
+          `${circled(hop.step)} ${hop.kind === "watch" ? hop.to : hop.kind === "store" ? "etcd" : HOP_WORDS[hop.kind] ? HOP_WORDS[hop.kind]() : hop.kind}`,
         ),
       ),
     ),
@@ -283,7 +350,7 @@ export function renderListWatch(root, flow, { onSelect }) {
       ...skeleton(),
       caption: h("div", { class: "lw-caption-box" }),
       object: h("div", { class: "lw-object-box" }),
-      trail: h("ol", { class: "lw-trail", "aria-label": "recent changes, newest first" }),
+      trail: h("ol", { class: "lw-trail", "aria-label": gettext("recent changes, newest first") }),
       selected: undefined,
     };
     root._listWatch = parts;
@@ -296,9 +363,9 @@ export function renderListWatch(root, flow, { onSelect }) {
       h(
         "details",
         { class: "lw-legend" },
-        h("summary", {}, "the seed notes' 13 steps"),
-        h("ol", {}, Object.values(STEPS).map((text) => h("li", {}, text))),
-        h("p", {}, "A hop the notes do not number reuses the number of its kind: a user's write ②, a controller's ⑥, the scheduler's ⑩, the kubelet's ⑫; the event reaching the controller manager ⑤, the scheduler ⑨, a kubelet ⑫ (⑬ for its own write)."),
+        h("summary", {}, gettext("the seed notes' 13 steps")),
+        h("ol", {}, STEP_NUMBERS.map((step) => h("li", {}, stepText(step)))),
+        h("p", {}, gettext("A hop the notes do not number reuses the number of its kind: a user's write ②, a controller's ⑥, the scheduler's ⑩, the kubelet's ⑫; the event reaching the controller manager ⑤, the scheduler ⑨, a kubelet ⑫ (⑬ for its own write).")),
       ),
     );
   }

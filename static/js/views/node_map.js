@@ -6,6 +6,7 @@
 // model/node_layout.js.
 
 import { h, replace } from "../lib/dom.js";
+import { gettext, interpolate } from "../lib/i18n.js";
 import { formatBytes, formatMilliCpu } from "../lib/quantity.js";
 import { nodeUsage, objectKey, podStatus } from "../model/cluster_state.js";
 import { deviceSection } from "./devices.js";
@@ -28,13 +29,20 @@ import {
 export const MAP_ABOVE = 40; // the board's COMPACT_ABOVE: more nodes than this are drawn as a map
 
 const VERDICT_COLOURS = { winner: "#1a56db", pass: "#1b7f3b", rejected: "#e4a19c", none: "#c9ced6" };
+// The legend's and the menu's words, translated when drawn (the catalog may load after this module).
 const VERDICT_WORDS = {
-  winner: "★ winner (blue, ringed)",
-  pass: "✓ feasible (green)",
-  rejected: "✗ rejected (pale red, struck)",
-  none: "not evaluated (grey)",
+  winner: () => gettext("★ winner (blue, ringed)"),
+  pass: () => gettext("✓ feasible (green)"),
+  rejected: () => gettext("✗ rejected (pale red, struck)"),
+  none: () => gettext("not evaluated (grey)"),
 };
-const COLOURING_WORDS = { verdict: "verdict", score: "score", cpu: "cpu requested", memory: "memory requested", pods: "pod count" };
+const COLOURING_WORDS = {
+  verdict: () => gettext("verdict"),
+  score: () => gettext("score"),
+  cpu: () => gettext("cpu requested"),
+  memory: () => gettext("memory requested"),
+  pods: () => gettext("pod count"),
+};
 // A light-to-dark ramp for quantities (no hue of its own: green, red and blue keep their meanings).
 const RAMP = Array.from({ length: 11 }, (_, i) => {
   const t = i / 10;
@@ -50,14 +58,14 @@ function mapOf(board) {
   if (map) return map._nodeMap;
   const count = board.querySelector(".node-grid");
   const tools = h("div", { class: "map-tools" });
-  const legend = h("div", { class: "map-legend", "aria-label": "legend" });
+  const legend = h("div", { class: "map-legend", "aria-label": gettext("legend") });
   // The canvas is the size of the visible window (sticky in the scroller); a spacer gives the scroll
   // height, and only the visible rows are painted.
   const canvas = h("canvas", { class: "map-canvas", "aria-hidden": "true" });
   const spacer = h("div", { class: "map-spacer" });
   const scroller = h(
     "div",
-    { class: "map-scroll", tabindex: "0", role: "application", "aria-label": "node map: arrow keys move between nodes, Enter pins one in the detail panel" },
+    { class: "map-scroll", tabindex: "0", role: "application", "aria-label": gettext("node map: arrow keys move between nodes, Enter pins one in the detail panel") },
     canvas,
     spacer,
   );
@@ -104,13 +112,17 @@ function rerender(self) {
 }
 
 function buildTools(self) {
-  const group = h("select", { class: "map-group", "aria-label": "group nodes by" });
-  const colour = h("select", { class: "map-colour", "aria-label": "colour cells by" }, COLOURINGS.map((c) => h("option", { value: c }, COLOURING_WORDS[c])));
-  const sort = h("button", { type: "button", class: "map-sort", "aria-pressed": "false", title: "order each group by the viewed cycle's total" }, "sort by score");
-  const rejected = h("button", { type: "button", class: "map-rejected", "aria-pressed": "false", title: "show only the rejected nodes, grouped by the reason upstream records" }, "only rejected, by reason");
-  const winner = h("button", { type: "button", class: "map-winner", title: "focus the viewed cycle's winner" }, "jump to winner");
-  const out = h("button", { type: "button", class: "map-zoom-out", "aria-label": "smaller cells" }, "−");
-  const zoomIn = h("button", { type: "button", class: "map-zoom-in", "aria-label": "larger cells" }, "+");
+  const group = h("select", { class: "map-group", "aria-label": gettext("group nodes by") });
+  const colour = h("select", { class: "map-colour", "aria-label": gettext("colour cells by") }, COLOURINGS.map((c) => h("option", { value: c }, COLOURING_WORDS[c]())));
+  const sort = h("button", { type: "button", class: "map-sort", "aria-pressed": "false", title: gettext("order each group by the viewed cycle's total") }, gettext("sort by score"));
+  const rejected = h(
+    "button",
+    { type: "button", class: "map-rejected", "aria-pressed": "false", title: gettext("show only the rejected nodes, grouped by the reason upstream records") },
+    gettext("only rejected, by reason"),
+  );
+  const winner = h("button", { type: "button", class: "map-winner", title: gettext("focus the viewed cycle's winner") }, gettext("jump to winner"));
+  const out = h("button", { type: "button", class: "map-zoom-out", "aria-label": gettext("smaller cells") }, "−");
+  const zoomIn = h("button", { type: "button", class: "map-zoom-in", "aria-label": gettext("larger cells") }, "+");
   group.addEventListener("change", () => {
     self.groupKey = group.value;
     rerender(self);
@@ -131,7 +143,7 @@ function buildTools(self) {
   winner.addEventListener("click", () => jumpToWinner(self));
   out.addEventListener("click", () => zoomBy(self, -1));
   zoomIn.addEventListener("click", () => zoomBy(self, 1));
-  replace(self.tools, h("label", {}, "group ", group), h("label", {}, "colour ", colour), sort, rejected, winner, h("span", { class: "map-zoom" }, out, zoomIn));
+  replace(self.tools, h("label", {}, gettext("group "), group), h("label", {}, gettext("colour "), colour), sort, rejected, winner, h("span", { class: "map-zoom" }, out, zoomIn));
   Object.assign(self, { groupSelect: group, colourSelect: colour, sortButton: sort, rejectedButton: rejected, winnerButton: winner });
 }
 
@@ -288,14 +300,14 @@ function showCard(self, index, x, y) {
 export function verdictText(frame, name) {
   const v = verdictOf(frame, name);
   const info = frame && frame.nodes[name];
-  if (v === "winner") return `★ selected${info && info.total !== null ? ` ${info.total}` : ""}`;
+  if (v === "winner") return info && info.total !== null ? interpolate(gettext("★ selected %(total)s"), { total: info.total }) : gettext("★ selected");
   if (v === "rejected") return `✗ ${info.rejected.plugin || "PreFilter"}: ${info.rejected.reasons.join(", ") || info.rejected.code}`;
   if (v === "pass" && info && info.total !== null && info.total !== undefined) {
     const parts = Object.values(info.scores).filter((s) => s.weighted !== undefined).map((s) => s.weighted);
     return `✓ ${info.total}${parts.length ? ` = ${parts.join("+")}` : ""}`;
   }
-  if (v === "pass") return "✓ passed filters";
-  return frame ? "not evaluated in this cycle" : "no cycle viewed";
+  if (v === "pass") return gettext("✓ passed filters");
+  return frame ? gettext("not evaluated in this cycle") : gettext("no cycle viewed");
 }
 
 function usageLine(label, u, format) {
@@ -314,21 +326,21 @@ export function nodeCard(state, node, frame, { groupKey = "", podsOf = null, pin
   return h(
     "div",
     { class: `node-map-card verdict-${verdict}`, dataset: { node: name } },
-    h("div", { class: "card-name" }, name, node.spec.unschedulable ? h("span", { class: "badge badge-cordoned" }, "cordoned") : null),
+    h("div", { class: "card-name" }, name, node.spec.unschedulable ? h("span", { class: "badge badge-cordoned" }, gettext("cordoned")) : null),
     h("div", { class: `card-verdict verdict-${verdict === "winner" ? "winner" : verdict === "rejected" ? "rejected" : verdict === "pass" ? "pass" : "none"}` }, verdictText(frame, name)),
     shown.map((k) => h("div", { class: "card-label" }, `${k}=${labels[k]}`)),
-    usage ? usageLine("cpu", usage.cpu, formatMilliCpu) : null,
-    usage ? usageLine("mem", usage.memory, formatBytes) : null,
-    usage ? usageLine("pods", usage.pods, (v) => String(Math.round(v))) : h("div", { class: "card-usage" }, "requested: loading…"),
+    usage ? usageLine(gettext("cpu"), usage.cpu, formatMilliCpu) : null,
+    usage ? usageLine(gettext("mem"), usage.memory, formatBytes) : null,
+    usage ? usageLine(gettext("pods"), usage.pods, (v) => String(Math.round(v))) : h("div", { class: "card-usage" }, gettext("requested: loading…")),
     (node.spec.taints || []).length
       ? h("div", { class: "chips" }, node.spec.taints.map((t) => h("span", { class: `chip chip-taint chip-${t.effect}` }, `${t.key}${t.value ? "=" + t.value : ""}:${t.effect}`)))
       : null,
     deviceSection(state, name, { limit: pinned ? 128 : 4 }),
     pinned && podList.length
-      ? h("div", { class: "pods" }, podList.slice(0, 30).map((p) => h("span", { class: `pod pod-${podStatus(p)}`, title: objectKey(p) }, p.metadata.name)), podList.length > 30 ? `… ${podList.length - 30} more` : null)
+      ? h("div", { class: "pods" }, podList.slice(0, 30).map((p) => h("span", { class: `pod pod-${podStatus(p)}`, title: objectKey(p) }, p.metadata.name)), podList.length > 30 ? interpolate(gettext("… %(count)s more"), { count: podList.length - 30 }) : null)
       : null,
     pinned
-      ? h("details", { class: "card-labels" }, h("summary", {}, `all ${Object.keys(labels).length} labels`), Object.entries(labels).map(([k, v]) => h("div", {}, `${k}=${v}`)))
+      ? h("details", { class: "card-labels" }, h("summary", {}, interpolate(gettext("all %(count)s labels"), { count: Object.keys(labels).length })), Object.entries(labels).map(([k, v]) => h("div", {}, `${k}=${v}`)))
       : null,
   );
 }
@@ -347,7 +359,7 @@ export function renderPinnedNode(el, state, frame, ui) {
   const self = board._nodeMap;
   replace(
     el,
-    h("div", { class: "pinned-head" }, h("strong", {}, "pinned node"), h("button", { type: "button", class: "unpin", "aria-label": "unpin" }, "✕")),
+    h("div", { class: "pinned-head" }, h("strong", {}, gettext("pinned node")), h("button", { type: "button", class: "unpin", "aria-label": gettext("unpin") }, "✕")),
     nodeCard(state, node, frame, { groupKey: effectiveGroupKey(self), podsOf: podsIndex(self, state), pinned: true }),
   );
   el.querySelector(".unpin").onclick = () => board.closest(".board").dispatchEvent(new CustomEvent("nodemap:pin", { bubbles: true, detail: { node: null } }));
@@ -459,7 +471,10 @@ function draw(self, state, board, frame, ui) {
   paint(self, state, frame, ui);
   syncTools(self, frame, groupKey);
   const total = self.nodeList.length;
-  const countText = `${self.layout.names.length}/${total} nodes${self.matches ? ` · ${self.matches.size} match “${query}”` : ""}${groupKey === BY_REASON ? " · only rejected" : ""}`;
+  const countText =
+    interpolate(gettext("%(shown)s/%(total)s nodes"), { shown: self.layout.names.length, total }) +
+    (self.matches ? interpolate(gettext(" · %(count)s match “%(query)s”"), { count: self.matches.size, query }) : "") +
+    (groupKey === BY_REASON ? gettext(" · only rejected") : "");
   const count = board.querySelector(".node-count");
   if (count.textContent !== countText) count.textContent = countText;
   const ms = performance.now() - started;
@@ -586,7 +601,7 @@ function syncTools(self, frame, groupKey) {
   const sig = choices.join("|");
   if (self.groupSelect._sig !== sig) {
     self.groupSelect._sig = sig;
-    replace(self.groupSelect, h("option", { value: "" }, "nothing"), choices.map((k) => h("option", { value: k }, k)));
+    replace(self.groupSelect, h("option", { value: "" }, gettext("nothing")), choices.map((k) => h("option", { value: k }, k)));
   }
   const selected = self.groupKey === null ? self.defaultKey : self.groupKey;
   if (self.groupSelect.value !== selected) self.groupSelect.value = selected;
@@ -600,16 +615,22 @@ function syncTools(self, frame, groupKey) {
   if (self.colouring === "verdict") {
     replace(
       self.legend,
-      Object.entries(VERDICT_WORDS).map(([v, words]) => h("span", { class: `legend-item legend-${v}` }, h("span", { class: "swatch", style: { background: VERDICT_COLOURS[v] } }), words)),
-      h("span", { class: "legend-item" }, h("span", { class: "swatch swatch-cordoned" }), "cordoned (hatched)"),
-      h("span", { class: "legend-item" }, h("span", { class: "swatch swatch-match" }), "search match (amber frame)"),
-      h("span", { class: "legend-item" }, h("span", { class: "swatch swatch-pinned" }), "pinned (black frame; dashed: keyboard focus)"),
+      Object.entries(VERDICT_WORDS).map(([v, words]) => h("span", { class: `legend-item legend-${v}` }, h("span", { class: "swatch", style: { background: VERDICT_COLOURS[v] } }), words())),
+      h("span", { class: "legend-item" }, h("span", { class: "swatch swatch-cordoned" }), gettext("cordoned (hatched)")),
+      h("span", { class: "legend-item" }, h("span", { class: "swatch swatch-match" }), gettext("search match (amber frame)")),
+      h("span", { class: "legend-item" }, h("span", { class: "swatch swatch-pinned" }), gettext("pinned (black frame; dashed: keyboard focus)")),
     );
   } else {
     replace(
       self.legend,
-      h("span", { class: "legend-item" }, `${COLOURING_WORDS[self.colouring]}: low `, h("span", { class: "ramp", style: { background: `linear-gradient(90deg, ${RAMP[0]}, ${RAMP[10]})` } }), self.colouring === "score" ? " highest total" : " full"),
-      h("span", { class: "legend-item" }, h("span", { class: "swatch", style: { background: "#f4f5f7" } }), self.colouring === "score" ? "not scored (✗ struck: rejected)" : "no data"),
+      h(
+        "span",
+        { class: "legend-item" },
+        interpolate(gettext("%(colouring)s: low "), { colouring: COLOURING_WORDS[self.colouring]() }),
+        h("span", { class: "ramp", style: { background: `linear-gradient(90deg, ${RAMP[0]}, ${RAMP[10]})` } }),
+        self.colouring === "score" ? gettext(" highest total") : gettext(" full"),
+      ),
+      h("span", { class: "legend-item" }, h("span", { class: "swatch", style: { background: "#f4f5f7" } }), self.colouring === "score" ? gettext("not scored (✗ struck: rejected)") : gettext("no data")),
     );
   }
 }

@@ -2,6 +2,7 @@
 // node's chip back onto the palette to remove it, or use the keyboard (select a chip, then a node).
 
 import { h, replace } from "../lib/dom.js";
+import { gettext, interpolate } from "../lib/i18n.js";
 
 const STORAGE_KEY = "clusterviz.palette";
 const DRAG_TYPE = "application/x-clusterviz";
@@ -78,7 +79,7 @@ export class Palette {
                 role: "button",
                 "aria-pressed": this.armed === text ? "true" : "false",
                 dataset: { palette: text },
-                title: this.readOnly ? text : `${text} — drag onto a node, or press Enter then choose a node`,
+                title: this.readOnly ? text : interpolate(gettext("%(chip)s — drag onto a node, or press Enter then choose a node"), { chip: text }),
               },
               text,
             );
@@ -87,17 +88,23 @@ export class Palette {
       );
     replace(
       this.root,
-      section("labels", this.items.labels),
-      section("taints", this.items.taints),
+      section(gettext("labels"), this.items.labels),
+      section(gettext("taints"), this.items.taints),
       this.readOnly
         ? null
         : h(
             "form",
             { class: "add-chip" },
-            h("input", { name: "chip", placeholder: "key=value or key=value:NoSchedule", "aria-label": "new label or taint", autocomplete: "off" }),
+            h("input", { name: "chip", placeholder: gettext("key=value or key=value:NoSchedule"), "aria-label": gettext("new label or taint"), autocomplete: "off" }),
             h("button", { type: "submit" }, "+"),
           ),
-      h("p", { class: "hint" }, this.armed ? `“${this.armed}” selected: now choose a node (Esc cancels)` : "drag a chip onto a node; drag a node's chip here to remove it"),
+      h(
+        "p",
+        { class: "hint" },
+        this.armed
+          ? interpolate(gettext("“%(chip)s” selected: now choose a node (Esc cancels)"), { chip: this.armed })
+          : gettext("drag a chip onto a node; drag a node's chip here to remove it"),
+      ),
     );
     for (const el of this.root.querySelectorAll("[data-palette]")) {
       el.addEventListener("dragstart", (event) => {
@@ -126,7 +133,7 @@ export class Palette {
         const text = form.chip.value.trim();
         const chip = parseChip(text);
         if (!chip) {
-          this.notify(`“${text}” is neither key=value nor key=value:${EFFECTS.join("|")}`, "error");
+          this.notify(interpolate(gettext("“%(text)s” is neither key=value nor key=value:%(effects)s"), { text, effects: EFFECTS.join("|") }), "error");
           return;
         }
         const list = chip.type === "label" ? this.items.labels : this.items.taints;

@@ -3,6 +3,7 @@
 // under two profiles side by side. Thin: the models are model/profile_form.js and model/compare.js.
 
 import { append, h, replace } from "../lib/dom.js";
+import { gettext, interpolate } from "../lib/i18n.js";
 import { compareExplanations } from "../model/compare.js";
 import { EXTENSION_POINTS, SCORING_STRATEGIES, configFromForm, errorLine } from "../model/profile_form.js";
 
@@ -100,7 +101,7 @@ export class ProfilesPanel {
       this.stored = await call(`${this.base}/profile`, "PUT", payload);
       this.draft = clone(this.stored);
       this.error = "";
-      this.toast("scheduler profile saved: the scheduler uses it from its next cycle");
+      this.toast(gettext("scheduler profile saved: the scheduler uses it from its next cycle"));
     } catch (err) {
       this.error = err.message;
       if (payload.yaml !== undefined) this.draft = { ...this.draft, yaml: payload.yaml }; // keep what was typed
@@ -118,7 +119,7 @@ export class ProfilesPanel {
 
   render() {
     if (!this.draft) {
-      replace(this.body, this.error ? h("p", { class: "error", role: "alert" }, this.error) : h("p", { class: "empty" }, "loading…"));
+      replace(this.body, this.error ? h("p", { class: "error", role: "alert" }, this.error) : h("p", { class: "empty" }, gettext("loading…")));
       return;
     }
     replace(this.body, this.toolbar(), this.errorBox(), this.mode === "form" ? this.formView() : this.yamlView(), this.compareView());
@@ -130,32 +131,32 @@ export class ProfilesPanel {
     return h(
       "div",
       { class: "profile-toolbar" },
-      tab("form", "Form"),
+      tab("form", gettext("Form")),
       tab("yaml", "YAML"),
-      h("button", { type: "button", onclick: async () => (await this.check(this.draftPayload())) && this.toast("valid: kube-scheduler accepts it"), "data-profile": "check" }, "Check"),
-      this.readOnly ? null : h("button", { type: "button", class: "primary", "data-profile": "save", onclick: () => this.save() }, "Save"),
-      h("button", { type: "button", onclick: () => ((this.draft = clone(this.stored)), (this.error = ""), this.render()) }, "Reset"),
+      h("button", { type: "button", onclick: async () => (await this.check(this.draftPayload())) && this.toast(gettext("valid: kube-scheduler accepts it")), "data-profile": "check" }, gettext("Check")),
+      this.readOnly ? null : h("button", { type: "button", class: "primary", "data-profile": "save", onclick: () => this.save() }, gettext("Save")),
+      h("button", { type: "button", onclick: () => ((this.draft = clone(this.stored)), (this.error = ""), this.render()) }, gettext("Reset")),
       h(
         "button",
         {
           type: "button",
           "data-profile": "keep",
-          title: "keep this draft to compare with",
+          title: gettext("keep this draft to compare with"),
           onclick: () => {
-            this.variants.push({ name: `variant ${this.variants.length + 1}`, payload: clone(this.draftPayload()) });
+            this.variants.push({ name: interpolate(gettext("variant %(number)s"), { number: this.variants.length + 1 }), payload: clone(this.draftPayload()) });
             this.render();
           },
         },
-        "Keep as variant",
+        gettext("Keep as variant"),
       ),
-      h("a", { href: `${this.base}/profile.yaml`, download: "", title: "the stored configuration, for kube-scheduler --config" }, "Download YAML"),
+      h("a", { href: `${this.base}/profile.yaml`, download: "", title: gettext("the stored configuration, for kube-scheduler --config") }, gettext("Download YAML")),
     );
   }
 
   errorBox() {
     if (!this.error) return null;
     const line = errorLine(this.error);
-    return h("div", { class: "profile-error error", role: "alert" }, this.error, line ? ` (line ${line} of the YAML view)` : "");
+    return h("div", { class: "profile-error error", role: "alert" }, this.error, line ? interpolate(gettext(" (line %(line)s of the YAML view)"), { line }) : "");
   }
 
   formView() {
@@ -166,7 +167,7 @@ export class ProfilesPanel {
         ? h(
             "label",
             {},
-            "profile ",
+            gettext("profile "),
             h(
               "select",
               { onchange: (e) => ((this.index = Number(e.target.value)), this.render()) },
@@ -190,7 +191,7 @@ export class ProfilesPanel {
             type: "number",
             min: 0,
             max: 100,
-            placeholder: "adaptive",
+            placeholder: gettext("adaptive"),
             "aria-label": "percentageOfNodesToScore",
             value: form.percentageOfNodesToScore ?? "",
             onchange: (e) => this.edit((f) => (f.percentageOfNodesToScore = numberOrNull(e.target.value))),
@@ -204,7 +205,7 @@ export class ProfilesPanel {
   }
 
   pluginTable(form) {
-    const head = h("tr", {}, h("th", {}, "plugin"), EXTENSION_POINTS.map((p) => h("th", {}, p)), h("th", {}, "weight"));
+    const head = h("tr", {}, h("th", {}, gettext("plugin")), EXTENSION_POINTS.map((p) => h("th", {}, p)), h("th", {}, gettext("weight")));
     const rows = form.plugins.map((plugin, k) =>
       h(
         "tr",
@@ -218,7 +219,7 @@ export class ProfilesPanel {
               ? h("input", {
                   type: "checkbox",
                   checked: plugin.points[point],
-                  "aria-label": `${plugin.name} at ${point}`,
+                  "aria-label": interpolate(gettext("%(plugin)s at %(point)s"), { plugin: plugin.name, point }),
                   onchange: (e) => this.edit((f) => (f.plugins[k].points[point] = e.target.checked)),
                 })
               : "",
@@ -234,14 +235,14 @@ export class ProfilesPanel {
                 min: 0,
                 class: "weight",
                 value: plugin.weight,
-                "aria-label": `${plugin.name} weight`,
+                "aria-label": interpolate(gettext("%(plugin)s weight"), { plugin: plugin.name }),
                 onchange: (e) => this.edit((f) => (f.plugins[k].weight = Number(e.target.value))),
               }),
         ),
       ),
     );
     const details = h("details", { class: "profile-plugins", open: this.pluginsOpen, ontoggle: (e) => (this.pluginsOpen = e.target.open) });
-    return append(details, [h("summary", {}, "plugins per extension point, weights"), h("table", { class: "profile-table" }, h("thead", {}, head), h("tbody", {}, rows))]);
+    return append(details, [h("summary", {}, gettext("plugins per extension point, weights")), h("table", { class: "profile-table" }, h("thead", {}, head), h("tbody", {}, rows))]);
   }
 
   // Rows of small objects (resources, shape points, constraints) with add / remove.
@@ -261,7 +262,7 @@ export class ProfilesPanel {
                 onchange: (e) => set((list) => (list[k][key] = kind === "number" ? numberOrNull(e.target.value) : e.target.value)),
               }),
         ),
-        h("button", { type: "button", "aria-label": `remove ${label} ${k}`, onclick: () => set((list) => list.splice(k, 1)) }, "×"),
+        h("button", { type: "button", "aria-label": interpolate(gettext("remove %(item)s %(index)s"), { item: label, index: k }), onclick: () => set((list) => list.splice(k, 1)) }, "×"),
       ),
     );
     const head = items.length ? h("div", { class: "profile-item profile-head muted", "aria-hidden": "true" }, fields.map(([key]) => h("span", {}, key))) : null;
@@ -279,11 +280,11 @@ export class ProfilesPanel {
         { "aria-label": "scoringStrategy type", onchange: (e) => this.edit((f) => (f.scoringStrategy.type = e.target.value)) },
         SCORING_STRATEGIES.map((t) => h("option", { selected: s.type === t }, t)),
       ),
-      this.listEditor("resource", s.resources, [["name", "text"], ["weight", "number"]], () => ({ name: "", weight: 1 }), (change) =>
+      this.listEditor(gettext("resource"), s.resources, [["name", "text"], ["weight", "number"]], () => ({ name: "", weight: 1 }), (change) =>
         this.edit((f) => change(f.scoringStrategy.resources)),
       ),
       s.type === "RequestedToCapacityRatio"
-        ? this.listEditor("shape point", s.shape, [["utilization", "number"], ["score", "number"]], () => ({ utilization: 100, score: 10 }), (change) =>
+        ? this.listEditor(gettext("shape point"), s.shape, [["utilization", "number"], ["score", "number"]], () => ({ utilization: 100, score: 10 }), (change) =>
             this.edit((f) => change(f.scoringStrategy.shape)),
           )
         : null,
@@ -295,14 +296,14 @@ export class ProfilesPanel {
     return h(
       "fieldset",
       { class: "profile-fieldset" },
-      h("legend", {}, "PodTopologySpread defaults"),
+      h("legend", {}, gettext("PodTopologySpread defaults")),
       h(
         "select",
         { "aria-label": "defaultingType", onchange: (e) => this.edit((f) => (f.podTopologySpread.defaultingType = e.target.value)) },
         ["System", "List"].map((t) => h("option", { selected: s.defaultingType === t }, t)),
       ),
       this.listEditor(
-        "constraint",
+        gettext("constraint"),
         s.defaultConstraints,
         [["maxSkew", "number"], ["topologyKey", "text"], ["whenUnsatisfiable", "select", ["ScheduleAnyway", "DoNotSchedule"]]],
         () => ({ maxSkew: 1, topologyKey: "topology.kubernetes.io/zone", whenUnsatisfiable: "ScheduleAnyway" }),
@@ -326,8 +327,8 @@ export class ProfilesPanel {
   // --- Compare ------------------------------------------------------------------------------------
 
   profileChoices() {
-    const choices = this.stored.forms.map((f, i) => [`stored:${i}`, `stored: ${f.schedulerName}`]);
-    choices.push(["draft", "the draft being edited"]);
+    const choices = this.stored.forms.map((f, i) => [`stored:${i}`, interpolate(gettext("stored: %(name)s"), { name: f.schedulerName })]);
+    choices.push(["draft", gettext("the draft being edited")]);
     this.variants.forEach((v, i) => choices.push([`variant:${i}`, v.name]));
     return choices;
   }
@@ -341,7 +342,8 @@ export class ProfilesPanel {
 
   podChoices() {
     const pods = this.pods().map((pod) => [`${pod.metadata.namespace || "default"}/${pod.metadata.name}`, pod]);
-    return [[EDITOR_POD, "the pod in the editor"], ...pods.map(([key, pod]) => [key, `${key}${pod.spec.nodeName ? ` (on ${pod.spec.nodeName})` : " (pending)"}`])];
+    const where = (pod) => (pod.spec.nodeName ? interpolate(gettext(" (on %(node)s)"), { node: pod.spec.nodeName }) : gettext(" (pending)"));
+    return [[EDITOR_POD, gettext("the pod in the editor")], ...pods.map(([key, pod]) => [key, `${key}${where(pod)}`])];
   }
 
   podText(choice) {
@@ -379,19 +381,19 @@ export class ProfilesPanel {
         "label",
         {},
         `${label} `,
-        h("select", { "aria-label": `compare ${label}`, onchange: (e) => (c[key] = e.target.value) }, choices.map(([value, text]) => h("option", { value, selected: c[key] === value }, text))),
+        h("select", { "aria-label": interpolate(gettext("compare %(side)s"), { side: label }), onchange: (e) => (c[key] = e.target.value) }, choices.map(([value, text]) => h("option", { value, selected: c[key] === value }, text))),
       );
     return h(
       "section",
       { class: "compare" },
-      h("h3", {}, "Compare: one pod, two profiles"),
+      h("h3", {}, gettext("Compare: one pod, two profiles")),
       h(
         "div",
         { class: "profile-row" },
-        select("pod", this.podChoices(), "pod"),
+        select("pod", this.podChoices(), gettext("pod")),
         select("a", this.profileChoices(), "A"),
         select("b", this.profileChoices(), "B"),
-        h("button", { type: "button", class: "primary", "data-profile": "compare", disabled: c.loading, onclick: () => this.runCompare() }, c.loading ? "comparing…" : "Compare"),
+        h("button", { type: "button", class: "primary", "data-profile": "compare", disabled: c.loading, onclick: () => this.runCompare() }, c.loading ? gettext("comparing…") : gettext("Compare")),
       ),
       c.error ? h("div", { class: "error", role: "alert" }, c.error) : null,
       c.result ? renderComparison(c.result, c.labels) : null,
@@ -410,7 +412,7 @@ function renderComparison(result, labels) {
       "div",
       { class: `compare-side compare-${key}` },
       h("div", { class: "muted" }, `${key.toUpperCase()}: ${labels[key]}`),
-      h("div", { class: "compare-winner", "data-winner": s.winner || "" }, s.winner ? `★ ${s.winner}` : "no node: Pending"),
+      h("div", { class: "compare-winner", "data-winner": s.winner || "" }, s.winner ? `★ ${s.winner}` : gettext("no node: Pending")),
       h("div", { class: "compare-message" }, s.message),
     );
   };
@@ -423,7 +425,7 @@ function renderComparison(result, labels) {
   const table = h(
     "table",
     { class: "compare-table" },
-    h("thead", {}, h("tr", {}, h("th", {}, "node"), h("th", {}, "A"), h("th", {}, "B"), h("th", {}, "Δ"), plugins.map((p) => h("th", {}, p)))),
+    h("thead", {}, h("tr", {}, h("th", {}, gettext("node")), h("th", {}, "A"), h("th", {}, "B"), h("th", {}, "Δ"), plugins.map((p) => h("th", {}, p)))),
     h(
       "tbody",
       {},
@@ -445,11 +447,11 @@ function renderComparison(result, labels) {
     "div",
     { class: "compare-result" },
     h("div", { class: "compare-sides" }, side("a"), side("b")),
-    h("p", { class: result.differentWinner ? "compare-different" : "compare-same" }, result.differentWinner ? "Different winners." : "Same winner."),
-    h("p", { class: "muted" }, "Per plugin: normalized score × weight under A → under B; top nodes first."),
+    h("p", { class: result.differentWinner ? "compare-different" : "compare-same" }, result.differentWinner ? gettext("Different winners.") : gettext("Same winner.")),
+    h("p", { class: "muted" }, gettext("Per plugin: normalized score × weight under A → under B; top nodes first.")),
     table,
-    result.hidden ? h("p", { class: "muted" }, `${result.hidden} more node(s) not shown`) : null,
-    h("h4", {}, `Verdict changed on ${changes.length} node(s)`),
+    result.hidden ? h("p", { class: "muted" }, interpolate(gettext("%(count)s more node(s) not shown"), { count: result.hidden })) : null,
+    h("h4", {}, interpolate(gettext("Verdict changed on %(count)s node(s)"), { count: changes.length })),
     h(
       "ul",
       { class: "compare-changes" },

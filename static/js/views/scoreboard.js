@@ -2,6 +2,7 @@
 // the tally of rejection reasons first; every node on demand, a page at a time.
 
 import { h, replace } from "../lib/dom.js";
+import { gettext, interpolate } from "../lib/i18n.js";
 import { page, reasonTally, scoreboardRows, topScores } from "../model/node_layout.js";
 
 export const SCOREBOARD_ABOVE = 40; // more nodes than this: the scoreboard instead of the full tables
@@ -16,18 +17,18 @@ function pluginsOf(frame, names) {
 function scoreCell(s, plugin) {
   if (!s) return h("td", {}, "");
   const normalized = s.normalized === undefined ? "…" : s.normalized;
-  return h("td", { title: `${plugin}: raw ${s.raw}, normalized ${normalized}, weight ${s.weight}`, dataset: { plugin } }, `${normalized} × ${s.weight ?? "?"}`);
+  return h("td", { title: interpolate(gettext("%(plugin)s: raw %(raw)s, normalized %(normalized)s, weight %(weight)s"), { plugin, raw: s.raw, normalized, weight: s.weight }), dataset: { plugin } }, `${normalized} × ${s.weight ?? "?"}`);
 }
 
 function topTable(frame) {
   const { top, scored } = topScores(frame, TOP);
-  if (!top.length) return h("p", { class: "empty" }, frame.winner ? "the only feasible node: selected without scoring" : "no node was scored");
+  if (!top.length) return h("p", { class: "empty" }, frame.winner ? gettext("the only feasible node: selected without scoring") : gettext("no node was scored"));
   const plugins = pluginsOf(frame, top.map((t) => t.name));
   return h(
     "table",
     { class: "scores top-scores" },
-    h("caption", {}, `Top ${top.length} of ${scored} scored nodes`),
-    h("thead", {}, h("tr", {}, h("th", {}, "#"), h("th", {}, "node"), h("th", {}, "total"), plugins.map((p) => h("th", { title: p }, p)))),
+    h("caption", {}, interpolate(gettext("Top %(count)s of %(scored)s scored nodes"), { count: top.length, scored })),
+    h("thead", {}, h("tr", {}, h("th", {}, "#"), h("th", {}, gettext("node")), h("th", {}, gettext("total")), plugins.map((p) => h("th", { title: p }, p)))),
     h(
       "tbody",
       {},
@@ -47,13 +48,13 @@ function topTable(frame) {
 
 function tallyTable(frame) {
   const tally = reasonTally(frame, EXAMPLES);
-  if (!tally.length) return h("p", { class: "ok" }, "✓ no node was rejected");
+  if (!tally.length) return h("p", { class: "ok" }, "✓ " + gettext("no node was rejected"));
   const rejected = tally.reduce((s, t) => s + t.count, 0);
   return h(
     "table",
     { class: "scores reason-tally" },
-    h("caption", {}, `${rejected} rejected nodes, by the reason upstream records`),
-    h("thead", {}, h("tr", {}, h("th", {}, "nodes"), h("th", {}, "plugin"), h("th", {}, "reason"), h("th", {}, "e.g."))),
+    h("caption", {}, interpolate(gettext("%(count)s rejected nodes, by the reason upstream records"), { count: rejected })),
+    h("thead", {}, h("tr", {}, h("th", {}, gettext("nodes")), h("th", {}, gettext("plugin")), h("th", {}, gettext("reason")), h("th", {}, gettext("e.g.")))),
     h(
       "tbody",
       {},
@@ -79,14 +80,14 @@ function allNodes(frame, at, go) {
     h(
       "div",
       { class: "pager" },
-      h("button", { type: "button", class: "page-prev", disabled: p.index === 0, onclick: () => go(p.index - 1) }, "◀ previous"),
-      h("span", { class: "page-info" }, `page ${p.index + 1} of ${p.pages} · nodes ${p.index * PAGE + 1}–${p.index * PAGE + p.rows.length} of ${rows.length}`),
-      h("button", { type: "button", class: "page-next", disabled: p.index >= p.pages - 1, onclick: () => go(p.index + 1) }, "next ▶"),
+      h("button", { type: "button", class: "page-prev", disabled: p.index === 0, onclick: () => go(p.index - 1) }, gettext("◀ previous")),
+      h("span", { class: "page-info" }, interpolate(gettext("page %(page)s of %(pages)s · nodes %(first)s–%(last)s of %(count)s"), { page: p.index + 1, pages: p.pages, first: p.index * PAGE + 1, last: p.index * PAGE + p.rows.length, count: rows.length })),
+      h("button", { type: "button", class: "page-next", disabled: p.index >= p.pages - 1, onclick: () => go(p.index + 1) }, gettext("next ▶")),
     ),
     h(
       "table",
       { class: "scores all-nodes" },
-      h("thead", {}, h("tr", {}, h("th", {}, "node"), h("th", {}, "total"), plugins.map((pl) => h("th", { title: pl }, pl)))),
+      h("thead", {}, h("tr", {}, h("th", {}, gettext("node")), h("th", {}, gettext("total")), plugins.map((pl) => h("th", { title: pl }, pl)))),
       h(
         "tbody",
         {},
@@ -108,13 +109,13 @@ function allNodes(frame, at, go) {
 
 export function renderScoreboard(root, frame) {
   if (!frame) {
-    replace(root, h("p", { class: "empty" }, "No cycle yet: create a pod or press Explain."));
+    replace(root, h("p", { class: "empty" }, gettext("No cycle yet: create a pod or press Explain.")));
     return;
   }
   const names = Object.keys(frame.nodes);
   const feasible = names.filter((n) => !frame.nodes[n].rejected).length;
   const body = h("div", { class: "all-nodes-body" });
-  const details = h("details", { class: "scoreboard-all" }, h("summary", {}, `every node (${names.length}), ${PAGE} a page`), body);
+  const details = h("details", { class: "scoreboard-all" }, h("summary", {}, interpolate(gettext("every node (%(count)s), %(page)s a page"), { count: names.length, page: PAGE })), body);
   const go = (at) => replace(body, allNodes(frame, at, go));
   details.addEventListener("toggle", () => details.open && !body.firstChild && go(0));
   replace(
@@ -122,9 +123,9 @@ export function renderScoreboard(root, frame) {
     h(
       "p",
       { class: "scoreboard-head" },
-      typeof frame.cycle === "number" ? `cycle ${frame.cycle}` : "what-if",
-      ` · ${frame.pod} · ${names.length} nodes: ${feasible} feasible, ${names.length - feasible} rejected`,
-      frame.skippedScore.length ? ` · skipped at PreScore: ${frame.skippedScore.join(", ")}` : "",
+      typeof frame.cycle === "number" ? interpolate(gettext("cycle %(cycle)s"), { cycle: frame.cycle }) : gettext("what-if"),
+      ` · ${frame.pod} · ` + interpolate(gettext("%(count)s nodes: %(feasible)s feasible, %(rejected)s rejected"), { count: names.length, feasible, rejected: names.length - feasible }),
+      frame.skippedScore.length ? " · " + interpolate(gettext("skipped at PreScore: %(plugins)s"), { plugins: frame.skippedScore.join(", ") }) : "",
     ),
     frame.message ? h("p", { class: frame.scheduled ? "ok" : "pending" }, frame.message) : null,
     topTable(frame),
