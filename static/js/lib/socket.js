@@ -6,6 +6,7 @@
 // frame go over HTTP POST; a YAML over the documented limit is refused before it is sent.
 
 import { decodeEvents } from "../model/cycle_wire.js";
+import { gettext, interpolate } from "./i18n.js";
 
 const CLOSE_REFETCH = 4410; // the server could not deliver a message: fetch the state again
 const CLOSE_RESYNC = 4429; // this client fell behind: resume from the last resourceVersion
@@ -60,7 +61,7 @@ export class ClusterSocket {
         if (response.status === 404) {
           this.stopped = true;
           this.onState("failed");
-          this.report(body.message || "this cluster no longer exists");
+          this.report(body.message || gettext("this cluster no longer exists"));
           return;
         }
         throw new Error(body.message || `HTTP ${response.status}`);
@@ -70,7 +71,12 @@ export class ClusterSocket {
       this.onMessage({ type: "snapshot", ...snapshot });
       this.connect();
     } catch (err) {
-      this.report(`cannot load the cluster's state (${err.message}); retrying in ${Math.round(this.delay / 1000)} s`);
+      this.report(
+        interpolate(gettext("cannot load the cluster's state (%(error)s); retrying in %(seconds)s s"), {
+          error: err.message,
+          seconds: Math.round(this.delay / 1000),
+        }),
+      );
       this.retry(() => this.loadState());
     }
   }
@@ -100,34 +106,46 @@ export class ClusterSocket {
     ws.addEventListener("close", (event) => {
       if (this.ws !== ws) return;
       this.onState("closed");
-      for (const { reject } of this.pending.values()) reject(new Error("connection closed"));
+      for (const { reject } of this.pending.values()) reject(new Error(gettext("connection closed")));
       this.pending.clear();
       this.parts = null;
       if (FINAL_CLOSES.has(event.code)) {
         this.stopped = true;
         this.onState("failed");
-        this.report(event.code === 4404 ? "this cluster no longer exists" : "the server refused the stream");
+        this.report(event.code === 4404 ? gettext("this cluster no longer exists") : gettext("the server refused the stream"));
         return;
       }
       if (event.code === CLOSE_REFETCH) {
-        this.report(`${refusal || "the server could not deliver a message"} — reloading the state`);
+        this.report(
+          interpolate(gettext("%(reason)s — reloading the state"), {
+            reason: refusal || gettext("the server could not deliver a message"),
+          }),
+        );
         this.retry(() => this.loadState());
         return;
       }
       if (event.code === CLOSE_RESYNC) {
-        this.report("this page fell behind the stream — resuming where it was");
+        this.report(gettext("this page fell behind the stream — resuming where it was"));
         this.delay = 500;
         this.connect();
         return;
       }
       this.failures = heard ? 1 : this.failures + 1;
-      const why = `connection lost (code ${event.code}${event.reason ? `: ${event.reason}` : ""})`;
+      const why = event.reason
+        ? interpolate(gettext("connection lost (code %(code)s: %(reason)s)"), { code: event.code, reason: event.reason })
+        : interpolate(gettext("connection lost (code %(code)s)"), { code: event.code });
       if (this.failures >= FAILURES_BEFORE_REFETCH) {
-        this.report(`${why} ${this.failures} times in a row — reloading the state in ${Math.round(this.delay / 1000)} s`);
+        this.report(
+          interpolate(gettext("%(why)s %(count)s times in a row — reloading the state in %(seconds)s s"), {
+            why,
+            count: this.failures,
+            seconds: Math.round(this.delay / 1000),
+          }),
+        );
         this.failures = 0;
         this.retry(() => this.loadState());
       } else {
-        this.report(`${why}; reconnecting in ${Math.round(this.delay / 1000)} s`);
+        this.report(interpolate(gettext("%(why)s; reconnecting in %(seconds)s s"), { why, seconds: Math.round(this.delay / 1000) }));
         this.retry(() => this.connect());
       }
     });
@@ -190,7 +208,10 @@ export class ClusterSocket {
       const size = new TextEncoder().encode(action.yaml).length;
       if (size > MAX_YAML_BYTES) {
         return Promise.reject(
-          Object.assign(new Error(`too large (${formatSize(size)} > ${formatSize(MAX_YAML_BYTES)})`), { reason: "TooLarge" }),
+          Object.assign(
+            new Error(interpolate(gettext("too large (%(size)s > %(limit)s)"), { size: formatSize(size), limit: formatSize(MAX_YAML_BYTES) })),
+            { reason: "TooLarge" },
+          ),
         );
       }
     }
@@ -201,7 +222,7 @@ export class ClusterSocket {
     if (utf8Length(text) > SOCKET_SEND_BYTES) return this.post(action);
     return new Promise((resolve, reject) => {
       if (!this.ws || this.ws.readyState !== WebSocket.OPEN) {
-        reject(new Error("not connected"));
+        reject(new Error(gettext("not connected")));
         return;
       }
       this.pending.set(id, { resolve, reject });

@@ -2,6 +2,7 @@
 // which claim and pods). Thin: the reading is model/devices.js.
 
 import { h } from "../lib/dom.js";
+import { gettext, interpolate } from "../lib/i18n.js";
 import { deviceCounts, deviceState, devicesOnNode } from "../model/devices.js";
 
 export function deviceSection(state, nodeName, { limit = 16 } = {}) {
@@ -11,7 +12,7 @@ export function deviceSection(state, nodeName, { limit = 16 } = {}) {
   return h(
     "div",
     { class: "devices", dataset: { devices: nodeName } },
-    h("div", { class: "devices-title" }, `devices: ${used} of ${total} allocated`),
+    h("div", { class: "devices-title" }, interpolate(gettext("devices: %(used)s of %(total)s allocated"), { used, total })),
     devices.slice(0, limit).map((d) => {
       const held = d.holders.length > 0;
       const text = deviceState(d);
@@ -24,6 +25,6 @@ export function deviceSection(state, nodeName, { limit = 16 } = {}) {
         held ? h("span", { class: "device-holder" }, ` → ${text}`) : null,
       );
     }),
-    devices.length > limit ? h("span", { class: "device-more" }, `… ${devices.length - limit} more`) : null,
+    devices.length > limit ? h("span", { class: "device-more" }, interpolate(gettext("… %(count)s more"), { count: devices.length - limit })) : null,
   );
 }

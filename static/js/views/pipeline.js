@@ -3,7 +3,16 @@
 
 import { h, replace } from "../lib/dom.js";
 import { STAGES } from "../model/cycle_player.js";
-import { PLUGIN_HELP, STAGE_HELP } from "../model/plugin_help.js";
+import { gettext, interpolate } from "../lib/i18n.js";
+import { pluginHelp, stageHelp } from "../model/plugin_help.js";
+
+// A stage's state (a key: idle, done, active, skipped) as its title reads it.
+const STATE_TEXT = {
+  idle: () => gettext("idle"),
+  done: () => gettext("done"),
+  active: () => gettext("active"),
+  skipped: () => gettext("skipped"),
+};
 
 export function renderPipeline(root, player) {
   const frame = player.frame();
@@ -18,20 +27,33 @@ export function renderPipeline(root, player) {
       if (frame && frame.finished && stage === "PostFilter" && !frame.done.has("PostFilter")) state = "skipped";
       return [
         i ? h("span", { class: "arrow", "aria-hidden": "true" }, "▸") : null,
-        h("span", { class: `stage stage-${state}`, dataset: { stage }, title: `${stage}: ${state}` }, stage === "NormalizeScore" ? "Normalize" : stage),
+        h(
+          "span",
+          {
+            class: `stage stage-${state}`,
+            dataset: { stage },
+            title: interpolate(gettext("%(stage)s: %(state)s"), { stage, state: STATE_TEXT[state]() }),
+          },
+          stage === "NormalizeScore" ? "Normalize" : stage,
+        ),
       ];
     }),
   );
   renderRunning(root.querySelector(".running"), frame);
   const info = root.querySelector(".cycle-info");
   if (!frame) {
-    replace(info, player.current ? `cycle ${player.current.cycle} · loading…` : "no scheduling cycle yet");
+    replace(
+      info,
+      player.current
+        ? interpolate(gettext("cycle %(cycle)s · loading…"), { cycle: player.current.cycle })
+        : gettext("no scheduling cycle yet"),
+    );
   } else {
     const total = player.current.events ? player.current.events.length : 0;
     replace(
       info,
-      h("strong", {}, player.current.whatIf ? "what-if" : `cycle ${frame.cycle}`),
-      ` · ${frame.pod} · event ${player.cursor}/${total}`,
+      h("strong", {}, player.current.whatIf ? gettext("what-if") : interpolate(gettext("cycle %(cycle)s"), { cycle: frame.cycle })),
+      interpolate(gettext(" · %(pod)s · event %(cursor)s/%(total)s"), { pod: frame.pod, cursor: player.cursor, total }),
       frame.finished ? h("span", { class: frame.scheduled ? "ok" : "pending" }, frame.scheduled ? ` → ${frame.winner}` : " → Pending") : null,
     );
   }
@@ -40,12 +62,20 @@ export function renderPipeline(root, player) {
   const sig = player.cycles.map((c) => `${c.cycle}:${c.pod}`).join("|");
   if (picker._sig !== sig) {
     picker._sig = sig;
-    const options = player.cycles.map((c) => h("option", { value: String(c.cycle) }, c.whatIf ? `what-if: ${c.pod}` : `cycle ${c.cycle}: ${c.pod}`));
+    const options = player.cycles.map((c) =>
+      h(
+        "option",
+        { value: String(c.cycle) },
+        c.whatIf
+          ? interpolate(gettext("what-if: %(pod)s"), { pod: c.pod })
+          : interpolate(gettext("cycle %(cycle)s: %(pod)s"), { cycle: c.cycle, pod: c.pod }),
+      ),
+    );
     replace(picker, options.length ? options : h("option", { value: "" }, "—"));
   }
   if (player.current && picker.value !== String(player.current.cycle)) picker.value = String(player.current.cycle);
   root.querySelector("[data-player=play]").textContent = player.playing ? "❚❚" : "▶";
-  root.querySelector("[data-player=play]").setAttribute("aria-label", player.playing ? "pause" : "play");
+  root.querySelector("[data-player=play]").setAttribute("aria-label", player.playing ? gettext("pause") : gettext("play"));
 }
 
 // The stage and plugin the last shown event belongs to, with a line on what it checks.
@@ -57,10 +87,13 @@ function renderRunning(el, frame) {
     replace(el);
     return;
   }
-  const plugin = frame.plugin && PLUGIN_HELP[frame.plugin] ? frame.plugin : null;
+  const help = frame.plugin ? pluginHelp(frame.plugin) : undefined;
+  const line = (text) => interpolate(gettext(": %(help)s"), { help: text });
   replace(
     el,
     h("strong", { class: "running-stage" }, frame.stage),
-    plugin ? [" · ", h("strong", { class: "running-plugin" }, plugin), `: ${PLUGIN_HELP[plugin]}`] : `: ${STAGE_HELP[frame.stage] || ""}`,
+    help !== undefined
+      ? [" · ", h("strong", { class: "running-plugin" }, frame.plugin), line(help)]
+      : line(stageHelp(frame.stage) || ""),
   );
 }
