@@ -516,13 +516,14 @@ def check_replicas(check: StoreCheck, replicas: int) -> None:
 
 
 def test_sigkill_during_a_deployment_scale_up_then_restart(processes: Processes) -> None:
-    """Killed twice: at instant pace after a few of 60 pods exist, then at slow pace. Each time the
+    """Killed twice: at instant pace after a few of 120 pods exist, then at slow pace. Each time the
     store is consistent; an HTTP action (no browser) restarts the loop, and the ReplicaSet ends with
-    exactly 60 pods, all running."""
+    exactly 120 pods, all running. (With 60, the slow-start batch of 29 after the first 31 pods could
+    land before the kill on a quiet machine; 120 leaves batches of 32 and 57 to come.)"""
     db = processes.tmp / "db.sqlite3"
     env = server_env(str(db), CLUSTERVIZ_LEASE_SECONDS="1")
     prepare_cluster(env, "scale", nodes_yaml(4) + "\n---\n" + DEPLOYMENT)
-    replicas = 60
+    replicas = 120
     first = start_server(processes, "uvicorn", env)
     scale = {"action": "scale", "name": "web", "replicas": replicas}
     assert act(first, db, "scale", scale)[0] == 200
