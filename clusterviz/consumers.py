@@ -40,10 +40,12 @@ from channels.exceptions import StopConsumer
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.layers import get_channel_layer
 from django.conf import settings
+from django.utils import translation
 
 from . import access, actions, prediction, retention, store
 from .controllers import taint_manager
 from .controllers.runner import ensure_runner
+from .languages import language_of_scope
 from .lesson_view import lesson_messages
 from .models import Cluster
 from .publish import BATCH_BYTES, group_name, watch_batches, watch_path
@@ -191,6 +193,7 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
             await self.close(code=4404)
             return
         self.cluster = cluster
+        self.language = language_of_scope(self.scope)
         self.group = group_name(cluster.pk)
         await retention.atouch(cluster.pk)
         await self.accept()
@@ -280,15 +283,16 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         async def may_write() -> bool:
             return self.can_write
 
-        outcome = await actions.handle(
-            self.cluster,
-            text_data,
-            may_write=may_write,
-            limits=self._limits,
-            component=COMPONENT,
-            run_sync=shared_db,
-            viewer=self.viewer,
-        )
+        with translation.override(self.language):  # refusals in the viewer's language
+            outcome = await actions.handle(
+                self.cluster,
+                text_data,
+                may_write=may_write,
+                limits=self._limits,
+                component=COMPONENT,
+                run_sync=shared_db,
+                viewer=self.viewer,
+            )
         if outcome.ok:
             self._push({"type": "result", "id": outcome.action_id, **(outcome.result or {})})
         else:

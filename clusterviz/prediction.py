@@ -24,6 +24,7 @@ from asgiref.sync import sync_to_async
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Max
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from pydantic import BaseModel, ConfigDict, Field
 
 from scheduler_core.api.loading import InputError
@@ -197,10 +198,12 @@ def pose(cluster: Cluster, action: Pose) -> dict[str, Any]:
         Cluster.objects.select_for_update().filter(pk=cluster.pk).first()  # one pose at a time
         live = _live(cluster)
         if live is not None:
-            raise store.Conflict(f"question {live.number} is still {live.state}: reveal or cancel it first")
+            message = _("question %(number)s is still %(state)s: reveal or cancel it first")
+            raise store.Conflict(message % {"number": live.number, "state": live.state})
         row = _pod_row(cluster, key)
         if row is not None and row.node_name:
-            raise InputError(f'pod: "{key}" is already bound to {row.node_name}: ask about a pending pod')
+            message = _('pod: "%(pod)s" is already bound to %(node)s: ask about a pending pod')
+            raise InputError(message % {"pod": key, "node": row.node_name})
         if action.ask == "node":
             nodes = KubeObject.objects.filter(cluster=cluster, kind="Node").order_by("name")
             options = [*nodes.values_list("name", flat=True), PENDING]
@@ -223,24 +226,27 @@ def pose(cluster: Cluster, action: Pose) -> dict[str, Any]:
 
 def answer(cluster: Cluster, action: AnswerAction, viewer: str | None) -> dict[str, Any]:
     if not viewer:
-        raise store.Forbidden("open the cluster's page to answer: this connection has no session")
+        raise store.Forbidden(_("open the cluster's page to answer: this connection has no session"))
     question = _live(cluster)
     if question is None or question.state != QUESTION_OPEN:
-        raise store.Conflict("no question is open for answers")
+        raise store.Conflict(_("no question is open for answers"))
     if action.question is not None and action.question != question.number:
-        raise store.Conflict(f"question {action.question} is closed; question {question.number} is open")
+        message = _("question %(asked)s is closed; question %(open)s is open")
+        raise store.Conflict(message % {"asked": action.question, "open": question.number})
     if action.pick not in question.options:
         shown = ", ".join(question.options)
-        raise InputError(f'pick: "{action.pick}" is not one of the choices ({shown})')
+        raise InputError(
+            _('pick: "%(pick)s" is not one of the choices (%(choices)s)') % {"pick": action.pick, "choices": shown}
+        )
     name = action.name.strip() or f"follower-{viewer[:4]}"
     try:
         with transaction.atomic():
             Answer.objects.create(question=question, viewer=viewer, name=name, pick=action.pick)
     except IntegrityError:
         mine = Answer.objects.filter(question=question, viewer=viewer).values_list("pick", flat=True).first()
-        raise store.Conflict(
-            f"you already answered question {question.number} ({label(mine or '')}): one answer per question"
-        ) from None
+        message = _("you already answered question %(number)s (%(pick)s): one answer per question")
+        shown = {PENDING: _("stays Pending"), SCHEDULED: _("schedules")}.get(mine or "", mine or "")
+        raise store.Conflict(message % {"number": question.number, "pick": shown}) from None
     return {"answered": action.pick, "question": question.number}  # the tally follows (`tally_soon`)
 
 
@@ -284,10 +290,10 @@ def reveal(cluster: Cluster) -> dict[str, Any]:
     with transaction.atomic():
         question = Question.objects.select_for_update().filter(cluster=cluster, state=QUESTION_OPEN).first()
         if question is None:
-            raise store.Conflict("no question is open to reveal")
+            raise store.Conflict(_("no question is open to reveal"))
         row = _pod_row(cluster, question.pod)
         if row is None:
-            raise store.NotFound(f'pod "{question.pod}" does not exist yet: create it, then reveal')
+            raise store.NotFound(_('pod "%(pod)s" does not exist yet: create it, then reveal') % {"pod": question.pod})
         question.state = QUESTION_REVEALING
         question.save(update_fields=["state"])
         if not row.node_name:
@@ -307,7 +313,7 @@ def cancel(cluster: Cluster) -> dict[str, Any]:
     with transaction.atomic():
         question = Question.objects.select_for_update().filter(cluster=cluster, state__in=LIVE).first()
         if question is None:
-            raise store.Conflict("no question to cancel")
+            raise store.Conflict(_("no question to cancel"))
         question.state = QUESTION_CANCELLED
         question.save(update_fields=["state"])
         row = _pod_row(cluster, question.pod)

@@ -273,7 +273,9 @@ async def ws_connect(transactional_db: None) -> AsyncIterator[Callable[..., Any]
 
     clients: list[WebsocketCommunicator] = []
 
-    async def connect(slug: str, query: str = "", expect_close: bool = False, owner: bool = True) -> Any:
+    async def connect(
+        slug: str, query: str = "", expect_close: bool = False, owner: bool = True, headers: tuple[Any, ...] = ()
+    ) -> Any:
         from asgiref.sync import sync_to_async
 
         from clusterviz.models import Cluster
@@ -285,7 +287,7 @@ async def ws_connect(transactional_db: None) -> AsyncIterator[Callable[..., Any]
             if token:
                 query = "&".join(q for q in (query, f"key={token}") if q)
         path = f"/ws/clusters/{slug}/" + (f"?{query}" if query else "")
-        communicator = WebsocketCommunicator(application, path, headers=ORIGIN)
+        communicator = WebsocketCommunicator(application, path, headers=[*ORIGIN, *headers])
         clients.append(communicator)
         connected, code = await communicator.connect(timeout=5)
         if expect_close:

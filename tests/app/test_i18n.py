@@ -284,3 +284,32 @@ def test_the_lesson_view_carries_chinese_only_as_far_as_it_may_be_seen() -> None
     reconcile(cluster)
     view = lesson_view.lesson_view(cluster, presenter=False)
     assert view is not None and view["items"][0]["i18n"]["zh-hans"]["after"] == after
+
+
+# --------------------------------------------------------------------------- the stream's refusals
+
+
+def test_a_streams_language_is_the_switchs_then_the_browsers() -> None:
+    from clusterviz.languages import language_of_scope
+
+    def scope(**headers: str) -> dict[str, Any]:
+        return {"headers": [(k.replace("_", "-").encode(), v.encode()) for k, v in headers.items()]}
+
+    assert language_of_scope(scope(accept_language="zh-CN,zh;q=0.9")) == "zh-hans"
+    assert language_of_scope(scope(accept_language="fr, zh-TW;q=0.5")) == "zh-hans"  # the first offered
+    assert language_of_scope(scope(accept_language="zh-CN", cookie="django_language=en")) == "en"
+    assert language_of_scope(scope(cookie="django_language=zh-hans; sessionid=x")) == "zh-hans"
+    assert language_of_scope(scope(cookie='bad"cookie', accept_language="de")) == "en"
+    assert language_of_scope({}) == "en"
+
+
+async def test_a_refusal_on_the_stream_is_in_the_viewers_language(make_cluster: Any, ws_connect: Any) -> None:
+    from asgiref.sync import sync_to_async
+
+    await sync_to_async(make_cluster)("class1", lesson="demo")
+    chinese = await ws_connect("class1", headers=((b"accept-language", b"zh-CN,zh;q=0.9"),))
+    english = await ws_connect("class1")
+    for client, text in ((chinese, "当前没有可以揭晓的问题"), (english, "no question is open to reveal")):
+        sent = await client.send({"action": "predict.reveal"})
+        (reply,) = [m for m in await client.until(lambda m, sent=sent: m.get("id") == sent) if m.get("id") == sent]
+        assert (reply["type"], reply["reason"], reply["message"]) == ("error", "Conflict", text)
