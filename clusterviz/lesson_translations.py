@@ -13,12 +13,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, ValidationError
 
 from scheduler_core.api.loading import InputError
-from scheduler_core.api.yaml_reading import format_validation_error, line_of, load_yaml_documents
+from scheduler_core.api.yaml_reading import format_validation_error, load_yaml_documents, locate
 
-from .lessons import LESSONS_DIR, Lesson, all_lessons, answer_node, names_answer
+from .lessons import LESSONS_DIR, Lesson, Spec, Summary, Text, all_lessons, check_no_spoiler
 
 __all__ = [
     "LANGUAGES",
@@ -36,33 +36,16 @@ __all__ = [
 LANGUAGES = ("zh-hans",)
 
 
-class _Spec(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class StepText(Spec):
+    say: Text
+    after: Text
+    question: Text | None = None
 
 
-class StepText(_Spec):
-    say: str = Field(min_length=1)
-    after: str = Field(min_length=1)
-    question: str | None = Field(default=None, min_length=1)
-
-    @field_validator("say", "after", "question")
-    @classmethod
-    def _trimmed(cls, value: str | None) -> str | None:
-        return None if value is None else value.strip()
-
-
-class Translation(_Spec):
+class Translation(Spec):
     title: str = Field(min_length=1)
-    summary: str = Field(default="", max_length=200)
+    summary: Summary = ""
     steps: list[StepText] = Field(min_length=1)
-
-    @field_validator("summary")
-    @classmethod
-    def _one_line(cls, value: str) -> str:
-        value = value.strip()
-        if "\n" in value:
-            raise ValueError("must be one line (the catalog shows it beside the title)")
-        return value
 
 
 def _directory(language: str) -> Path:
@@ -81,9 +64,7 @@ def parse_translation(text: str, source: str, lesson: Lesson) -> Translation:
         raise InputError(format_validation_error(exc, source, node)) from exc
 
     def fail(loc: tuple[int | str, ...], message: str) -> InputError:
-        line = line_of(node, loc)
-        where = ".".join(str(part) if isinstance(part, str) else f"[{part}]" for part in loc).replace(".[", "[")
-        return InputError(f"{source}:{line}: {where}: {message}" if line else f"{source}: {where}: {message}")
+        return InputError(f"{locate(source, node, loc)}: {message}")
 
     if len(translation.steps) != len(lesson.steps):
         raise fail(("steps",), f"has {len(translation.steps)} steps; the lesson {lesson.name} has {len(lesson.steps)}")
@@ -93,12 +74,7 @@ def parse_translation(text: str, source: str, lesson: Lesson) -> Translation:
             raise fail((*at, "say"), "Required value: question (the lesson asks the class at this step)")
         if step.predict is None and text_of.question is not None:
             raise fail((*at, "question"), "the lesson asks no question at this step")
-        if step.predict is not None and names_answer(step, text_of.say, text_of.question or ""):
-            raise fail(
-                (*at, "say"),
-                f"gives the answer away: it names {answer_node(step)}, where {step.predict.pod} goes, before the "
-                "class answers (say it in `after`, which is shown after the reveal)",
-            )
+        check_no_spoiler(step, text_of.say, text_of.question or "", at, fail)
     return translation
 
 

@@ -7,12 +7,12 @@ from collections.abc import Callable, Iterator
 from fnmatch import fnmatchcase
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from scheduler_core.api.loading import InputError
 from scheduler_core.api.text import quote
@@ -28,11 +28,23 @@ _NAME = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 POD_KEY = rf"{_NAME}/{_NAME}(\.{_NAME})*"  # namespace/name
 
 
-class _Spec(BaseModel):
+class Spec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
-class Predict(_Spec):
+def _one_line(value: str) -> str:
+    value = value.strip()
+    if "\n" in value:
+        raise ValueError("must be one line (the catalog shows it beside the title)")
+    return value
+
+
+# A step's text, trimmed (a folded block ends with a newline); a summary, one line for the catalog.
+Text = Annotated[str, Field(min_length=1), AfterValidator(str.strip)]
+Summary = Annotated[str, Field(max_length=200), AfterValidator(_one_line)]
+
+
+class Predict(Spec):
     """A question the class answers before the step runs: where `pod` goes (`node`: a node, or
     Pending) or whether it is scheduled at all (`schedules`)."""
 
@@ -48,23 +60,18 @@ class Predict(_Spec):
         return value
 
 
-class LessonStep(_Spec):
+class LessonStep(Spec):
     """One step: `say` is what the class is told before it runs (what to do, never what will happen);
     `after` is what happened, shown once the step has run — and, for a step that asks the class
     (`predict`), only once the question is revealed (`lesson_view`)."""
 
-    say: str = Field(min_length=1)
+    say: Text
     command: str = ""
     action: dict[str, Any] | None = Field(default=None, alias="do")
-    after: str = Field(min_length=1)
+    after: Text
     expect: dict[str, Any] = Field(default_factory=dict)
     wait: float = Field(default=0, ge=0, le=3600)  # seconds the class lets pass after the step
     predict: Predict | None = None
-
-    @field_validator("say", "after")
-    @classmethod
-    def _trimmed(cls, value: str) -> str:
-        return value.strip()  # a folded block ends with a newline
 
     def instruction(self) -> dict[str, Any]:
         """What may be shown before the step runs: its instruction, command and question."""
@@ -90,11 +97,11 @@ TOPICS: dict[str, Promise] = {
 OTHER_TOPIC = _("Other lessons")  # a lesson without a topic (topic "")
 
 
-class Lesson(_Spec):
+class Lesson(Spec):
     name: str = Field(pattern=rf"^{_NAME}$")
     topic: str = ""  # its group in the catalog: one of TOPICS ("": a teacher's own, under OTHER_TOPIC)
     title: str = Field(min_length=1)
-    summary: str = Field(default="", max_length=200)  # one line, for the catalog: what it teaches, not what happens
+    summary: Summary = ""  # for the catalog: what it teaches, not what happens
     pace: Literal["instant", "slow"] | None = None  # the pace a cluster starts at (slow: phases last)
     objects: str = ""
     # the KubeSchedulerConfiguration the lesson's cluster runs (empty: upstream's default profile)
@@ -107,14 +114,6 @@ class Lesson(_Spec):
     def _known_topic(cls, value: str) -> str:
         if value and value not in TOPICS:
             raise ValueError(f"Unsupported value: {quote(value)}: supported values: {', '.join(TOPICS)}")
-        return value
-
-    @field_validator("summary")
-    @classmethod
-    def _one_line(cls, value: str) -> str:
-        value = value.strip()
-        if "\n" in value:
-            raise ValueError("must be one line (the catalog shows it beside the title)")
         return value
 
     def to_dict(self) -> dict[str, Any]:
@@ -194,15 +193,15 @@ def names_answer(step: LessonStep, say: str, question: str) -> bool:
     return bool(named.search(say)) and not named.search(question)
 
 
-def _check_no_spoiler(predict: Predict, step: LessonStep, at: tuple[int | str, ...], fail: Fail) -> None:
+def check_no_spoiler(step: LessonStep, say: str, question: str, at: tuple[int | str, ...], fail: Fail) -> None:
     """A step that asks the class must not give the answer before it is asked: its `say` (shown
-    before the reveal) may not name the node the pod goes to, unless the question itself names it."""
-    answer = answer_node(step)
-    if names_answer(step, step.say, predict.question):
+    before the reveal, in any language) may not name the node the pod goes to, unless the question
+    itself names it."""
+    if step.predict is not None and names_answer(step, say, question):
         raise fail(
             (*at, "say"),
-            f"gives the answer away: it names {answer}, where {predict.pod} goes, before the class answers "
-            "(say it in `after`, which is shown after the reveal)",
+            f"gives the answer away: it names {answer_node(step)}, where {step.predict.pod} goes, before the class "
+            "answers (say it in `after`, which is shown after the reveal)",
         )
 
 
@@ -244,7 +243,7 @@ def _check_semantics(lesson: Lesson, source: str, node: yaml.Node | None) -> Non
                 created = list(_created_pods(str(step.action.get("yaml", ""))))
         if step.predict is not None:
             _check_prediction(step.predict, step, at, created, existing, fail)
-            _check_no_spoiler(step.predict, step, at, fail)
+            check_no_spoiler(step, step.say, step.predict.question, at, fail)
         existing.update(created)
 
 
