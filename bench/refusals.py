@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 from scheduler_core.api import limits  # noqa: E402
 from scheduler_core.api.loading import InputError, load_cluster, load_pod  # noqa: E402
 from scheduler_core.explain import explain  # noqa: E402
-from tests.hostile_cases import CASES, Hostile, pod_at_the_limits  # noqa: E402
+from tests.hostile_cases import CASES, Hostile, busy_cluster, pod_at_the_limits  # noqa: E402
 
 
 def timed(action: Callable[[], object], repeat: int) -> list[float]:
@@ -56,22 +56,6 @@ def refusal(case: Hostile) -> Callable[[], object]:
         raise SystemExit(f"{case.id}: accepted, expected a refusal")
 
     return refuse
-
-
-def busy_cluster(nodes: int = 30, pods: int = 300) -> str:
-    """The cluster tests/app/test_hostile.py explains the pod at the limits on."""
-    out = [
-        f"apiVersion: v1\nkind: Node\nmetadata: {{name: n{i}, labels: {{zone: z{i % 3}}}}}\n"
-        "status: {allocatable: {cpu: '8', memory: 32Gi, pods: '110'}}\n"
-        for i in range(nodes)
-    ]
-    out += [
-        f"apiVersion: v1\nkind: Pod\nmetadata: {{name: e{i}, labels: {{app: a{i % 7}}}}}\n"
-        f"spec: {{nodeName: n{i % nodes}, containers: [{{name: c, image: nginx, "
-        "resources: {requests: {cpu: 10m}}}]}\n"
-        for i in range(pods)
-    ]
-    return "---\n".join(out)
 
 
 def row(name: str, runs: list[float]) -> str:

@@ -366,3 +366,20 @@ def pod_at_the_limits() -> str:
         f"    podAntiAffinity: {{requiredDuringSchedulingIgnoredDuringExecution: {anti}}}\n"
     )
     return pod(spec=spec, name="heavy")
+
+
+def busy_cluster(nodes: int = 30, pods: int = 300) -> str:
+    """The cluster the pod at the limits is explained on: `nodes` nodes in three zones, `pods` pods
+    of seven apps bound round-robin."""
+    out = [
+        f"apiVersion: v1\nkind: Node\nmetadata: {{name: n{i}, labels: {{zone: z{i % 3}}}}}\n"
+        "status: {allocatable: {cpu: '8', memory: 32Gi, pods: '110'}}\n"
+        for i in range(nodes)
+    ]
+    out += [
+        f"apiVersion: v1\nkind: Pod\nmetadata: {{name: e{i}, labels: {{app: a{i % 7}}}}}\n"
+        f"spec: {{nodeName: n{i % nodes}, containers: [{{name: c, image: nginx, "
+        "resources: {requests: {cpu: 10m}}}]}\n"
+        for i in range(pods)
+    ]
+    return "---\n".join(out)

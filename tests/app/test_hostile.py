@@ -37,6 +37,7 @@ from tests.hostile_cases import (
     CASES,
     Hostile,
     billion_laughs,
+    busy_cluster,
     flow,
     pod,
     pod_at_the_limits,
@@ -583,20 +584,9 @@ def test_node_limits_are_exact() -> None:
     Node.model_validate({"metadata": {"name": "n"}, "status": {"allocatable": {"cpu": "1" * 100}}})
 
 
-def _busy_cluster(nodes: int = 30, pods: int = 300) -> str:
-    out = [node_yaml(f"n{i}", cpu="8", labels={"zone": f"z{i % 3}"}) for i in range(nodes)]
-    out += [
-        f"apiVersion: v1\nkind: Pod\nmetadata: {{name: e{i}, labels: {{app: a{i % 7}}}}}\n"
-        f"spec: {{nodeName: n{i % nodes}, containers: [{{name: c, image: nginx, "
-        "resources: {requests: {cpu: 10m}}}]}\n"
-        for i in range(pods)
-    ]
-    return "---\n".join(out)
-
-
 @pytest.mark.django_db
 def test_explain_of_a_pod_at_the_limits_answers(client: Client, make_cluster: Any) -> None:
-    make_cluster("c1", _busy_cluster())
+    make_cluster("c1", busy_cluster())
     before = cluster_state("c1")
     text = pod_at_the_limits()
     response = post_action(client, "c1", {"action": "explain", "yaml": text})
