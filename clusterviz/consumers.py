@@ -195,7 +195,7 @@ class ClusterConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         self.cluster = cluster
         self.language = language_of_scope(self.scope)
         self.group = group_name(cluster.pk)
-        await retention.atouch(cluster.pk)
+        await retention.atouch(cluster)
         await self.accept()
         # Join the group before reading, then skip what the backlog already covered: no gap, no duplicate.
         # Without a channel layer (Redis down) the stream still works: the heartbeat reads the watch log.

@@ -31,15 +31,31 @@ def retention_days() -> int:
     return int(text)
 
 
-def touch(cluster_id: int, now: datetime | None = None) -> None:
-    """Record that someone opened the cluster (one UPDATE at most every RECORD_EVERY)."""
+_recorded: dict[tuple[int, datetime], datetime] = {}  # (cluster, its creation) → when this process last recorded it
+
+
+def _due(cluster: Cluster, now: datetime) -> bool:
+    """Whether this process has not recorded an opening of `cluster` within RECORD_EVERY (then it
+    notes one now): the requests in between cost no statement at all."""
+    key = (cluster.pk, cluster.created_at)
+    last = _recorded.get(key)
+    if last is not None and now - last < RECORD_EVERY:
+        return False
+    _recorded[key] = now
+    return True
+
+
+def touch(cluster: Cluster, now: datetime | None = None) -> None:
+    """Record that someone opened the cluster (one UPDATE per process at most every RECORD_EVERY)."""
     now = now or timezone.now()
-    Cluster.objects.filter(pk=cluster_id, last_opened_at__lt=now - RECORD_EVERY).update(last_opened_at=now)
+    if _due(cluster, now):
+        Cluster.objects.filter(pk=cluster.pk, last_opened_at__lt=now - RECORD_EVERY).update(last_opened_at=now)
 
 
-async def atouch(cluster_id: int) -> None:
+async def atouch(cluster: Cluster) -> None:
     now = timezone.now()
-    await Cluster.objects.filter(pk=cluster_id, last_opened_at__lt=now - RECORD_EVERY).aupdate(last_opened_at=now)
+    if _due(cluster, now):
+        await Cluster.objects.filter(pk=cluster.pk, last_opened_at__lt=now - RECORD_EVERY).aupdate(last_opened_at=now)
 
 
 def prune(days: int | None = None, now: datetime | None = None, dry_run: bool = False) -> list[str]:

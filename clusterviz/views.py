@@ -169,7 +169,7 @@ def cluster_page(request: HttpRequest, slug: str) -> HttpResponse:
         del query["key"]
         suffix = f"?{query.urlencode()}" if query else ""
         return HttpResponseRedirect(reverse("clusterviz-cluster", args=[cluster.slug]) + suffix)
-    retention.touch(cluster.pk)
+    retention.touch(cluster)
     can_write = _may_write(request, cluster)
     prediction.ensure_viewer(request.session)  # who answers a class question, once
     context = {

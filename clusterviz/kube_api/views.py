@@ -561,7 +561,7 @@ async def endpoint(request: HttpRequest, slug: str, path: str = "", key: str | N
         cluster = await Cluster.objects.filter(slug=slug).afirst()
         if cluster is None:
             raise ApiError(404, "NotFound", f'cluster "{slug}" not found (create it first)', {"name": slug})
-        await retention.atouch(cluster.pk)
+        await retention.atouch(cluster)
         what, details = route(path)
         if what == "resource":
             # upstream's filter refuses discovery too; kubectl's aggregated-discovery client cannot
