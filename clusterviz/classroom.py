@@ -24,8 +24,8 @@ def fork_cluster(source: Cluster) -> Cluster:
             if not Cluster.objects.filter(slug=slug).exists():
                 break
         copy = services.create_cluster(slug, f"fork of {source.slug}")
-        copy.lesson, copy.lesson_step = source.lesson, source.lesson_step
-        copy.save(update_fields=["lesson", "lesson_step"])
+        copy.lesson, copy.lesson_yaml, copy.lesson_step = source.lesson, source.lesson_yaml, source.lesson_step
+        copy.save(update_fields=["lesson", "lesson_yaml", "lesson_step"])
         services.import_snapshot(copy, services.export_yaml(source), "kubectl", source=f"fork of {source.slug}")
         _copy_live_questions(source, copy)
     return copy

@@ -95,6 +95,9 @@ def all_translations() -> dict[str, dict[str, Translation]]:
 
 
 def translation_of(lesson: Lesson, language: str) -> Translation | None:
+    """A built-in lesson's translation (a teacher's own lesson of the same name has none)."""
+    if all_lessons().get(lesson.name) is not lesson:
+        return None
     return all_translations().get(language, {}).get(lesson.name)
 
 

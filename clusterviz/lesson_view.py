@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from .lesson_translations import step_texts, view_texts
-from .lessons import Lesson, LessonStep, all_lessons, created_objects
+from .lessons import Lesson, LessonStep, created_objects, lesson_of
 from .models import QUESTION_CANCELLED, QUESTION_REVEALED, Cluster, Question
 from .prediction import presenters_group
 from .publish import publish
@@ -94,7 +94,7 @@ def _entry(cluster: Cluster, lesson: Lesson, index: int, ran: int, presenter: bo
 def lesson_view(cluster: Cluster, presenter: bool) -> dict[str, Any] | None:
     """The cluster's lesson as far as this viewer may see it (module docstring); None when the
     cluster has no (known) lesson."""
-    lesson: Lesson | None = all_lessons().get(cluster.lesson)
+    lesson = lesson_of(cluster)
     if lesson is None:
         return None
     ran = min(cluster.lesson_step, len(lesson.steps))
@@ -114,7 +114,7 @@ def _message(cluster: Cluster, audience: Audience) -> dict[str, Any] | None:
 
 def _refresh(cluster: Cluster) -> None:
     """The lesson's place as stored now: the caller's copy may predate a step another request ran."""
-    cluster.refresh_from_db(fields=["lesson", "lesson_step"])
+    cluster.refresh_from_db(fields=["lesson", "lesson_yaml", "lesson_step"])
 
 
 def lesson_messages(cluster: Cluster, presenter: bool) -> list[dict[str, Any]]:

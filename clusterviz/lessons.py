@@ -22,6 +22,7 @@ from . import profiles, services, store
 from .kube_api.tables import pod_status as pod_status_column  # kubectl get pods' STATUS (printPod)
 from .messages import parse_action, perform
 from .models import Cluster
+from .recorded_steps import created_objects
 
 LESSONS_DIR = Path(__file__).parent / "lessons"
 _NAME = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
@@ -127,19 +128,6 @@ class Lesson(Spec):
             "steps": len(self.steps),
             "questions": sum(1 for step in self.steps if step.predict is not None),
         }
-
-
-def created_objects(text: str) -> Iterator[tuple[str, str]]:
-    """(kind, "namespace/name") of each object in a create action's YAML (unparseable YAML yields
-    none: the action's own validation reports it when the lesson plays)."""
-    try:
-        documents = list(yaml.safe_load_all(text))
-    except yaml.YAMLError:
-        return
-    for doc in documents:
-        if isinstance(doc, dict) and isinstance(doc.get("kind"), str) and isinstance(doc.get("metadata"), dict):
-            meta = doc["metadata"]
-            yield doc["kind"], f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
 
 
 def _created_pods(text: str) -> Iterator[str]:
@@ -291,22 +279,44 @@ def get_lesson(name: str) -> Lesson:
 
 
 def load_lesson(cluster: Cluster, name: str) -> Lesson:
-    """Put a lesson's starting objects into an empty cluster (at the lesson's pace, if it sets one)."""
-    lesson = get_lesson(name)
+    """Put a built-in lesson's starting objects into an empty cluster (at the lesson's pace, if it sets one)."""
+    return _load(cluster, get_lesson(name), "")
+
+
+def load_lesson_file(cluster: Cluster, text: str, source: str) -> Lesson:
+    """A teacher's own lesson file (validated as the built-in lessons are) into an empty cluster."""
+    return _load(cluster, parse_lesson(text, source), text)
+
+
+def _load(cluster: Cluster, lesson: Lesson, text: str) -> Lesson:
     if lesson.objects.strip():
-        services.create_from_yaml(cluster, lesson.objects, "kubectl", source=f"lesson {name}")
+        services.create_from_yaml(cluster, lesson.objects, "kubectl", source=f"lesson {lesson.name}")
     if lesson.pace is not None:
         services.set_pace(cluster, lesson.pace)
     profiles.store(cluster, profiles.parse({"yaml": lesson.profile}) if lesson.profile else {})
-    cluster.lesson = name
-    cluster.lesson_step = 0
-    cluster.save(update_fields=["lesson", "lesson_step"])
+    cluster.lesson, cluster.lesson_yaml, cluster.lesson_step = lesson.name, text, 0
+    cluster.save(update_fields=["lesson", "lesson_yaml", "lesson_step"])
     return lesson
+
+
+@lru_cache(maxsize=32)
+def _own_lesson(text: str) -> Lesson:
+    return parse_lesson(text, "lesson.yaml")
+
+
+def lesson_of(cluster: Cluster) -> Lesson | None:
+    """The cluster's lesson: its own (an imported file's), else the built-in one it names; None
+    without a lesson."""
+    if cluster.lesson_yaml:
+        return _own_lesson(cluster.lesson_yaml)
+    return all_lessons().get(cluster.lesson)
 
 
 def play_step(cluster: Cluster) -> LessonStep | None:
     """Carry out the lesson's next step (as kubectl would); None when the lesson is over."""
-    lesson = get_lesson(cluster.lesson)
+    lesson = lesson_of(cluster)
+    if lesson is None:
+        raise InputError(f'lesson "{cluster.lesson}" not found')
     if cluster.lesson_step >= len(lesson.steps):
         return None
     step = lesson.steps[cluster.lesson_step]

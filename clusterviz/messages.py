@@ -10,7 +10,7 @@ from scheduler_core.api.limits import MAX_YAML_CHARS
 from scheduler_core.api.loading import InputError
 from scheduler_core.api.text import quote
 
-from . import services
+from . import lesson_recording, recorded_steps, services
 from .models import Cluster
 from .prediction import PredictAction
 from .publish import publish
@@ -35,9 +35,34 @@ class Replace(_Action):
     yaml: str = Field(max_length=MAX_YAML_CHARS)
 
 
+# What a delete action (a lesson step's, a recorded kubectl delete's) may remove.
+DeletableKind = Literal[
+    "Pod",
+    "Deployment",
+    "ReplicaSet",
+    "DaemonSet",
+    "StatefulSet",
+    "Job",
+    "Node",
+    "PriorityClass",
+    "Namespace",
+    "Service",
+    "ConfigMap",
+    "Secret",
+    "PodDisruptionBudget",
+    "PersistentVolumeClaim",
+    "PersistentVolume",
+    "StorageClass",
+    "ResourceClaim",
+    "ResourceClaimTemplate",
+    "DeviceClass",
+    "ResourceSlice",
+]
+
+
 class Delete(_Action):
     action: Literal["delete"]
-    kind: Literal["Pod", "Deployment", "ReplicaSet", "Node", "PriorityClass", "Namespace"]
+    kind: DeletableKind
     name: str = Field(min_length=1, max_length=253)
     namespace: str = "default"
 
@@ -159,6 +184,7 @@ Action = Annotated[
     Field(discriminator="action"),
 ]
 _ADAPTER: TypeAdapter[Any] = TypeAdapter(Action)
+CHANGES = (Create, Replace, Delete, Label, TaintAction, Cordon, Scale)  # the actions that change the cluster
 
 
 def parse_action(data: Any) -> Any:
@@ -192,7 +218,17 @@ def data_error_message(exc: Exception) -> str:
 
 
 def perform(cluster: Cluster, action: Any, component: str) -> dict[str, Any]:
-    """Carry out one validated action; returns what the client is told on success."""
+    """Carry out one validated action; returns what the client is told on success. A change of the
+    cluster is a step of the lesson being recorded on it, if one is."""
+    if not isinstance(action, CHANGES):
+        return _perform(cluster, action, component)
+    with lesson_recording.step(cluster) as recorder:
+        result = _perform(cluster, action, component)
+        recorder.record(recorded_steps.from_action(action.model_dump(exclude={"id"}, by_alias=True)))
+    return result
+
+
+def _perform(cluster: Cluster, action: Any, component: str) -> dict[str, Any]:
     if isinstance(action, Create):
         created = services.create_from_yaml(cluster, action.yaml, component, source="yaml", register_nodes=True)
         return {"created": [f"{o['kind']}/{o['metadata']['name']}" for o in created]}

@@ -29,6 +29,8 @@ class Cluster(models.Model):
     pace = models.CharField(max_length=16, choices=PACE_CHOICES, default=PACE_INSTANT)
     pace_delay_ms = models.PositiveIntegerField(default=800)
     lesson = models.CharField(max_length=64, blank=True)
+    # A teacher's own lesson (an imported lesson file's YAML); empty: `lesson` names a built-in one.
+    lesson_yaml = models.TextField(blank=True)
     lesson_step = models.PositiveIntegerField(default=0)
     # The presenter's last view (cycle, step, speed, what-if, selection, tab): late followers start there.
     presenter_view = models.JSONField(default=dict, blank=True)
@@ -61,6 +63,22 @@ class Cluster(models.Model):
             "lessonStep": self.lesson_step,
             "presenterView": self.presenter_view,
         }
+
+
+class LessonRecording(models.Model):
+    """A lesson being recorded on a cluster (clusterviz/lesson_recording.py): the objects it starts
+    from, each action a teacher took (as a lesson step's `do` and kubectl command, with where the
+    pods were after it) and the teacher's edits (texts, questions)."""
+
+    cluster = models.OneToOneField(Cluster, on_delete=models.CASCADE, related_name="recording")
+    active = models.BooleanField(default=True)
+    started_at = models.DateTimeField(auto_now_add=True)
+    objects_yaml = models.TextField(blank=True)  # the cluster when recording started (a lesson's objects)
+    start_pods = models.JSONField(default=dict)  # "namespace/name" → where it was then (`placements`)
+    pace = models.CharField(max_length=16, blank=True)
+    profile_yaml = models.TextField(blank=True)
+    steps = models.JSONField(default=list)  # [{id, do, command, pods (after it, once known)}]
+    draft = models.JSONField(default=dict)  # the editor's texts: lesson fields and per-step texts
 
 
 class KubeObject(models.Model):

@@ -10,11 +10,13 @@ import logging
 import re
 import secrets
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
+from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
@@ -26,7 +28,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.gzip import gzip_page
 from django.views.decorators.http import condition, require_GET, require_POST
 
-from scheduler_core.api.limits import MAX_YAML_BYTES
+from scheduler_core.api.limits import MAX_YAML_BYTES, MAX_YAML_CHARS
 from scheduler_core.api.loading import InputError
 
 from . import access, actions, cycle_traces, join_codes, join_views, prediction, retention, services, store
@@ -34,7 +36,7 @@ from .controllers.scheduler import CYCLES_KEPT
 from .kube_api.status import status_body
 from .lesson_translations import card as lesson_card
 from .lesson_view import lesson_messages
-from .lessons import all_lessons, catalog, load_lesson, topic_title
+from .lessons import all_lessons, catalog, load_lesson, load_lesson_file, parse_lesson, topic_title
 from .models import STAGING_PREFIX, Cluster, SchedulingCycle
 from .state_text import gzipped_state
 
@@ -93,7 +95,8 @@ def home(request: HttpRequest) -> HttpResponse:
     return _home(request)
 
 
-def _home(request: HttpRequest, error: str = "", status: int = 200) -> HttpResponse:
+def _home(request: HttpRequest, error: str = "", status: int = 200, error_at: str = "create") -> HttpResponse:
+    """The home page; `error` is shown beside the form it concerns (`error_at`: create, lesson_file)."""
     language = get_language()
     context = {
         "clusters": _clusters_of(request),
@@ -108,7 +111,7 @@ def _home(request: HttpRequest, error: str = "", status: int = 200) -> HttpRespo
         "demo_slug": _fresh_slug("demo"),
     }
     if error:
-        context["error"] = error
+        context["error"], context["error_at"] = error, error_at
     return render(request, "clusterviz/home.html", context, status=status)
 
 
@@ -134,6 +137,8 @@ def _fresh_slug(lesson: str) -> str:
 
 @require_POST
 def create_cluster(request: HttpRequest) -> HttpResponse:
+    if "lesson_file" in request.FILES:
+        return _create_from_lesson_file(request, request.FILES["lesson_file"])
     slug = (request.POST.get("slug") or "").strip()
     lesson = (request.POST.get("lesson") or "").strip()
     title = request.POST.get("title", "")
@@ -152,6 +157,35 @@ def create_cluster(request: HttpRequest) -> HttpResponse:
     access.grant(request.session, cluster)  # the creator holds the edit link
     # "start a class" opens presenter mode (the lesson's rail, the join code); anything else the board
     suffix = "?present=1" if request.POST.get("then") == "present" and lesson else ""
+    return HttpResponseRedirect(reverse("clusterviz-cluster", args=[cluster.slug]) + suffix)
+
+
+def _lesson_file_text(upload: UploadedFile) -> tuple[str, str]:
+    """(its name as errors cite it, its text) of an uploaded lesson file, or InputError."""
+    source = re.sub(r"[^\w.-]", "_", Path(upload.name or "lesson.yaml").name)[:100] or "lesson.yaml"
+    if (upload.size or 0) > MAX_YAML_CHARS:
+        raise InputError(f"{source}: the file is {upload.size} bytes; a lesson file holds at most {MAX_YAML_CHARS}")
+    try:
+        return source, upload.read().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{source}: not UTF-8 text (byte {exc.start})") from None
+
+
+def _create_from_lesson_file(request: HttpRequest, upload: UploadedFile) -> HttpResponse:
+    """A new cluster running a teacher's own lesson file (validated as the built-in lessons are)."""
+    try:
+        source, text = _lesson_file_text(upload)
+        lesson = parse_lesson(text, source)
+        with transaction.atomic():
+            cluster = services.create_cluster(_fresh_slug(lesson.name), lesson.title[:200])
+            if request.user.is_authenticated:
+                cluster.owner = request.user
+                cluster.save(update_fields=["owner"])
+            load_lesson_file(cluster, text, source)
+    except (InputError, store.StoreError) as exc:
+        return _home(request, str(exc), 400, error_at="lesson_file")
+    access.grant(request.session, cluster)
+    suffix = "?present=1" if request.POST.get("then") == "present" else ""
     return HttpResponseRedirect(reverse("clusterviz-cluster", args=[cluster.slug]) + suffix)
 
 

@@ -17,7 +17,7 @@ from django.views.decorators.csrf import csrf_exempt
 
 from scheduler_core.api.validation import dns1123_label_error
 
-from .. import access, retention, store
+from .. import access, lesson_recording, recorded_steps, retention, store
 from ..controllers.runner import ensure_runner
 from ..messages import MAX_YAML_CHARS
 from ..models import Cluster
@@ -238,7 +238,30 @@ def _evict(call: Call) -> Reply:
 
 
 def handle(call: Call) -> Reply:
-    """A non-watch resource request (synchronous: runs in a worker thread)."""
+    """A non-watch resource request (synchronous: runs in a worker thread). A write is a step of the
+    lesson being recorded on the cluster, if one is (the object before and after it tell which)."""
+    target = call.target
+    recordable = call.method in ("POST", "PUT", "PATCH", "DELETE") and target.subresource in (None, "scale", "eviction")
+    if not recordable or target.res.kind in REVIEW_KINDS:
+        return _handle(call)
+    with lesson_recording.step(call.cluster) as recorder:
+        before = _stored(call, target.name) if recorder.active and target.name else None
+        reply = _handle(call)
+        if recorder.active and reply.wrote:
+            name = target.name or (reply.body.get("metadata") or {}).get("name")
+            after = _stored(call, name) if name else None
+            recorder.record(recorded_steps.from_write(target.res.kind, before, after))
+    return reply
+
+
+def _stored(call: Call, name: str) -> Obj | None:
+    try:
+        return store.get(call.cluster, call.target.res.kind, call.target.namespace or "", name)
+    except store.NotFound:
+        return None
+
+
+def _handle(call: Call) -> Reply:
     target = call.target
     sub = target.subresource
     if sub is not None and sub not in target.res.subresources:
