@@ -20,6 +20,7 @@ from scheduler_core.api.loading import InputError
 from . import lesson_recording
 from .kube_api.status import status_body
 from .lesson_export import ExportError, export, parse_draft
+from .lessons import TOPICS
 from .models import LessonRecording
 from .profile_views import _json_body
 from .views import _api, _api_cluster, _download, _forbidden, _may_write
@@ -40,7 +41,8 @@ def api_recording(request: HttpRequest, slug: str) -> HttpResponse:
         if op not in OPERATIONS:
             raise InputError(f'op: Unsupported value: {op!r}: supported values: "start", "stop", "discard"')
         OPERATIONS[op](cluster)
-    return JsonResponse({"recording": lesson_recording.public_state(cluster)})
+    topics = [{"key": key, "title": str(title)} for key, title in TOPICS.items()]
+    return JsonResponse({"recording": lesson_recording.public_state(cluster), "topics": topics})
 
 
 def _export_failed(error: ExportError) -> JsonResponse:

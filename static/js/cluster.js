@@ -21,6 +21,7 @@ import { mountProfiles } from "./views/profiles.js"; // profiles
 import { PredictionPanel } from "./views/prediction.js"; // prediction
 import { LessonPlayer } from "./views/lesson_player.js"; // lesson
 import { wireJoinCard } from "./views/join_card.js"; // classroom: the join code and its QR code
+import { mountRecorder } from "./views/recorder.js"; // record a lesson
 
 const page = $("#cluster-page");
 const slug = page.dataset.slug;
@@ -53,10 +54,13 @@ const listWatch = new ListWatchFlow(); // list-watch: every change travels the d
 let whatIfCount = 0;
 const pendingCycleSeek = view.cycle !== null ? { cycle: view.cycle, step: view.step } : null;
 
+const MAX_TOASTS = 4;
+
 function toast(text, kind = "info") {
   const box = $("#toasts");
-  const item = h("div", { class: `toast toast-${kind}`, role: kind === "error" ? "alert" : "status" }, text);
+  const item = h("div", { class: `toast toast-${kind}`, role: kind === "error" ? "alert" : "status", title: text }, text);
   box.append(item);
+  while (box.children.length > MAX_TOASTS) box.firstElementChild.remove(); // the status bar shows the newest
   setTimeout(() => item.remove(), kind === "error" ? 8000 : 3000);
 }
 
@@ -205,6 +209,8 @@ const editor = new Editor($("#editor"), {
 });
 
 const profilesPanel = mountProfiles($("#profiles"), { slug, readOnly, toast, pods: () => [...state.objects.Pod.values()], editorText: () => editor.textarea.value }); // profiles
+
+const recorder = readOnly ? null : mountRecorder($("#recorder"), { slug, toast }); // record a lesson
 
 function selectedPodObject() {
   return ui.selectedPod ? state.objects.Pod.get(ui.selectedPod) : null;
@@ -391,6 +397,9 @@ function handle(msg) {
     lesson.expect(state.cluster.lessonStep || 0);
   } else if (msg.type === "lesson.view") {
     if (lesson.receive(msg)) showLessonTitle();
+  } else if (msg.type === "recording.changed") {
+    if (recorder) recorder.refresh(); // record a lesson: a step was recorded
+    return;
   } else if (msg.type === "profile.updated") {
     if (profilesPanel) profilesPanel.refreshStored(); // profiles
   } else if (msg.type === "presenter.view" && readOnly) {
