@@ -4,9 +4,10 @@ Performs `bench/load.py`'s action plan (label, taint, create a pod, unlabel, unt
 fresh `demo` cluster in a temporary SQLite database, reconciling the controllers after each action
 as the cluster's runner does at the instant pace, and prints the CPU milliseconds, SQL queries and
 controller steps per action (a figure, not a timed test). `--top N` adds a cProfile of the N
-costliest functions; `--queries N` the N most frequent SQL statements (numbers masked).
+costliest functions; `--queries N` the N most frequent SQL statements (numbers masked);
+`--recording` records a lesson meanwhile (clusterviz/lesson_recording.py: each action a step).
 
-Usage: .venv/bin/python bench/control_loop_cpu.py [--actions 60] [--warmup 6] [--top 0] [--queries 0]
+Usage: .venv/bin/python bench/control_loop_cpu.py [--actions 60] [--warmup 6] [--top 0] [--queries 0] [--recording]
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=6, help="actions done first, not measured (default 6)")
     parser.add_argument("--top", type=int, default=0, help="print a profile of the N costliest functions")
     parser.add_argument("--queries", type=int, default=0, help="print the N most frequent SQL statements")
+    parser.add_argument("--recording", action="store_true", help="record a lesson while acting")
     args = parser.parse_args()
 
     workdir = tempfile.mkdtemp(prefix="cv-cpu-")
@@ -62,6 +64,10 @@ def main() -> None:
 
     for action in plan[: args.warmup]:
         act(action)
+    if args.recording:
+        from clusterviz import lesson_recording
+
+        lesson_recording.start(cluster)
     measured = plan[args.warmup :]
     profile = cProfile.Profile() if args.top else None
     queries: Counter[str] = Counter()
@@ -81,8 +87,10 @@ def main() -> None:
         if args.queries:
             queries.update(re.sub(r"\b\d+(\.\d+)?\b", "N", q["sql"])[-200:] for q in captured.captured_queries)
     n = len(measured)
+    recorded = " (recorded as lesson steps)" if args.recording else ""
     print(
-        f"{n} actions on the demo cluster: CPU {cpu * 1000 / n:.1f} ms/action, {count / n:.1f} queries/action, "
+        f"{n} actions on the demo cluster{recorded}: CPU {cpu * 1000 / n:.1f} ms/action, "
+        f"{count / n:.1f} queries/action, "
         f"{steps / n:.2f} controller steps/action (wall {wall * 1000 / n:.1f} ms/action, "
         f"load average {os.getloadavg()[0]:.1f})"
     )

@@ -207,8 +207,8 @@ BAD_ACTIONS = [
         id="delay-negative",
     ),
     pytest.param(
-        {"action": "delete", "kind": "Secret", "name": "x"},
-        r"^kind: Input should be 'Pod', 'Deployment', 'ReplicaSet', 'Node', 'PriorityClass' or 'Namespace'$",
+        {"action": "delete", "kind": "Event", "name": "x"},
+        r"^kind: Input should be 'Pod', 'Deployment', 'ReplicaSet', 'DaemonSet', .* or 'ResourceSlice'$",
         id="wrong-kind",
     ),
     pytest.param({"action": "create", "yaml": 5}, r"^yaml: Input should be a valid string$", id="yaml-not-a-string"),

@@ -352,7 +352,7 @@ NEVER_500 = [
     {"action": "create", "yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {replicas: x}"},
     {"action": "create", "yaml": "apiVersion: v1\nkind: Node\nmetadata: {name: n2}\nstatus: {allocatable: 3}"},
     {"action": "create", "yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: " + "a" * 300 + "}"},
-    {"action": "delete", "kind": "Secret", "name": "x"},
+    {"action": "delete", "kind": "Event", "name": "x"},
     {"action": "delete", "kind": "Pod", "name": ""},
     {"action": "label", "node": "n1", "key": "", "value": "x"},
     {"action": "label", "node": "n1", "key": "k", "value": 5},
