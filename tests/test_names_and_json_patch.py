@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from clusterviz.kube_api.managed import check_manager
 from clusterviz.kube_api.patch import PATCH_REJECTED, json_patch
-from clusterviz.kube_api.protobuf import MAGIC, access_review_spec
+from clusterviz.kube_api.protobuf import MAGIC, decode
 from clusterviz.kube_api.status import ApiError
 from clusterviz.validation import admit
 from scheduler_core.api.loading import InputError
@@ -161,9 +161,11 @@ def _field(number: int, payload: bytes) -> bytes:
 def test_a_protobuf_access_review_is_read() -> None:
     attributes = _field(1, b"default") + _field(2, b"create") + _field(5, b"pods")
     review = _field(2, _field(1, attributes))  # SelfSubjectAccessReview.spec.resourceAttributes
-    body = MAGIC + _field(1, b"") + _field(2, review)  # runtime.Unknown{typeMeta, raw}
-    assert access_review_spec(body) == {
-        "resourceAttributes": {"namespace": "default", "verb": "create", "resource": "pods"}
+    body = MAGIC + _field(1, b"") + _field(2, review)  # runtime.Unknown{typeMeta (empty: the endpoint's), raw}
+    assert decode(body, "SelfSubjectAccessReview", "authorization.k8s.io/v1") == {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SelfSubjectAccessReview",
+        "spec": {"resourceAttributes": {"namespace": "default", "verb": "create", "resource": "pods"}},
     }
 
 
@@ -171,11 +173,11 @@ def test_a_protobuf_access_review_is_read() -> None:
 @given(st.binary(max_size=64))
 def test_any_protobuf_body_is_read_or_refused_with_a_400(tail: bytes) -> None:
     try:
-        spec = access_review_spec(MAGIC + tail)
+        review = decode(MAGIC + tail, "SelfSubjectAccessReview", "authorization.k8s.io/v1")
     except ApiError as exc:
         assert exc.code == 400
         return
-    assert isinstance(spec, dict)
+    assert isinstance(review, dict)
 
 
 @pytest.mark.parametrize(

@@ -21,13 +21,12 @@ from .. import access, lesson_recording, recorded_steps, retention, store
 from ..controllers.runner import ensure_runner
 from ..messages import MAX_YAML_CHARS
 from ..models import Cluster
-from . import discovery, openapi, paging, writes
+from . import discovery, openapi, paging, protobuf, writes
 from .eviction import evict
 from .fields import FieldValidation
 from .options import WriteOptions, write_options
 from .patch import APPLY, PATCH_TYPES, parse_body_fields
 from .present import scale_of
-from .protobuf import access_review_spec, rules_review_spec
 from .reads import get_object, list_objects, presenter
 from .resources import GROUPS, REVIEW_KINDS
 from .routing import Target, method_not_allowed, not_served, route
@@ -41,7 +40,7 @@ __all__ = ["endpoint"]
 log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 JSON = "application/json"
-PROTOBUF = "application/vnd.kubernetes.protobuf"
+PROTOBUF = protobuf.MEDIA_TYPE
 NO_CONTAINERS = ("log", "exec", "attach", "portforward", "proxy")
 MAX_BODY_BYTES = MAX_YAML_CHARS  # the most a manifest may hold (kube-apiserver's own limit is 3 MiB)
 
@@ -97,17 +96,8 @@ def _encode_one(call: Call, obj: Obj) -> Obj:
 
 
 def _body(call: Call) -> Any:
-    if call.content_type == PROTOBUF:
-        raise ApiError(
-            415,
-            "UnsupportedMediaType",
-            "the body of the request was in an unknown format - accepted media types include: "
-            "application/json, application/yaml",
-            warning=(
-                "clusterviz reads JSON request bodies only; kubectl 1.32 sends protobuf for generator commands "
-                "such as 'kubectl create deployment': write a manifest and use 'kubectl apply -f' instead"
-            ),
-        )
+    if call.content_type == PROTOBUF:  # kubectl's typed client: `kubectl create namespace|deployment|…`, `debug`
+        return protobuf.decode(call.body, call.target.res.kind, call.target.res.api_version)
     content_type = APPLY if call.content_type in ("application/yaml", APPLY) else call.content_type
     if content_type not in (JSON, APPLY, *PATCH_TYPES):
         raise ApiError(
@@ -340,6 +330,29 @@ def _watch(call: Call) -> StreamingHttpResponse:
     return response
 
 
+def wants_protobuf(accept: str) -> bool:
+    """Whether the client prefers protobuf: it names it before JSON (`application/vnd.kubernetes.protobuf,
+    */*`, as client-go's typed clients send), not as a Table."""
+    for entry in accept.split(","):
+        media, _, params = entry.strip().partition(";")
+        media = media.strip().lower()
+        if media == PROTOBUF:
+            return "as=" not in params
+        if media in (JSON, "application/yaml"):
+            return False
+    return False
+
+
+def _answered(call: Call) -> Reply:
+    """`handle`, its object in protobuf when the client prefers it and the kind has a message."""
+    reply = handle(call)
+    if reply.content_type == JSON and isinstance(reply.body, dict) and wants_protobuf(call.accept):
+        encoded = protobuf.encode(reply.body)
+        if encoded is not None:
+            reply.body, reply.content_type = encoded, PROTOBUF
+    return reply
+
+
 def _respond(reply: Reply) -> HttpResponse:
     if isinstance(reply.body, (dict, list)):
         content: str | bytes = json.dumps(reply.body, separators=(",", ":"))
@@ -490,12 +503,8 @@ def _review(call: Call) -> Reply:
     """SelfSubjectAccessReview (`kubectl auth can-i`: the owner may do anything, anyone may read) and
     SelfSubjectReview (`kubectl auth whoami`), answered for the requester and never stored."""
     res = call.target.res
-    if call.content_type == PROTOBUF:  # kubectl's typed client sends these as protobuf
-        decode = {"SelfSubjectAccessReview": access_review_spec, "SelfSubjectRulesReview": rules_review_spec}
-        spec: Any = decode[res.kind](call.body) if res.kind in decode else {}
-    else:
-        body = _body(call) if call.body.strip() else {}
-        spec = (body.get("spec") if isinstance(body, dict) else None) or {}
+    body = _body(call) if call.body.strip() else {}
+    spec = (body.get("spec") if isinstance(body, dict) else None) or {}
     if not isinstance(spec, dict):
         raise ApiError(400, "BadRequest", f"{res.kind}.spec: must be an object")
     if res.kind == "SelfSubjectReview":
@@ -617,7 +626,7 @@ async def endpoint(request: HttpRequest, slug: str, path: str = "", key: str | N
         if watching:
             ensure_runner(cluster.pk)  # a watcher expects things to happen: make sure the controllers run
             return await sync_to_async(_watch)(call)
-        reply = await sync_to_async(handle)(call)
+        reply = await sync_to_async(_answered)(call)
         if reply.wrote:
             ensure_runner(cluster.pk)
         return _respond(reply)
