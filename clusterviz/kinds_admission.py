@@ -22,7 +22,7 @@ from scheduler_core.api.policy import PodDisruptionBudget
 from scheduler_core.api.validation import Replicas
 from scheduler_core.framework.selectors import compile_label_selector
 
-from .validation import PodTemplate, _check_containers, _check_meta, _Model, prune
+from .validation import PodTemplate, _check_containers, _check_meta, _Model, prune, prune_as
 
 __all__ = ["admit_extra"]
 
@@ -231,4 +231,8 @@ def admit_extra(kind: str, body: Obj, source: str, node: yaml.Node | None, prefi
         return _disruption_budget(body, source, node, prefix)
     if kind == "ControllerRevision":
         return _controller_revision(body, source, node, prefix)
+    if kind == "LimitRange":
+        from .limit_ranges import admit_limit_range
+
+        return prune_as("LimitRange", admit_limit_range(body, source, node, prefix))
     return prune(body)  # ConfigMap, ServiceAccount

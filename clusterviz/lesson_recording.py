@@ -50,6 +50,7 @@ STARTING_KINDS = (
     "ConfigMap",
     "Secret",
     "ServiceAccount",
+    "LimitRange",
     "Service",
     "PodDisruptionBudget",
     "Deployment",

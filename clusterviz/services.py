@@ -41,6 +41,7 @@ from scheduler_core.framework.profile import Profile
 from . import profiles, retention, scheduler_cache, store
 from .adapters import snapshot
 from .admission import admission_context
+from .limit_ranges import apply_limit_ranges
 from .models import PACE_CHOICES, Cluster, KubeObject
 from .node_registration import register_node
 from .taints import stamp_no_execute
@@ -139,8 +140,13 @@ def create_from_yaml(
     objects = parse_objects(text, source, cluster)
     if register_nodes:
         objects = [register_node(body) for body in objects]
-    with transaction.atomic():
-        return [store.create(cluster, body, component) for body in objects]
+    with transaction.atomic():  # one by one, as kubectl creates them: a LimitRange first applies to the pods after it
+        return [store.create(cluster, _admitted_in(cluster, body), component) for body in objects]
+
+
+def _admitted_in(cluster: Cluster, body: dict[str, Any]) -> dict[str, Any]:
+    """A new object after the admission plugins that read the namespace's objects (LimitRanger)."""
+    return apply_limit_ranges(cluster, body) if body.get("kind") == "Pod" else body
 
 
 def replace_from_yaml(
@@ -490,6 +496,7 @@ EXPORT_KINDS = (
     "ConfigMap",
     "Secret",
     "ServiceAccount",
+    "LimitRange",
     "Service",
     "Deployment",
     "DaemonSet",

@@ -215,8 +215,9 @@ def _sync_one(cluster: Cluster, ds: Obj, nodes: list[Node]) -> bool:
         if where.should_run:
             desired += 1
             if not pods:
-                create_pod(cluster, ds, _new_pod(ds, name, revision), COMPONENT, COMPONENT)
-                return True
+                if create_pod(cluster, ds, _new_pod(ds, name, revision), COMPONENT, COMPONENT) is not None:
+                    return True
+                continue  # forbidden by admission (a FailedCreate event): the next node
             if len(pods) > 1:
                 _delete(cluster, ds, pods[-1])
                 return True

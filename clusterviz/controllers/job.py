@@ -108,8 +108,7 @@ def _sync_one(cluster: Cluster, job: Obj) -> bool:
     if completions is not None:
         wanted = min(wanted, max(0, completions - succeeded))
     if len(running) < wanted:
-        create_pod(cluster, job, _new_pod(job), COMPONENT, COMPONENT)
-        return True
+        return create_pod(cluster, job, _new_pod(job), COMPONENT, COMPONENT) is not None  # None: forbidden
     if len(running) > wanted:
         _delete(cluster, running[-1])
         record_event(

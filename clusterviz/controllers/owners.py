@@ -9,6 +9,7 @@ from typing import Any
 from .. import scheduler_cache, store
 from ..admission import admission_context
 from ..kube_events import record_event
+from ..limit_ranges import LimitRangeViolation, apply_limit_ranges
 from ..models import Cluster
 from ..validation import admit
 
@@ -58,12 +59,29 @@ def is_running_and_ready(pod: Obj) -> bool:
     return pod.get("status", {}).get("phase") == "Running" and is_ready(pod)
 
 
+def admitted_pod(
+    cluster: Cluster, owner: Obj, body: Obj, controller: str, context: Any = None, ranges: list[Obj] | None = None
+) -> Obj | None:
+    """A controller's new pod as the API server admits it (validation, defaults, priority, then
+    LimitRanger); None when admission forbids it — the controller's `FailedCreate` event says why,
+    as kube-controller-manager's does (`Error creating: pods "web-…" is forbidden: …`)."""
+    admitted = admit(body, controller, None, *(context or admission_context(cluster)))
+    try:
+        return apply_limit_ranges(cluster, admitted, ranges)
+    except LimitRangeViolation as refused:
+        record_event(cluster, owner, "Warning", "FailedCreate", f"Error creating: {refused}", controller)
+        return None
+
+
 def create_pod(
     cluster: Cluster, owner: Obj, pod: Obj, component: str, controller: str, message: str = "Created pod: {name}"
-) -> Obj:
-    """Admit and store a pod the controller built; records the controller's SuccessfulCreate event."""
-    body = {"apiVersion": "v1", "kind": "Pod", **pod}
-    created = store.create(cluster, admit(body, controller, None, *admission_context(cluster)), component)
+) -> Obj | None:
+    """Admit and store a pod the controller built; records the controller's SuccessfulCreate event
+    (None, and a FailedCreate event, when admission forbids it)."""
+    body = admitted_pod(cluster, owner, {"apiVersion": "v1", "kind": "Pod", **pod}, controller)
+    if body is None:
+        return None
+    created = store.create(cluster, body, component)
     name = created["metadata"]["name"]
     record_event(cluster, owner, "Normal", "SuccessfulCreate", message.format(name=name), controller)
     return created

@@ -14,10 +14,10 @@ from scheduler_core.framework.selectors import compile_label_selector
 from .. import scheduler_cache, store
 from ..admission import admission_context
 from ..kube_events import event_body, record_event, record_events
+from ..limit_ranges import limit_ranges_of
 from ..models import Cluster
 from ..services import delete_object
-from ..validation import admit
-from .owners import owned_by, owner_ref
+from .owners import admitted_pod, owned_by, owner_ref
 
 COMPONENT = "replicaset-controller"
 HASH_LABEL = "pod-template-hash"
@@ -44,11 +44,10 @@ def sync_replica_sets(cluster: Cluster, bulk: bool = False) -> bool:
         owned = [p for p in pods if owned_by(p, meta["uid"]) and not p["metadata"].get("deletionTimestamp")]
         wanted = int(spec.get("replicas", 1))
         if len(owned) < wanted:
-            if bulk:
-                create_pods_slow_start(cluster, rs, wanted - len(owned))
-            else:
-                _create_pod(cluster, rs)
-            return True
+            created = create_pods_slow_start(cluster, rs, wanted - len(owned)) if bulk else _create_pod(cluster, rs)
+            if created:
+                return True
+            continue  # admission forbids its pods (FailedCreate): the next ReplicaSet
         if len(owned) > wanted:
             victim = min(owned, key=_deletion_rank)
             # an API delete: a bound pod turns Terminating (its kubelet stops it), a pending one goes at once
@@ -114,9 +113,13 @@ def create_pods_slow_start(cluster: Cluster, rs: dict[str, Any], missing: int) -
     from ..store_bulk import create_many
 
     context = admission_context(cluster)
+    ranges = limit_ranges_of(cluster, rs["metadata"]["namespace"])
     created_total = 0
     for size in slow_start_batches(min(missing, BURST_REPLICAS)):
-        bodies = [admit(_pod_body(rs), "replicaset", None, *context) for _ in range(size)]
+        admitted = [admitted_pod(cluster, rs, _pod_body(rs), COMPONENT, context, ranges) for _ in range(size)]
+        bodies = [body for body in admitted if body is not None]
+        if not bodies:
+            break
         created = create_many(cluster, bodies, COMPONENT)
         events = [
             event_body(rs, "Normal", "SuccessfulCreate", f"Created pod: {pod['metadata']['name']}", COMPONENT)
@@ -142,10 +145,12 @@ def _pod_body(rs: dict[str, Any]) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": template["spec"]}
 
 
-def _create_pod(cluster: Cluster, rs: dict[str, Any]) -> None:
-    body = _pod_body(rs)
-    # The API server admits pods created by controllers like any other (priority, defaults).
-    created = store.create(cluster, admit(body, "replicaset", None, *admission_context(cluster)), COMPONENT)
+def _create_pod(cluster: Cluster, rs: dict[str, Any]) -> bool:
+    # The API server admits pods created by controllers like any other (priority, defaults, LimitRanger).
+    body = admitted_pod(cluster, rs, _pod_body(rs), COMPONENT)
+    if body is None:
+        return False
+    created = store.create(cluster, body, COMPONENT)
     record_event(
         cluster,
         rs,
@@ -154,3 +159,4 @@ def _create_pod(cluster: Cluster, rs: dict[str, Any]) -> None:
         f"Created pod: {created['metadata']['name']}",
         "replicaset-controller",
     )
+    return True

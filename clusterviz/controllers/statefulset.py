@@ -180,8 +180,8 @@ def _manage(cluster: Cluster, sts: Obj, pods: dict[int, Obj], replicas: int, ord
             if _create_claims(cluster, sts, index):
                 return True
             message = f"create Pod {{name}} in StatefulSet {set_name} successful"
-            create_pod(cluster, sts, _new_pod(sts, index), COMPONENT, COMPONENT, message)
-            return True
+            # forbidden by admission: a FailedCreate event, and nothing more this step
+            return create_pod(cluster, sts, _new_pod(sts, index), COMPONENT, COMPONENT, message) is not None
         if ordered and (is_terminating(pod) or not is_running_and_ready(pod)):
             return False  # OrderedReady: wait for this pod before touching the next
     condemned = sorted((i for i in pods if i >= replicas), reverse=True)

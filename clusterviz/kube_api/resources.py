@@ -78,6 +78,7 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("configmaps", "configmap", "ConfigMap", "", "v1", True, ("cm",)),
     Resource("secrets", "secret", "Secret", "", "v1", True),
     Resource("serviceaccounts", "serviceaccount", "ServiceAccount", "", "v1", True, ("sa",)),
+    Resource("limitranges", "limitrange", "LimitRange", "", "v1", True, ("limits",)),
     Resource(
         "persistentvolumeclaims",
         "persistentvolumeclaim",

@@ -52,6 +52,7 @@ ROOTS = {
     "PodDisruptionBudget": "V1PodDisruptionBudget",
     "ControllerRevision": "V1ControllerRevision",
     "DeleteOptions": "V1DeleteOptions",
+    "LimitRange": "V1LimitRange",
 }
 # served kind → model class, from the release-1.34 packages
 ROOTS_1_34 = {

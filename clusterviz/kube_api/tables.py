@@ -422,6 +422,11 @@ def _secret_cells(obj: Obj, now: datetime) -> list[Any]:
     ]
 
 
+def _limitrange_cells(obj: Obj, now: datetime) -> list[Any]:
+    """printLimitRange: the name and the creation time as RFC 3339."""
+    return [obj["metadata"].get("name", ""), obj["metadata"].get("creationTimestamp") or ""]
+
+
 def _serviceaccount_cells(obj: Obj, now: datetime) -> list[Any]:
     return [
         obj["metadata"].get("name", ""),
@@ -732,6 +737,10 @@ PRINTERS: dict[str, tuple[list[Column], Callable[[Obj, datetime], list[Any]]]] =
             _AGE,
         ],
         _secret_cells,
+    ),
+    "LimitRange": (
+        [_NAME, ("Created At", "date", "", 0, "CreationTimestamp is the time this object was created.")],
+        _limitrange_cells,
     ),
     "ServiceAccount": (
         [_NAME, ("Secrets", "string", "", 0, "The number of secrets of the service account."), _AGE],
