@@ -69,6 +69,7 @@ def test_version_discovery_and_openapi(api_cluster: Cluster) -> None:
         "configmaps",
         "secrets",
         "serviceaccounts",
+        "limitranges",
         "persistentvolumeclaims",
     }
     assert [(s["subresource"], s["verbs"]) for s in resources["pods"]["subresources"]] == [
