@@ -179,6 +179,9 @@ def _secret(body: Obj, source: str, node: yaml.Node | None, prefix: Path) -> Obj
 
 def _claim(body: Obj) -> Obj:
     out = prune(body)
+    spec = body.get("spec") if isinstance(body.get("spec"), dict) else {}
+    if spec.get("storageClassName") == "":  # a *string: "" asks for no class (DefaultStorageClass leaves it)
+        out.setdefault("spec", {})["storageClassName"] = ""
     out.setdefault("spec", {}).setdefault("volumeMode", "Filesystem")
     out.setdefault("status", {}).setdefault("phase", "Pending")
     return out

@@ -41,7 +41,7 @@ from scheduler_core.framework.profile import Profile
 from . import profiles, retention, scheduler_cache, store
 from .adapters import snapshot
 from .admission import admission_context
-from .limit_ranges import apply_limit_ranges
+from .admission_plugins import admit_new
 from .models import PACE_CHOICES, Cluster, KubeObject
 from .node_registration import register_node
 from .taints import stamp_no_execute
@@ -145,8 +145,8 @@ def create_from_yaml(
 
 
 def _admitted_in(cluster: Cluster, body: dict[str, Any]) -> dict[str, Any]:
-    """A new object after the admission plugins that read the namespace's objects (LimitRanger)."""
-    return apply_limit_ranges(cluster, body) if body.get("kind") == "Pod" else body
+    """A new object after the admission plugins that read other objects (LimitRanger, DefaultStorageClass)."""
+    return admit_new(cluster, body)
 
 
 def replace_from_yaml(

@@ -8,8 +8,9 @@ from typing import Any
 
 from .. import scheduler_cache, store
 from ..admission import admission_context
+from ..admission_plugins import admit_new
 from ..kube_events import record_event
-from ..limit_ranges import LimitRangeViolation, apply_limit_ranges
+from ..limit_ranges import LimitRangeViolation
 from ..models import Cluster
 from ..validation import admit
 
@@ -67,7 +68,7 @@ def admitted_pod(
     as kube-controller-manager's does (`Error creating: pods "web-…" is forbidden: …`)."""
     admitted = admit(body, controller, None, *(context or admission_context(cluster)))
     try:
-        return apply_limit_ranges(cluster, admitted, ranges)
+        return admit_new(cluster, admitted, ranges)
     except LimitRangeViolation as refused:
         record_event(cluster, owner, "Warning", "FailedCreate", f"Error creating: {refused}", controller)
         return None

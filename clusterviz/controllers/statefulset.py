@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import scheduler_cache, store
 from ..admission import admission_context
+from ..admission_plugins import admit_new
 from ..kube_events import record_event
 from ..models import Cluster
 from ..services import delete_object
@@ -106,7 +107,8 @@ def _create_claims(cluster: Cluster, sts: Obj, index: int) -> bool:
             "namespace": namespace,
             "labels": {**template["metadata"].get("labels", {}), **selector_labels},
         }
-        store.create(cluster, admit(claim, COMPONENT, None, *admission_context(cluster)), COMPONENT)
+        admitted = admit_new(cluster, admit(claim, COMPONENT, None, *admission_context(cluster)))  # a default class
+        store.create(cluster, admitted, COMPONENT)
         message = f"create Claim {name} Pod {set_name}-{index} in StatefulSet {set_name} success"
         record_event(cluster, sts, "Normal", "SuccessfulCreate", message, COMPONENT)
         return True

@@ -18,7 +18,7 @@ from scheduler_core.api.validation import replicas_error
 
 from .. import services, store
 from ..admission import admission_context
-from ..limit_ranges import apply_limit_ranges
+from ..admission_plugins import admit_new
 from ..models import Cluster
 from ..node_registration import register_node
 from ..taints import stamp_no_execute
@@ -124,8 +124,7 @@ def create(
     if res.namespaced:
         _check_namespace(cluster, res, namespace, name)
     admitted = register_node(_admit(cluster, res, obj, name))
-    if res.kind == "Pod":  # the admission plugins that read the namespace's objects
-        admitted = apply_limit_ranges(cluster, admitted)
+    admitted = admit_new(cluster, admitted)  # the plugins that read other objects (LimitRanger, …)
     if apply_manager is not None:
         admitted["metadata"]["managedFields"] = applied([], apply_manager, res.api_version, body, store.now_rfc3339())
     elif manager:
