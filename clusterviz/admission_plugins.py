@@ -1,7 +1,7 @@
 """The admission plugins that read the cluster's other objects, run on every new object whatever
 door it came through (kubectl, the browser, a controller), in kube-apiserver's order after the
-object's own validation and defaults: LimitRanger for pods (clusterviz/limit_ranges.py) and
-DefaultStorageClass for PersistentVolumeClaims
+object's own validation and defaults: LimitRanger then ServiceAccount for pods
+(clusterviz/limit_ranges.py, service_account.py) and DefaultStorageClass for PersistentVolumeClaims
 (plugin/pkg/admission/storage/storageclass/setdefault/admission.go)."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import Any
 from . import store
 from .limit_ranges import apply_limit_ranges
 from .models import Cluster
+from .service_account import with_service_account
 
 __all__ = ["DEFAULT_CLASS_ANNOTATIONS", "admit_new", "default_storage_class"]
 
@@ -55,7 +56,7 @@ def admit_new(cluster: Cluster, body: Obj, limit_ranges: list[Obj] | None = None
     namespace's, when the caller read them already); store.Forbidden when one refuses it."""
     kind = body.get("kind")
     if kind == "Pod":
-        return apply_limit_ranges(cluster, body, limit_ranges)
+        return with_service_account(cluster, apply_limit_ranges(cluster, body, limit_ranges))
     if kind == "PersistentVolumeClaim":
         return _with_default_class(cluster, body)
     return body

@@ -10,7 +10,6 @@ from .. import scheduler_cache, store
 from ..admission import admission_context
 from ..admission_plugins import admit_new
 from ..kube_events import record_event
-from ..limit_ranges import LimitRangeViolation
 from ..models import Cluster
 from ..validation import admit
 
@@ -64,12 +63,12 @@ def admitted_pod(
     cluster: Cluster, owner: Obj, body: Obj, controller: str, context: Any = None, ranges: list[Obj] | None = None
 ) -> Obj | None:
     """A controller's new pod as the API server admits it (validation, defaults, priority, then
-    LimitRanger); None when admission forbids it — the controller's `FailedCreate` event says why,
+    LimitRanger, ServiceAccount); None when admission forbids it — the controller's `FailedCreate` event says why,
     as kube-controller-manager's does (`Error creating: pods "web-…" is forbidden: …`)."""
     admitted = admit(body, controller, None, *(context or admission_context(cluster)))
     try:
         return admit_new(cluster, admitted, ranges)
-    except LimitRangeViolation as refused:
+    except store.Forbidden as refused:  # LimitRanger, ServiceAccount
         record_event(cluster, owner, "Warning", "FailedCreate", f"Error creating: {refused}", controller)
         return None
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.db import transaction
 
-from .. import store
+from .. import service_account, store
 from ..admission import builtin_priority_classes
 from ..models import Change, Cluster, KubeObject
 from .present import node_addresses, present, synthetic_lease
@@ -54,6 +54,29 @@ def _synthetic_namespaces(cluster: Cluster, stored: dict[str, Obj]) -> list[Obj]
                 }
             )
     return out
+
+
+def _default_service_accounts(cluster: Cluster, namespace: str | None) -> list[Obj]:
+    """The `default` ServiceAccount the serviceaccount controller keeps in every namespace, where
+    none is stored (computed, as the built-in namespaces are)."""
+    created = cluster.created_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    names = [namespace] if namespace is not None else [ns["metadata"]["name"] for ns in _namespaces(cluster)]
+    return [
+        service_account.default_service_account(cluster, name, created)
+        for name in names
+        if namespace_exists(cluster, name) and not store_has_default(cluster, name)
+    ]
+
+
+def store_has_default(cluster: Cluster, namespace: str) -> bool:
+    return KubeObject.objects.filter(
+        cluster=cluster, kind="ServiceAccount", namespace=namespace, name="default"
+    ).exists()
+
+
+def _namespaces(cluster: Cluster) -> list[Obj]:
+    stored = {body["metadata"]["name"]: body for body in store.list_objects(cluster, "Namespace")}
+    return list(stored.values()) + _synthetic_namespaces(cluster, stored)
 
 
 def _builtin(cluster: Cluster, kind: str, stored: dict[str, Obj]) -> list[Obj]:
@@ -152,6 +175,9 @@ def list_objects(
             stored = {obj["metadata"]["name"]: obj for obj in objects}
             builtin = _builtin(cluster, res.kind, stored)
             objects = sorted(objects + builtin, key=lambda o: o["metadata"]["name"])
+        elif res.kind == "ServiceAccount":
+            computed = _default_service_accounts(cluster, namespace)
+            objects = sorted(objects + computed, key=lambda o: (o["metadata"]["namespace"], o["metadata"]["name"]))
     return [obj for obj in objects if labels.matches(obj) and fields.matches(obj)], rv
 
 
@@ -169,6 +195,8 @@ def get_object(cluster: Cluster, res: Resource, namespace: str | None, name: str
     try:
         body = store.get(cluster, res.kind, namespace or "", name)
     except store.NotFound:
+        if res.kind == "ServiceAccount" and name == "default" and namespace and namespace_exists(cluster, namespace):
+            return _default_service_accounts(cluster, namespace)[0]
         for synthetic in _builtin(cluster, res.kind, {}):
             if synthetic["metadata"]["name"] == name:
                 return synthetic

@@ -56,7 +56,7 @@ DRY_RUNS: list[tuple[tuple[str, ...], str]] = [
     (("apply", "--server-side", "-f", "new.yaml"), "pod/new serverside-applied (server dry run)"),
     (("apply", "-f", "web2.yaml"), "pod/web configured (server dry run)"),
     (("apply", "--server-side", "-f", "web2.yaml"), "pod/web serverside-applied (server dry run)"),
-    (("replace", "-f", "web2.yaml"), "pod/web replaced (server dry run)"),
+    (("replace", "-f", "myapp.yaml"), "deployment.apps/myapp replaced (server dry run)"),
     (("patch", "pod", "web", "-p", '{"metadata":{"labels":{"x":"y"}}}'), "pod/web patched"),
     (
         ("patch", "pod", "web", "--type=json", "-p", '[{"op":"add","path":"/metadata/labels/x","value":"y"}]'),
@@ -139,6 +139,10 @@ def test_dry_run_still_validates_and_refuses(busy: Cluster) -> None:
         "patch", "pod", "web", "-p", '{"spec":{"nodeName":"node02"}}', "--dry-run=server", ok=False
     )
     assert "pod updates may not change fields" in forbidden.stderr
+    # a pod's manifest lacks what admission added (its service account token's volume): replacing
+    # a running pod with it is refused, as on a real cluster
+    replaced = busy.kubectl("replace", "-f", "web2.yaml", "--dry-run=server", ok=False)
+    assert 'The Pod "web" is invalid: spec: Forbidden: pod updates may not change fields other than' in replaced.stderr
     assert busy.dump() == before
 
 

@@ -146,8 +146,12 @@ def test_describe_pod_scheduled_then_started(cluster: Cluster) -> None:
     )
     cluster.wait_running("x")
     text = cluster.kubectl("describe", "pod", "x").stdout
-    assert "Node:         node01/192.168.0.10" in text
-    assert "Status:       Running" in text
+    # a real v1.32 cluster's layout: "Service Account:" sets the width of the labels
+    assert "Service Account:  default\n" in text
+    assert "Node:             node01/192.168.0.10" in text
+    assert "Status:           Running" in text
+    assert "/var/run/secrets/kubernetes.io/serviceaccount from kube-api-access-" in text
+    assert "Type:                    Projected (a volume that contains injected data from multiple sources)" in text
     rows = events_of(text)
     assert [r[1] for r in rows] == ["Scheduled", "Pulling", "Pulled", "Created", "Started"]
     assert " ".join(rows[0][4:]) == "Successfully assigned default/x to node01"

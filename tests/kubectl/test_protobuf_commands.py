@@ -82,7 +82,7 @@ def test_debug_node_creates_its_pod_on_that_node(cluster: Cluster) -> None:
     assert spec["nodeName"] == "node02"
     assert spec["hostNetwork"] is True and spec["hostPID"] is True and spec["hostIPC"] is True
     assert spec["containers"][0]["image"] == "busybox"
-    assert spec["containers"][0]["volumeMounts"] == [{"mountPath": "/host", "name": "host-root"}]
+    assert spec["containers"][0]["volumeMounts"][0] == {"mountPath": "/host", "name": "host-root"}
     assert spec["volumes"][0]["name"] == "host-root" and spec["volumes"][0]["hostPath"]["path"] == "/"
     assert spec["tolerations"] == [{"operator": "Exists"}]
 

@@ -46,11 +46,32 @@ def test_every_field_round_trips_with_the_api_defaults(cluster: Cluster) -> None
     cluster.kubectl("apply", "-f", cluster.write("full.yaml", POD))
     pod = json.loads(cluster.kubectl("get", "pod", "full", "-o", "json").stdout)
     spec = pod["spec"]
-    assert spec["volumes"] == [{"name": "cache", "emptyDir": {}}]
+    # the ServiceAccount admission plugin's token volume, after the pod's own
+    cache, token = spec["volumes"]
+    assert cache == {"name": "cache", "emptyDir": {}}
+    assert token["name"].startswith("kube-api-access-") and len(token["name"]) == len("kube-api-access-") + 5
+    assert token["projected"] == {
+        "sources": [
+            {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+            {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+            {
+                "downwardAPI": {
+                    "items": [
+                        {"path": "namespace", "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}
+                    ]
+                }
+            },
+        ],
+        "defaultMode": 420,
+    }
+    assert (spec["serviceAccountName"], spec["serviceAccount"]) == ("default", "default")
     web, side = spec["containers"]
     assert web["env"] == [{"name": "MODE", "value": "fast"}]
     assert web["ports"] == [{"containerPort": 80, "protocol": "TCP"}]
-    assert web["volumeMounts"] == [{"name": "cache", "mountPath": "/cache"}]
+    assert web["volumeMounts"] == [
+        {"name": "cache", "mountPath": "/cache"},
+        {"name": token["name"], "readOnly": True, "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"},
+    ]
     assert web["livenessProbe"] == {
         "httpGet": {"path": "/healthz", "port": 80, "scheme": "HTTP"},
         "periodSeconds": 5,
