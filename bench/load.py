@@ -849,6 +849,9 @@ def main(argv: list[str] | None = None) -> int:
         raise KeyboardInterrupt(f"signal {signum}")
 
     signal.signal(signal.SIGTERM, terminate)
+    # Ctrl-C as SIGTERM: raised where the loop waits. asyncio.run's own SIGINT handling only cancels
+    # the main task, which a scenario's task juggling (a follower's dropped pump) can absorb.
+    signal.signal(signal.SIGINT, terminate)
     tmp = Path(tempfile.mkdtemp(prefix="clusterviz-load-"))
     registry = Registry(tmp)
     started = time.monotonic()

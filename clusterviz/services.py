@@ -544,7 +544,9 @@ def import_snapshot(cluster: Cluster, text: str | bytes, component: str, source:
         raise InputError(f'cluster "{cluster.slug}" is not empty: import into a new cluster')
     documents = load_yaml_documents(text, source)
     _count_objects(documents, source)
-    load_cluster(documents, source)  # the scheduler's reading of it must succeed too
+    # the scheduler's reading of it must succeed too; it trims what it reads (volume mounts, service
+    # accounts…), so it reads a copy of its own, not what is stored
+    load_cluster(load_yaml_documents(text, source), source)
     objects = parse_objects(text, source, cluster, documents)
     for body in objects:
         for field in _SERVER_FIELDS:

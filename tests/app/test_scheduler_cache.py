@@ -572,7 +572,8 @@ def test_the_cache_reads_the_objects_as_the_core_loader_reads_a_snapshot_and_lea
     assert {node.name: node for node in loaded.nodes} == cache.nodes
     assert {pod.key: pod for pod in loaded.pods} == {key: info.pod for key, info in cache.pods.items()}
     rich = cache.pods["default/rich"].pod
-    assert rich.spec.volumes and [v.name for v in rich.spec.volumes] == ["config", "scratch"]
+    names = [v.name for v in rich.spec.volumes]  # then the ServiceAccount admission plugin's token volume
+    assert names[:2] == ["config", "scratch"] and len(names) == 3 and names[2].startswith("kube-api-access-")
     assert "kubectl.kubernetes.io/last-applied-configuration" not in rich.metadata.annotations
 
 
