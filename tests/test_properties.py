@@ -203,6 +203,8 @@ def test_broken_pods_fail_with_a_located_error_or_load(document: object) -> None
 
 @settings(max_examples=300, deadline=None)
 @given(st.text(max_size=200))
+@example("\r0:")  # a carriage return is a YAML line break: an error's line is found past it
+@example("a: 1\u2028b: [")
 def test_arbitrary_text_never_crashes_the_loader(text: str) -> None:
     try:
         load_cluster(text, "c.yaml")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -373,16 +374,29 @@ _SCALAR = yaml.ScalarEvent
 _SKIPPED: Any = object()  # a skipped value (removed from its mapping before it is returned)
 
 
+# What PyYAML's reader counts as a line break (its marks' line numbers), not "\n" alone.
+_LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+
+
 def _lines(text: str, first: int, stop: int) -> list[str]:
-    """Lines first..stop-1 (0-based) of `text`."""
+    """Lines first..stop-1 (0-based) of `text`, as far as it has them, its lines broken as YAML breaks
+    them."""
+    breaks = _LINE_BREAK.finditer(text)
     start = 0
     for _ in range(first):
-        start = text.index("\n", start) + 1
-    end = start
-    for _ in range(stop - first):
-        found = text.find("\n", end)
-        end = len(text) if found < 0 else found + 1
-    return text[start:end].rstrip("\n").split("\n")
+        found = next(breaks, None)
+        if found is None:
+            return [""]
+        start = found.end()
+    lines: list[str] = []
+    for _ in range(max(1, stop - first)):
+        found = next(breaks, None)
+        if found is None:
+            lines.append(text[start:])
+            break
+        lines.append(text[start : found.start()])
+        start = found.end()
+    return lines
 
 
 #: Where an object is in its text: 0-based line and column of its start, then of its end.
