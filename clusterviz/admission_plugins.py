@@ -1,7 +1,8 @@
 """The admission plugins that read the cluster's other objects, run on every new object whatever
 door it came through (kubectl, the browser, a controller), in kube-apiserver's order after the
 object's own validation and defaults: LimitRanger then ServiceAccount for pods
-(clusterviz/limit_ranges.py, service_account.py) and DefaultStorageClass for PersistentVolumeClaims
+(clusterviz/limit_ranges.py, service_account.py), DefaultStorageClass for PersistentVolumeClaims, and
+last ResourceQuota for every kind a quota counts (clusterviz/resource_quotas.py)
 (plugin/pkg/admission/storage/storageclass/setdefault/admission.go)."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 from . import store
 from .limit_ranges import apply_limit_ranges
 from .models import Cluster
+from .resource_quotas import check_quotas
 from .service_account import with_service_account
 
 __all__ = ["DEFAULT_CLASS_ANNOTATIONS", "admit_new", "default_storage_class"]
@@ -51,12 +53,16 @@ def _with_default_class(cluster: Cluster, claim: Obj) -> Obj:
     return out
 
 
-def admit_new(cluster: Cluster, body: Obj, limit_ranges: list[Obj] | None = None) -> Obj:
+def admit_new(
+    cluster: Cluster, body: Obj, limit_ranges: list[Obj] | None = None, alongside: list[Obj] | tuple[Obj, ...] = ()
+) -> Obj:
     """A new, admitted object after the plugins that read the cluster (`limit_ranges`: a pod's
-    namespace's, when the caller read them already); store.Forbidden when one refuses it."""
+    namespace's, when the caller read them already; `alongside`: what the same bulk write admitted
+    before it); store.Forbidden when one refuses it."""
     kind = body.get("kind")
     if kind == "Pod":
-        return with_service_account(cluster, apply_limit_ranges(cluster, body, limit_ranges))
-    if kind == "PersistentVolumeClaim":
-        return _with_default_class(cluster, body)
+        body = with_service_account(cluster, apply_limit_ranges(cluster, body, limit_ranges))
+    elif kind == "PersistentVolumeClaim":
+        body = _with_default_class(cluster, body)
+    check_quotas(cluster, body, alongside)  # ResourceQuota, the last plugin: it counts what the others set
     return body

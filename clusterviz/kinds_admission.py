@@ -238,4 +238,8 @@ def admit_extra(kind: str, body: Obj, source: str, node: yaml.Node | None, prefi
         from .limit_ranges import admit_limit_range
 
         return prune_as("LimitRange", admit_limit_range(body, source, node, prefix))
+    if kind == "ResourceQuota":
+        from .resource_quotas import admit_resource_quota
+
+        return prune_as("ResourceQuota", admit_resource_quota(body, source, node, prefix))
     return prune(body)  # ConfigMap, ServiceAccount

@@ -51,6 +51,7 @@ STARTING_KINDS = (
     "Secret",
     "ServiceAccount",
     "LimitRange",
+    "ResourceQuota",
     "Service",
     "PodDisruptionBudget",
     "Deployment",

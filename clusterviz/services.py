@@ -497,6 +497,7 @@ EXPORT_KINDS = (
     "Secret",
     "ServiceAccount",
     "LimitRange",
+    "ResourceQuota",
     "Service",
     "Deployment",
     "DaemonSet",

@@ -60,14 +60,20 @@ def is_running_and_ready(pod: Obj) -> bool:
 
 
 def admitted_pod(
-    cluster: Cluster, owner: Obj, body: Obj, controller: str, context: Any = None, ranges: list[Obj] | None = None
+    cluster: Cluster,
+    owner: Obj,
+    body: Obj,
+    controller: str,
+    context: Any = None,
+    ranges: list[Obj] | None = None,
+    alongside: list[Obj] | tuple[Obj, ...] = (),
 ) -> Obj | None:
     """A controller's new pod as the API server admits it (validation, defaults, priority, then
     LimitRanger, ServiceAccount); None when admission forbids it — the controller's `FailedCreate` event says why,
     as kube-controller-manager's does (`Error creating: pods "web-…" is forbidden: …`)."""
     admitted = admit(body, controller, None, *(context or admission_context(cluster)))
     try:
-        return admit_new(cluster, admitted, ranges)
+        return admit_new(cluster, admitted, ranges, alongside)
     except store.Forbidden as refused:  # LimitRanger, ServiceAccount
         record_event(cluster, owner, "Warning", "FailedCreate", f"Error creating: {refused}", controller)
         return None

@@ -116,8 +116,12 @@ def create_pods_slow_start(cluster: Cluster, rs: dict[str, Any], missing: int) -
     ranges = limit_ranges_of(cluster, rs["metadata"]["namespace"])
     created_total = 0
     for size in slow_start_batches(min(missing, BURST_REPLICAS)):
-        admitted = [admitted_pod(cluster, rs, _pod_body(rs), COMPONENT, context, ranges) for _ in range(size)]
-        bodies = [body for body in admitted if body is not None]
+        bodies: list[dict[str, Any]] = []
+        for _ in range(size):  # one by one, as the API server admits them: a quota counts the batch so far
+            body = admitted_pod(cluster, rs, _pod_body(rs), COMPONENT, context, ranges, bodies)
+            if body is None:
+                break
+            bodies.append(body)
         if not bodies:
             break
         created = create_many(cluster, bodies, COMPONENT)

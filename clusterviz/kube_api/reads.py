@@ -11,6 +11,7 @@ from django.db import transaction
 from .. import service_account, store
 from ..admission import builtin_priority_classes
 from ..models import Change, Cluster, KubeObject
+from ..resource_quotas import with_status
 from .present import node_addresses, present, synthetic_lease
 from .resources import Resource
 from .selectors import FieldSelector, LabelSelector
@@ -27,6 +28,8 @@ def presenter(cluster: Cluster, res: Resource) -> Any:
     addresses = node_addresses(cluster) if res.kind == "Node" else None
 
     def prepare(bodies: list[Obj]) -> list[Obj]:
+        if res.kind == "ResourceQuota":  # its status as the resourcequota controller keeps it
+            bodies = [with_status(cluster, body) for body in bodies]
         return [present(res, body, addresses) for body in bodies]
 
     return prepare

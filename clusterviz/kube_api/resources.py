@@ -79,6 +79,7 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("secrets", "secret", "Secret", "", "v1", True),
     Resource("serviceaccounts", "serviceaccount", "ServiceAccount", "", "v1", True, ("sa",)),
     Resource("limitranges", "limitrange", "LimitRange", "", "v1", True, ("limits",)),
+    Resource("resourcequotas", "resourcequota", "ResourceQuota", "", "v1", True, ("quota",)),
     Resource(
         "persistentvolumeclaims",
         "persistentvolumeclaim",

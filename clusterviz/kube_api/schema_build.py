@@ -53,6 +53,7 @@ ROOTS = {
     "ControllerRevision": "V1ControllerRevision",
     "DeleteOptions": "V1DeleteOptions",
     "LimitRange": "V1LimitRange",
+    "ResourceQuota": "V1ResourceQuota",
 }
 # served kind → model class, from the release-1.34 packages
 ROOTS_1_34 = {

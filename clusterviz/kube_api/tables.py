@@ -422,6 +422,22 @@ def _secret_cells(obj: Obj, now: datetime) -> list[Any]:
     ]
 
 
+def _resourcequota_cells(obj: Obj, now: datetime) -> list[Any]:
+    """printResourceQuota: `resource: used/hard` of each resource, the limits.* ones under LIMIT."""
+    status = obj.get("status") or {}
+    hard, used = status.get("hard") or {}, status.get("used") or {}
+    requests, limits = [], []
+    for name in sorted(hard):
+        cell = f"{name}: {used.get(name, '0')}/{hard[name]}"
+        (limits if name.split(".")[0] == "limits" and "." in name else requests).append(cell)
+    return [
+        obj["metadata"].get("name", ""),
+        _since(obj["metadata"].get("creationTimestamp"), now),
+        ", ".join(requests),
+        ", ".join(limits),
+    ]
+
+
 def _limitrange_cells(obj: Obj, now: datetime) -> list[Any]:
     """printLimitRange: the name and the creation time as RFC 3339."""
     return [obj["metadata"].get("name", ""), obj["metadata"].get("creationTimestamp") or ""]
@@ -737,6 +753,28 @@ PRINTERS: dict[str, tuple[list[Column], Callable[[Obj, datetime], list[Any]]]] =
             _AGE,
         ],
         _secret_cells,
+    ),
+    "ResourceQuota": (
+        [
+            _NAME,
+            _AGE,
+            (
+                "Request",
+                "string",
+                "",
+                0,
+                "Request represents a minimum amount of cpu/memory that a container may consume.",
+            ),
+            (
+                "Limit",
+                "string",
+                "",
+                0,
+                "Limits control the maximum amount of cpu/memory that a container may use independent of contention "
+                "on the node.",
+            ),
+        ],
+        _resourcequota_cells,
     ),
     "LimitRange": (
         [_NAME, ("Created At", "date", "", 0, "CreationTimestamp is the time this object was created.")],

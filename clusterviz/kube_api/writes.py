@@ -48,6 +48,7 @@ STATUS_RESET_ON_CREATE = (
     "Service",
     "PodDisruptionBudget",
     "ResourceClaim",
+    "ResourceQuota",
 )
 
 

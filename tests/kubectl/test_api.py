@@ -70,6 +70,7 @@ def test_version_discovery_and_openapi(api_cluster: Cluster) -> None:
         "secrets",
         "serviceaccounts",
         "limitranges",
+        "resourcequotas",
         "persistentvolumeclaims",
     }
     assert [(s["subresource"], s["verbs"]) for s in resources["pods"]["subresources"]] == [
