@@ -40,7 +40,7 @@ def allocate_cluster_ip(cluster: Cluster, body: dict[str, Any]) -> None:
     taken = {
         row.body.get("spec", {}).get("clusterIP")
         for row in KubeObject.objects.filter(cluster=cluster, kind="Service").only("body")
-    }
+    } | {str(network[1])}  # the `kubernetes` Service's (clusterviz/kubernetes_service.py)
     if wanted:
         try:
             address = ipaddress.IPv4Address(wanted)

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.db import transaction
 
-from .. import service_account, store
+from .. import kubernetes_service, service_account, store
 from ..admission import builtin_priority_classes
 from ..models import Change, Cluster, KubeObject
 from ..resource_quotas import with_status
@@ -75,6 +75,14 @@ def store_has_default(cluster: Cluster, namespace: str) -> bool:
     return KubeObject.objects.filter(
         cluster=cluster, kind="ServiceAccount", namespace=namespace, name="default"
     ).exists()
+
+
+KUBERNETES_KINDS = ("Service", "Endpoints", "EndpointSlice")
+
+
+def _is_kubernetes(obj: Obj) -> bool:
+    meta = obj["metadata"]
+    return (meta.get("namespace"), meta.get("name")) == (kubernetes_service.NAMESPACE, kubernetes_service.NAME)
 
 
 def _namespaces(cluster: Cluster) -> list[Obj]:
@@ -181,6 +189,10 @@ def list_objects(
         elif res.kind == "ServiceAccount":
             computed = _default_service_accounts(cluster, namespace)
             objects = sorted(objects + computed, key=lambda o: (o["metadata"]["namespace"], o["metadata"]["name"]))
+        elif res.kind in KUBERNETES_KINDS and namespace in (None, kubernetes_service.NAMESPACE):
+            own = kubernetes_service.computed(cluster, res.kind)
+            if own is not None and not any(_is_kubernetes(obj) for obj in objects):
+                objects = sorted([*objects, own], key=lambda o: (o["metadata"]["namespace"], o["metadata"]["name"]))
     return [obj for obj in objects if labels.matches(obj) and fields.matches(obj)], rv
 
 
@@ -200,6 +212,13 @@ def get_object(cluster: Cluster, res: Resource, namespace: str | None, name: str
     except store.NotFound:
         if res.kind == "ServiceAccount" and name == "default" and namespace and namespace_exists(cluster, namespace):
             return _default_service_accounts(cluster, namespace)[0]
+        if res.kind in KUBERNETES_KINDS and (namespace, name) == (
+            kubernetes_service.NAMESPACE,
+            kubernetes_service.NAME,
+        ):
+            own = kubernetes_service.computed(cluster, res.kind)
+            if own is not None:
+                return own
         for synthetic in _builtin(cluster, res.kind, {}):
             if synthetic["metadata"]["name"] == name:
                 return synthetic

@@ -134,8 +134,6 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("csidrivers", "csidriver", "CSIDriver", "storage.k8s.io", "v1", False),
     Resource("csistoragecapacities", "csistoragecapacity", "CSIStorageCapacity", "storage.k8s.io", "v1", True),
     Resource("leases", "lease", "Lease", "coordination.k8s.io", "v1", True, verbs=READ_VERBS, synthetic=True),
-    # no Service is simulated: the list is empty (`kubectl cluster-info` reads kube-system's)
-    Resource("services", "service", "Service", "", "v1", True, ("svc",), verbs=READ_VERBS, synthetic=True),
     # answered for the requester, never stored (`kubectl auth can-i`, `kubectl auth whoami`)
     Resource(
         "selfsubjectaccessreviews",

@@ -255,7 +255,9 @@ def test_expose_a_deployment_and_its_endpoints(cluster: Cluster) -> None:
     slices = cluster.kubectl("get", "endpointslices", "-l", "kubernetes.io/service-name=myapp").rows()
     assert slices[0] == ["NAME", "ADDRESSTYPE", "PORTS", "ENDPOINTS", "AGE"]
     cluster.kubectl("delete", "svc", "myapp")
-    cluster.wait(lambda: cluster.kubectl("get", "endpoints", "-o", "name").stdout == "", 10, "endpoints gone")
+    # what remains is the API server's own: the `kubernetes` Service's endpoints
+    gone = "endpoints/kubernetes\n"
+    cluster.wait(lambda: cluster.kubectl("get", "endpoints", "-o", "name").stdout == gone, 10, "endpoints gone")
 
 
 def test_configmaps_secrets_and_service_accounts(cluster: Cluster) -> None:
