@@ -10,6 +10,8 @@ from typing import Any
 from ..controllers.history import sorted_keys
 from ..models import Cluster, KubeObject
 from ..store import now_rfc3339
+from . import events_v1
+from .events_v1 import to_events_v1
 from .resources import Resource
 from .selectors import format_label_selector
 
@@ -28,6 +30,8 @@ def node_addresses(cluster: Cluster) -> dict[str, str]:
 def present(res: Resource, body: Obj, addresses: dict[str, str] | None = None) -> Obj:
     """A copy of `body` as served (kind, apiVersion and the simulated status)."""
     obj = copy.deepcopy(body)
+    if res.group == events_v1.GROUP:
+        return to_events_v1(obj)
     obj["apiVersion"] = res.api_version
     obj["kind"] = res.kind
     obj.setdefault("metadata", {})

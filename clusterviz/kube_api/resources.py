@@ -71,6 +71,8 @@ RESOURCES: tuple[Resource, ...] = (
         ("all",),
         subresources=("scale", "status"),
     ),
+    # the same Events in events.k8s.io/v1's shape (events_v1.py); the group after apps, as upstream lists it
+    Resource("events", "event", "Event", "events.k8s.io", "v1", True, ("ev",), verbs=(*READ_VERBS, "delete")),
     Resource("priorityclasses", "priorityclass", "PriorityClass", "scheduling.k8s.io", "v1", False, ("pc",)),
     # workload and service kinds run by clusterviz/controllers (daemonset, statefulset, job, endpoints)
     Resource("services", "service", "Service", "", "v1", True, ("svc",), ("all",), subresources=("status",)),

@@ -8,7 +8,9 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from . import events_v1
 from .accept import negotiate
+from .events_v1 import to_core
 from .resources import Resource
 from .selectors import format_label_selector
 
@@ -941,7 +943,7 @@ def table(
     columns, cells = PRINTERS.get(res.kind, ([_NAME, _AGE], _default_cells))
     rows = []
     for obj in objects:
-        row: Obj = {"cells": cells(obj, now)}
+        row: Obj = {"cells": cells(to_core(obj) if res.group == events_v1.GROUP else obj, now)}
         embedded = _row_object(obj, include_object)
         if embedded is not None:
             row["object"] = embedded

@@ -90,6 +90,7 @@ def test_version_discovery_and_openapi(api_cluster: Cluster) -> None:
     assert call(api_cluster, "GET", "/api").json()["kind"] == "APIVersions"
     assert [g["name"] for g in call(api_cluster, "GET", "/apis").json()["groups"]] == [
         "apps",
+        "events.k8s.io",
         "scheduling.k8s.io",
         "batch",
         "discovery.k8s.io",

@@ -279,6 +279,7 @@ def test_openapi_index_carries_the_prefix() -> None:
     assert set(paths) == {
         "api/v1",
         "apis/apps/v1",
+        "apis/events.k8s.io/v1",
         "apis/batch/v1",
         "apis/discovery.k8s.io/v1",
         "apis/policy/v1",
