@@ -70,6 +70,30 @@ def _referenced(type_name: str, seen: set[str]) -> None:
         _referenced(inner, seen)
 
 
+# Fields of type intstr.IntOrString (the schema of the Python client calls them `object`): OpenAPI
+# refers them to apimachinery's IntOrString schema, `kubectl explain` prints <IntOrString>.
+INT_OR_STRING = frozenset(
+    {
+        ("RollingUpdateDeployment", "maxSurge"),
+        ("RollingUpdateDeployment", "maxUnavailable"),
+        ("RollingUpdateDaemonSet", "maxSurge"),
+        ("RollingUpdateDaemonSet", "maxUnavailable"),
+        ("RollingUpdateStatefulSetStrategy", "maxUnavailable"),
+        ("ServicePort", "targetPort"),
+        ("HTTPGetAction", "port"),
+        ("TCPSocketAction", "port"),
+        ("PodDisruptionBudgetSpec", "minAvailable"),
+        ("PodDisruptionBudgetSpec", "maxUnavailable"),
+    }
+)
+INT_OR_STRING_SCHEMA = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
+INT_OR_STRING_DESCRIPTION = (
+    "IntOrString is a type that can hold an int32 or a string.  When used in JSON or YAML marshalling and "
+    "unmarshalling, it produces or consumes the inner type.  This allows you to have, for example, a JSON field "
+    "that can accept a name or number."
+)
+
+
 def _components(kinds: list[Resource]) -> dict[str, Any]:
     """`components.schemas` of a group-version document: its kinds and every type they reach, each
     with its own description and its fields' (what `kubectl explain` prints), required fields and
@@ -85,7 +109,15 @@ def _components(kinds: list[Resource]) -> dict[str, Any]:
         fields = fields_of(type_name) or {}
         properties: dict[str, Any] = {}
         for json_name, field in fields.items():
-            prop = _type_schema(field.type, names)
+            if (type_name, json_name) in INT_OR_STRING:
+                prop: dict[str, Any] = {"allOf": [{"$ref": f"#/components/schemas/{INT_OR_STRING_SCHEMA}"}]}
+                schemas[INT_OR_STRING_SCHEMA] = {  # kube-openapi's v3 definition: no `type` of its own
+                    "anyOf": [{"type": "integer"}, {"type": "string"}],
+                    "format": "int-or-string",
+                    "description": INT_OR_STRING_DESCRIPTION,
+                }
+            else:
+                prop = _type_schema(field.type, names)
             if field.description:
                 prop["description"] = field.description
             if field.type.startswith(LIST) and json_name in MERGE_KEYS:

@@ -30,6 +30,11 @@ pytestmark = pytest.mark.slow
         ("rs.spec.template.spec.tolerations", ["FIELD: tolerations <[]Toleration>"]),
         ("priorityclass.value", ["GROUP:      scheduling.k8s.io", "FIELD: value <integer>"]),
         ("ns.status.phase", ["FIELD: phase <string>"]),
+        (
+            "deployment.spec.strategy.rollingUpdate.maxSurge",
+            ["FIELD: maxSurge <IntOrString>", "IntOrString is a type that can hold an int32 or a string."],
+        ),
+        ("deployment.spec.strategy.rollingUpdate", ["maxSurge\t<IntOrString>", "maxUnavailable\t<IntOrString>"]),
         ("events.involvedObject", ["FIELD: involvedObject <ObjectReference>"]),
         ("priorityclasses", ["value\t<integer> -required-"]),
         ("leases.spec.holderIdentity", ["FIELD: holderIdentity <string>"]),
