@@ -35,13 +35,15 @@ from .pb.k8s_io.api.policy.v1 import generated_pb2 as _policy  # noqa: F401
 from .pb.k8s_io.api.resource.v1 import generated_pb2 as _resource  # noqa: F401
 from .pb.k8s_io.api.scheduling.v1 import generated_pb2 as _scheduling  # noqa: F401
 from .pb.k8s_io.api.storage.v1 import generated_pb2 as _storage  # noqa: F401
+from .pb.k8s_io.apimachinery.pkg.apis.meta.v1 import generated_pb2 as meta_pb2
 from .pb.k8s_io.apimachinery.pkg.runtime import generated_pb2 as runtime_pb2
 from .status import ApiError
 
-__all__ = ["MAGIC", "MEDIA_TYPE", "decode", "encode", "has_message"]
+__all__ = ["MAGIC", "MEDIA_TYPE", "WATCH_MEDIA_TYPE", "decode", "encode", "has_message", "watch_frame"]
 
 MAGIC = b"k8s\x00"
 MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
+WATCH_MEDIA_TYPE = "application/vnd.kubernetes.protobuf;stream=watch"
 Obj = dict[str, Any]
 
 META = "k8s.io.apimachinery.pkg.apis.meta.v1."
@@ -383,3 +385,13 @@ def encode(obj: Obj) -> bytes | None:
     unknown = runtime_pb2.Unknown(raw=raw)
     unknown.typeMeta.apiVersion, unknown.typeMeta.kind = api_version, kind
     return MAGIC + unknown.SerializeToString()
+
+
+def watch_frame(event_type: str, obj: Obj) -> bytes:
+    """One event of a protobuf watch stream: a meta/v1 WatchEvent (its object the enveloped object, as
+    a RawExtension), in a frame of its length as 4 big-endian bytes (framer.NewLengthDelimitedFrameWriter)."""
+    encoded = encode(obj)
+    event = meta_pb2.WatchEvent(type=event_type)
+    event.object.raw = encoded if encoded is not None else json.dumps(obj, separators=(",", ":")).encode()
+    data = event.SerializeToString()
+    return len(data).to_bytes(4, "big") + data

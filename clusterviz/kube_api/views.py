@@ -314,6 +314,10 @@ def _watch(call: Call) -> StreamingHttpResponse:
             return obj
         return table(res, [obj], obj.get("metadata", {}).get("resourceVersion", ""), include, version)
 
+    # a typed client (Accept: protobuf first) gets the stream kube-apiserver sends it
+    as_protobuf = version is None and wants_protobuf(call.accept) and protobuf.has_message(res.api_version, res.kind)
+    frame = protobuf.watch_frame if as_protobuf else None
+
     events = stream(
         cluster,
         res.kind,
@@ -323,8 +327,9 @@ def _watch(call: Call) -> StreamingHttpResponse:
         matches,
         encode,
         timeout,
+        frame,
     )
-    response = StreamingHttpResponse(events, content_type=JSON)
+    response = StreamingHttpResponse(events, content_type=protobuf.WATCH_MEDIA_TYPE if frame else JSON)
     response["Cache-Control"] = "no-cache, private"
     response["X-Accel-Buffering"] = "no"
     return response

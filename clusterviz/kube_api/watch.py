@@ -32,7 +32,7 @@ Prepare = Callable[[list[Obj]], list[Obj]]  # presents stored bodies (sync; may 
 HEARTBEAT_SECONDS = 2.0  # an idle watch re-reads the log this often (a lost layer message costs no more)
 
 
-def _line(event_type: str, obj: Obj) -> bytes:
+def _json_line(event_type: str, obj: Obj) -> bytes:
     return (json.dumps({"type": event_type, "object": obj}, separators=(",", ":")) + "\n").encode()
 
 
@@ -75,8 +75,11 @@ async def stream(
     matches: Callable[[Obj], bool],
     encode: Callable[[Obj], Obj],
     timeout_seconds: float | None = None,
+    frame: Callable[[str, Obj], bytes] | None = None,
 ) -> AsyncIterator[bytes]:
-    """The watch of one kind (in `namespace`, or all): presented, filtered, encoded events."""
+    """The watch of one kind (in `namespace`, or all): presented, filtered, encoded events, each a
+    JSON line or what `frame` makes of it (a protobuf watch's length-delimited WatchEvent)."""
+    _line = frame or _json_line
     layer = get_channel_layer()
     channel = await layer.new_channel() if layer is not None else None
     last = 0

@@ -143,3 +143,31 @@ def test_protobuf_answers_and_refusals(cluster: Cluster, kube_server: KubeServer
         status = refused.json()
         assert status["reason"] == "BadRequest" and message in status["message"], status
     assert cluster.dump() == before
+
+
+def _frames(body: bytes) -> list[bytes]:
+    """The length-delimited frames of a protobuf watch stream."""
+    out, pos = [], 0
+    while pos < len(body):
+        size = int.from_bytes(body[pos : pos + 4], "big")
+        out.append(body[pos + 4 : pos + 4 + size])
+        pos += 4 + size
+    return out
+
+
+def test_a_typed_client_watches_in_protobuf(cluster: Cluster, kube_server: KubeServer) -> None:
+    from clusterviz.kube_api.pb.k8s_io.apimachinery.pkg.apis.meta.v1 import generated_pb2 as meta
+
+    auth = {"Authorization": f"Bearer {cluster.token}", "Accept": f"{PROTOBUF}, */*"}
+    got = kube_server.request("GET", f"/k8s/{cluster.slug}/api/v1/nodes?watch=1&timeoutSeconds=1", headers=auth)
+    assert got.status == 200 and got.headers["Content-Type"] == "application/vnd.kubernetes.protobuf;stream=watch"
+    events = [meta.WatchEvent.FromString(frame) for frame in _frames(got.body)]
+    assert [event.type for event in events] == ["ADDED", "ADDED", "ADDED"]
+    names = [decode(event.object.raw, "Node", "v1")["metadata"]["name"] for event in events]
+    assert names == ["node01", "node02", "node03"]
+    # a watch from a compacted or future version ends with an ERROR event carrying a Status
+    ahead = kube_server.request("GET", f"/k8s/{cluster.slug}/api/v1/nodes?watch=1&resourceVersion=999999", headers=auth)
+    (error,) = [meta.WatchEvent.FromString(frame) for frame in _frames(ahead.body)]
+    assert error.type == "ERROR"
+    status = meta.Status.FromString(runtime.Unknown.FromString(error.object.raw[len(MAGIC) :]).raw)
+    assert status.code == 504 and status.reason == "Timeout"
