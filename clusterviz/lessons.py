@@ -283,9 +283,9 @@ def load_lesson(cluster: Cluster, name: str) -> Lesson:
     return _load(cluster, get_lesson(name), "")
 
 
-def load_lesson_file(cluster: Cluster, text: str, source: str) -> Lesson:
-    """A teacher's own lesson file (validated as the built-in lessons are) into an empty cluster."""
-    return _load(cluster, parse_lesson(text, source), text)
+def load_lesson_file(cluster: Cluster, lesson: Lesson, text: str) -> Lesson:
+    """A teacher's own lesson (`text`, already read by parse_lesson as `lesson`) into an empty cluster."""
+    return _load(cluster, lesson, text)
 
 
 def _load(cluster: Cluster, lesson: Lesson, text: str) -> Lesson:

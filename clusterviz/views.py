@@ -145,18 +145,29 @@ def create_cluster(request: HttpRequest) -> HttpResponse:
     try:
         if len(title) > 200:  # Cluster.title's max_length (PostgreSQL would refuse it with a 500)
             raise InputError("title: must be no more than 200 characters")
-        with transaction.atomic():  # an unknown lesson must not leave an empty cluster behind
-            cluster = services.create_cluster(slug, title)
-            if request.user.is_authenticated:
-                cluster.owner = request.user
-                cluster.save(update_fields=["owner"])
-            if lesson:
-                load_lesson(cluster, lesson)
+        cluster = _created(request, slug, title, lambda made: load_lesson(made, lesson) if lesson else None)
     except (InputError, store.StoreError) as exc:
         return _home(request, str(exc), 400)
-    access.grant(request.session, cluster)  # the creator holds the edit link
-    # "start a class" opens presenter mode (the lesson's rail, the join code); anything else the board
-    suffix = "?present=1" if request.POST.get("then") == "present" and lesson else ""
+    return _opened(request, cluster, has_lesson=bool(lesson))
+
+
+def _created(request: HttpRequest, slug: str, title: str, fill: Callable[[Cluster], object]) -> Cluster:
+    """A new cluster, the signed-in user's, filled by `fill`; all or nothing (an unknown or invalid
+    lesson must not leave an empty cluster behind)."""
+    with transaction.atomic():
+        cluster = services.create_cluster(slug, title)
+        if request.user.is_authenticated:
+            cluster.owner = request.user
+            cluster.save(update_fields=["owner"])
+        fill(cluster)
+    return cluster
+
+
+def _opened(request: HttpRequest, cluster: Cluster, has_lesson: bool) -> HttpResponse:
+    """The creator holds the edit link; "start a class" opens a lesson in presenter mode (its rail,
+    the join code), anything else the board."""
+    access.grant(request.session, cluster)
+    suffix = "?present=1" if request.POST.get("then") == "present" and has_lesson else ""
     return HttpResponseRedirect(reverse("clusterviz-cluster", args=[cluster.slug]) + suffix)
 
 
@@ -176,17 +187,11 @@ def _create_from_lesson_file(request: HttpRequest, upload: UploadedFile) -> Http
     try:
         source, text = _lesson_file_text(upload)
         lesson = parse_lesson(text, source)
-        with transaction.atomic():
-            cluster = services.create_cluster(_fresh_slug(lesson.name), lesson.title[:200])
-            if request.user.is_authenticated:
-                cluster.owner = request.user
-                cluster.save(update_fields=["owner"])
-            load_lesson_file(cluster, text, source)
+        slug, title = _fresh_slug(lesson.name), lesson.title[:200]
+        cluster = _created(request, slug, title, lambda made: load_lesson_file(made, lesson, text))
     except (InputError, store.StoreError) as exc:
         return _home(request, str(exc), 400, error_at="lesson_file")
-    access.grant(request.session, cluster)
-    suffix = "?present=1" if request.POST.get("then") == "present" else ""
-    return HttpResponseRedirect(reverse("clusterviz-cluster", args=[cluster.slug]) + suffix)
+    return _opened(request, cluster, has_lesson=True)
 
 
 @require_GET
