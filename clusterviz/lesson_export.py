@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from scheduler_core.api.loading import InputError
 
-from . import lesson_recording, recorded_steps
+from . import lesson_recording
 from .lessons import parse_lesson
 from .models import Cluster, LessonRecording
 
@@ -109,31 +109,28 @@ def _default_name(cluster: Cluster) -> str:
 
 def build(cluster: Cluster, recording: LessonRecording, draft: Draft) -> Obj:
     """The lesson file's data (not yet validated)."""
-    now = lesson_recording.placements(cluster) if recording.active else None
     named = lesson_recording.named_pods(recording)
-    previous: dict[str, str] = recording.start_pods
+    walked = lesson_recording.walk(cluster, recording)
     steps: list[Obj] = []
-    for entry, (pods, messages) in zip(recording.steps, lesson_recording.outcomes(recording, now), strict=True):
+    for recorded in walked:
+        entry = recorded.entry
         edit = draft.steps.get(str(entry["id"])) or DraftStep()
-        do = entry["do"]
         step: Obj = {
-            "say": edit.say if edit.say is not None else recorded_steps.describe(do),
+            "say": edit.say if edit.say is not None else recorded.say(),
             "command": edit.command if edit.command is not None else entry["command"],
         }
         if edit.predict is not None:
             step["predict"] = edit.predict.model_dump()
-        step["do"] = do
-        step["after"] = (
-            edit.after if edit.after is not None else recorded_steps.outcome(previous, pods, messages, named)
-        )
+        step["do"] = entry["do"]
+        step["after"] = edit.after if edit.after is not None else recorded.outcome(named)
         if edit.wait:
             step["wait"] = edit.wait
-        expect = _step_expect(named, previous, pods, edit.predict.pod if edit.predict else None)
+        asked = edit.predict.pod if edit.predict else None
+        expect = _step_expect(named, recorded.before, recorded.after, asked)
         if expect:
             step["expect"] = expect
         steps.append(step)
-        previous = pods
-    final = previous
+    final = walked[-1].after if walked else recording.start_pods
     lesson: Obj = {
         "name": draft.name or _default_name(cluster),
         "title": draft.title or cluster.title or cluster.slug,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -24,7 +25,19 @@ from .prediction import presenters_group
 from .publish import publish
 from .recorded_steps import Recorded
 
-__all__ = ["MAX_NODES", "MAX_PODS", "MAX_STEPS", "active", "placements", "public_state", "start", "step", "stop"]
+__all__ = [
+    "MAX_NODES",
+    "MAX_PODS",
+    "MAX_STEPS",
+    "Walked",
+    "active",
+    "placements",
+    "public_state",
+    "start",
+    "step",
+    "stop",
+    "walk",
+]
 
 Obj = dict[str, Any]
 Placements = tuple[dict[str, str], dict[str, str]]  # "ns/name" → node ("" Pending); Pending → message
@@ -206,14 +219,32 @@ def _announce(cluster: Cluster) -> None:
     publish(cluster.pk, {"type": "recording.changed"}, group=presenters_group(cluster.pk))
 
 
-def outcomes(recording: LessonRecording, now: Placements | None) -> list[Placements]:
-    """Each step's outcome; the last one's, while still recording, is `now`."""
-    out: list[Placements] = []
+@dataclass(frozen=True)
+class Walked:
+    """A recorded step with where the pods were before and after it (and the Pending ones' messages),
+    and the texts it starts with."""
+
+    entry: Obj
+    before: dict[str, str]
+    after: dict[str, str]
+    messages: dict[str, str]
+
+    def say(self) -> str:
+        return recorded_steps.describe(self.entry["do"])
+
+    def outcome(self, named: set[str]) -> str:
+        return recorded_steps.outcome(self.before, self.after, self.messages, named)
+
+
+def walk(cluster: Cluster, recording: LessonRecording) -> list[Walked]:
+    """The recorded steps in order; the last one's outcome, while still recording, is the cluster now."""
+    now = placements(cluster) if recording.active else ({}, {})
+    before: dict[str, str] = recording.start_pods
+    out: list[Walked] = []
     for entry in recording.steps:
-        if "pods" in entry:
-            out.append((entry["pods"], entry.get("messages") or {}))
-        else:
-            out.append(now if now is not None else ({}, {}))
+        after, messages = (entry["pods"], entry.get("messages") or {}) if "pods" in entry else now
+        out.append(Walked(entry, before, after, messages))
+        before = after
     return out
 
 
@@ -230,23 +261,21 @@ def public_state(cluster: Cluster) -> Obj | None:
     recording = LessonRecording.objects.filter(cluster=cluster).first()
     if recording is None:
         return None
-    now = placements(cluster) if recording.active else None
-    previous: dict[str, str] = recording.start_pods
     named = named_pods(recording)
     steps = []
-    for entry, (pods, messages) in zip(recording.steps, outcomes(recording, now), strict=True):
+    for step in walk(cluster, recording):
+        entry = step.entry
         created = [key for kind, key in recorded_steps.created(entry["do"]) if kind == "Pod"]
         steps.append(
             {
                 "id": entry["id"],
                 "do": entry["do"].get("action"),
                 "command": entry["command"],
-                "say": recorded_steps.describe(entry["do"]),
-                "after": recorded_steps.outcome(previous, pods, messages, named),
-                "pods": created or sorted(key for key in previous if key in named),
+                "say": step.say(),
+                "after": step.outcome(named),
+                "pods": created or sorted(key for key in step.before if key in named),
             }
         )
-        previous = pods
     return {
         "active": recording.active,
         "startedAt": recording.started_at.isoformat(),
