@@ -226,6 +226,13 @@ def check_quotas(cluster: Cluster, body: Obj, alongside: list[Obj] | tuple[Obj, 
     delta = usage_of(body)
     shown = meta.get("name") or meta.get("generateName") or ""
     plural = PLURALS[str(body.get("kind"))].split(".")[0]
+    tracked = {key for quota in quotas for key in (quota.get("spec") or {}).get("hard") or {}}
+    # what the namespace uses of everything any quota tracks and this object asks: counted once
+    used = used_in(cluster, namespace, {key for key, value in delta.items() if key in tracked and value})
+    for other in alongside:
+        for key, value in usage_of(other).items():
+            if key in used:
+                used[key] += value
     for quota in quotas:
         hard = (quota.get("spec") or {}).get("hard") or {}
         name = quota["metadata"]["name"]
@@ -236,11 +243,6 @@ def check_quotas(cluster: Cluster, body: Obj, alongside: list[Obj] | tuple[Obj, 
         requested = {key: value for key, value in delta.items() if key in hard and value}
         if not requested:
             continue
-        used = used_in(cluster, namespace, set(requested))
-        for other in alongside:
-            for key, value in usage_of(other).items():
-                if key in used:
-                    used[key] += value
         exceeded = sorted(key for key, value in requested.items() if used[key] + value > _amount(hard[key]))
         if exceeded:
             raise QuotaExceeded(
