@@ -5,7 +5,6 @@ stored (as the built-in namespaces are); the address allocator never hands the f
 
 from __future__ import annotations
 
-from datetime import UTC
 from typing import Any
 
 from .models import Cluster
@@ -31,7 +30,7 @@ def _meta(cluster: Cluster, kind: str, labels: dict[str, str]) -> Obj:
         "namespace": NAMESPACE,
         "uid": f"{kind.lower()}-{cluster.pk}-kubernetes",
         "resourceVersion": "1",
-        "creationTimestamp": cluster.created_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "creationTimestamp": cluster.created_rfc3339(),
         "labels": labels,
     }
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+from datetime import UTC
 from typing import Any
 
 from django.db import models
@@ -51,6 +52,10 @@ class Cluster(models.Model):
 
     def __str__(self) -> str:
         return self.slug
+
+    def created_rfc3339(self) -> str:
+        """When it was created, as a creationTimestamp: the built-in objects it serves were made then."""
+        return self.created_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC
 from typing import Any
 
 from django.db import transaction
@@ -37,7 +36,7 @@ def presenter(cluster: Cluster, res: Resource) -> Any:
 
 def _synthetic_namespaces(cluster: Cluster, stored: dict[str, Obj]) -> list[Obj]:
     used = set(KubeObject.objects.filter(cluster=cluster).exclude(namespace="").values_list("namespace", flat=True))
-    created = cluster.created_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    created = cluster.created_rfc3339()
     out = []
     for name in sorted(set(BUILTIN_NAMESPACES) | used):
         if name not in stored:
@@ -59,22 +58,17 @@ def _synthetic_namespaces(cluster: Cluster, stored: dict[str, Obj]) -> list[Obj]
     return out
 
 
-def _default_service_accounts(cluster: Cluster, namespace: str | None) -> list[Obj]:
-    """The `default` ServiceAccount the serviceaccount controller keeps in every namespace, where
-    none is stored (computed, as the built-in namespaces are)."""
-    created = cluster.created_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    names = [namespace] if namespace is not None else [ns["metadata"]["name"] for ns in _namespaces(cluster)]
-    return [
-        service_account.default_service_account(cluster, name, created)
-        for name in names
-        if namespace_exists(cluster, name) and not store_has_default(cluster, name)
-    ]
-
-
-def store_has_default(cluster: Cluster, namespace: str) -> bool:
-    return KubeObject.objects.filter(
-        cluster=cluster, kind="ServiceAccount", namespace=namespace, name="default"
-    ).exists()
+def _default_service_accounts(cluster: Cluster, namespace: str | None, listed: list[Obj]) -> list[Obj]:
+    """The `default` ServiceAccount the serviceaccount controller keeps in every namespace (or in
+    `namespace`), where `listed` — the stored ones the request read — has none (computed, as the
+    built-in namespaces are)."""
+    own = {obj["metadata"].get("namespace") for obj in listed if obj["metadata"].get("name") == "default"}
+    if namespace is None:
+        names = [ns["metadata"]["name"] for ns in _namespaces(cluster)]
+    else:
+        names = [namespace] if namespace_exists(cluster, namespace) else []
+    created = cluster.created_rfc3339()
+    return [service_account.default_service_account(cluster, name, created) for name in names if name not in own]
 
 
 KUBERNETES_KINDS = ("Service", "Endpoints", "EndpointSlice")
@@ -95,7 +89,7 @@ def _builtin(cluster: Cluster, kind: str, stored: dict[str, Obj]) -> list[Obj]:
     if kind == "Namespace":
         return _synthetic_namespaces(cluster, stored)
     if kind == "PriorityClass":
-        created = cluster.created_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        created = cluster.created_rfc3339()
         return [pc for pc in builtin_priority_classes(created) if pc["metadata"]["name"] not in stored]
     return []
 
@@ -187,7 +181,7 @@ def list_objects(
             builtin = _builtin(cluster, res.kind, stored)
             objects = sorted(objects + builtin, key=lambda o: o["metadata"]["name"])
         elif res.kind == "ServiceAccount":
-            computed = _default_service_accounts(cluster, namespace)
+            computed = _default_service_accounts(cluster, namespace, objects)
             objects = sorted(objects + computed, key=lambda o: (o["metadata"]["namespace"], o["metadata"]["name"]))
         elif res.kind in KUBERNETES_KINDS and namespace in (None, kubernetes_service.NAMESPACE):
             own = kubernetes_service.computed(cluster, res.kind)
@@ -210,8 +204,9 @@ def get_object(cluster: Cluster, res: Resource, namespace: str | None, name: str
     try:
         body = store.get(cluster, res.kind, namespace or "", name)
     except store.NotFound:
-        if res.kind == "ServiceAccount" and name == "default" and namespace and namespace_exists(cluster, namespace):
-            return _default_service_accounts(cluster, namespace)[0]
+        if res.kind == "ServiceAccount" and name == "default" and namespace:
+            for computed in _default_service_accounts(cluster, namespace, []):
+                return computed
         if res.kind in KUBERNETES_KINDS and (namespace, name) == (
             kubernetes_service.NAMESPACE,
             kubernetes_service.NAME,
