@@ -3,23 +3,12 @@
 // under two profiles side by side. Thin: the models are model/profile_form.js and model/compare.js.
 
 import { append, h, replace } from "../lib/dom.js";
+import { callJson as call } from "../lib/http.js";
 import { gettext, interpolate } from "../lib/i18n.js";
 import { compareExplanations } from "../model/compare.js";
 import { EXTENSION_POINTS, SCORING_STRATEGIES, configFromForm, errorLine } from "../model/profile_form.js";
 
 const EDITOR_POD = "editor";
-
-async function call(url, method, body) {
-  const response = await fetch(url, {
-    method,
-    credentials: "same-origin",
-    headers: { "Content-Type": "application/json", Accept: "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const data = await response.json().catch(() => ({ message: `HTTP ${response.status}` }));
-  if (!response.ok) throw new Error(data.message || `HTTP ${response.status}`);
-  return data;
-}
 
 function clone(value) {
   return JSON.parse(JSON.stringify(value));

@@ -4,6 +4,7 @@
 // an error marked on the step and field it is about. Thin: the model is model/recording.js.
 
 import { h, keyed, replace } from "../lib/dom.js";
+import { exchangeJson as call } from "../lib/http.js";
 import { gettext, interpolate, ngettext } from "../lib/i18n.js";
 import {
   checkFromError,
@@ -20,17 +21,6 @@ import {
 } from "../model/recording.js";
 
 const CHECK_AFTER_MS = 500; // an edit is checked once typing pauses
-
-async function call(url, method, body) {
-  const response = await fetch(url, {
-    method,
-    credentials: "same-origin",
-    headers: { "Content-Type": "application/json", Accept: "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const data = await response.json().catch(() => ({ message: `HTTP ${response.status}` }));
-  return { ok: response.ok, data };
-}
 
 export class RecorderPanel {
   constructor(root, { slug, toast }) {
