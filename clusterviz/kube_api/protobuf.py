@@ -352,26 +352,27 @@ def decode(body: bytes, kind: str, version: str) -> Obj:
     # what the envelope leaves out is the endpoint's (copyKindDefaults)
     api_version, body_kind = unknown.typeMeta.apiVersion or version, unknown.typeMeta.kind or kind
     cls = _message_class(api_version, body_kind)
+
+    def unhandled(reason: str) -> ApiError:
+        """transformDecodeError once the envelope named a kind (endpoints/handlers/create.go)."""
+        message = f'{body_kind} in version "{_split(api_version)[1]}" cannot be handled as a {kind}: {reason}'
+        return ApiError(400, "BadRequest", message)
+
     if cls is None:
-        ver = _split(api_version)[1]
-        raise ApiError(
-            400,
-            "BadRequest",
-            f'{body_kind} in version "{ver}" cannot be handled as a {kind}: no kind "{body_kind}" is registered '
-            f'for version "{api_version}" in scheme "pkg/api/legacyscheme/scheme.go:30"',
+        raise unhandled(
+            f'no kind "{body_kind}" is registered for version "{api_version}" in scheme '
+            '"pkg/api/legacyscheme/scheme.go:30"'
         )
     msg = cls()
     try:
         msg.ParseFromString(unknown.raw)
     except DecodeError:
-        ver = _split(api_version)[1]
-        raise ApiError(
-            400, "BadRequest", f'{body_kind} in version "{ver}" cannot be handled as a {kind}: unexpected EOF'
-        ) from None
+        raise unhandled("unexpected EOF") from None
     return {"apiVersion": api_version, "kind": body_kind, **to_json(msg)}
 
 
 def _undecodable(kind: str, reason: str) -> ApiError:
+    """transformDecodeError before a kind is known: the data is no protobuf message."""
     return ApiError(400, "BadRequest", f"the object provided is unrecognized (must be of type {kind}): {reason}")
 
 
