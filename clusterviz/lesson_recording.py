@@ -19,7 +19,7 @@ from django.db import transaction
 from scheduler_core.api.loading import InputError
 
 from . import recorded_steps, store
-from .controllers.owners import is_terminating
+from .controllers.owners import controller_of, is_terminating
 from .models import PACE_INSTANT, PACE_SLOW, Cluster, KubeObject, LessonRecording
 from .prediction import presenters_group
 from .publish import publish
@@ -103,17 +103,13 @@ def placements(cluster: Cluster) -> Placements:
     return pods, messages
 
 
-def _controlled(body: Obj) -> bool:
-    return any(ref.get("controller") for ref in body["metadata"].get("ownerReferences") or [])
-
-
 def starting_objects(cluster: Cluster) -> list[Obj]:
     """The objects a replay starts from: what a teacher made, not what controllers made from it."""
     out: list[Obj] = []
     for kind in STARTING_KINDS:
         for body in store.list_objects(cluster, kind):
             meta = body["metadata"]
-            if _controlled(body) or meta.get("deletionTimestamp"):
+            if controller_of(body) is not None or meta.get("deletionTimestamp"):
                 continue
             if kind == "Namespace" and meta.get("name") in BUILT_IN_NAMESPACES:
                 continue

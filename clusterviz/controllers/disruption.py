@@ -18,7 +18,7 @@ from scheduler_core.plugins.default_preemption.pdb import Budgets
 from .. import scheduler_cache, store
 from ..kube_events import record_event
 from ..models import Cluster, KubeObject
-from .owners import is_ready, is_terminating
+from .owners import controller_of, is_ready, is_terminating
 
 __all__ = ["budgets_covering", "disruption_allowed_condition", "sync_disruption_budgets"]
 
@@ -68,10 +68,6 @@ def _scaled(value: int | str, total: int) -> int:
     return int(value)
 
 
-def _controller_of(body: Obj) -> Obj | None:
-    return next((ref for ref in body["metadata"].get("ownerReferences", []) if ref.get("controller")), None)
-
-
 def _find(cluster: Cluster, kind: str, namespace: str, ref: Obj) -> Obj | None:
     try:
         body = store.get(cluster, kind, namespace, ref.get("name", ""))
@@ -93,7 +89,7 @@ def _controller_scale(cluster: Cluster, ref: Obj, namespace: str) -> tuple[str, 
     if owner is None:
         return None
     if kind == "ReplicaSet":
-        parent = _controller_of(owner)
+        parent = controller_of(owner)
         if parent is not None and parent.get("kind") == "Deployment":
             deployment = _find(cluster, "Deployment", namespace, parent)
             if deployment is None:
@@ -107,7 +103,7 @@ def _expected_scale(cluster: Cluster, pods: list[Obj], namespace: str) -> int:
     scales: dict[str, int] = {}
     seen: set[str] = set()  # the pods' controller uids already found
     for pod in pods:
-        ref = _controller_of(pod)
+        ref = controller_of(pod)
         if ref is None or ref.get("uid") in seen:
             continue
         found = _controller_scale(cluster, ref, namespace)

@@ -29,6 +29,11 @@ def owner_ref(body: Obj) -> Obj:
     }
 
 
+def controller_of(body: Obj) -> Obj | None:
+    """The ownerReference of the object's controller (`controller: true`), if it has one."""
+    return next((ref for ref in body["metadata"].get("ownerReferences") or [] if ref.get("controller")), None)
+
+
 def owned_by(body: Obj, uid: str) -> bool:
     return any(ref.get("uid") == uid and ref.get("controller") for ref in body["metadata"].get("ownerReferences", []))
 
