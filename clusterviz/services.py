@@ -141,12 +141,8 @@ def create_from_yaml(
     if register_nodes:
         objects = [register_node(body) for body in objects]
     with transaction.atomic():  # one by one, as kubectl creates them: a LimitRange first applies to the pods after it
-        return [store.create(cluster, _admitted_in(cluster, body), component) for body in objects]
-
-
-def _admitted_in(cluster: Cluster, body: dict[str, Any]) -> dict[str, Any]:
-    """A new object after the admission plugins that read other objects (LimitRanger, DefaultStorageClass)."""
-    return admit_new(cluster, body)
+        # each after the admission plugins that read other objects (LimitRanger, ServiceAccount, …)
+        return [store.create(cluster, admit_new(cluster, body), component) for body in objects]
 
 
 def replace_from_yaml(
