@@ -353,26 +353,40 @@ def _announce(job: ImportJob, target: Cluster) -> None:
 def _finish(job: ImportJob, state: str, error: str) -> None:
     """A job that did not complete: record why and drop its staging cluster (nothing stays). A job
     already settled (done, or taken for dead by another process) keeps its outcome; what this one
-    staged since is dropped all the same."""
+    staged since is dropped all the same. The outcome is recorded in the transaction that removes the
+    staging cluster, so a job is never seen failed while what it staged is still stored."""
     staging_id = job.staging_id
-    taken = ImportJob.objects.filter(pk=job.pk, state=IMPORT_RUNNING).update(
-        state=state, error=error, staging=None, heartbeat=time.time()
-    )
     if staging_id is not None:
-        _drop_staging(staging_id)
+        _drop_staged_rows(staging_id)
+    with transaction.atomic():
+        taken = ImportJob.objects.filter(pk=job.pk, state=IMPORT_RUNNING).update(
+            state=state, error=error, staging=None, heartbeat=time.time()
+        )
+        if staging_id is not None:
+            _drop_staging_cluster(staging_id)
     job.staging_id = None
     if taken:
         job.state, job.error = state, error
 
 
-def _drop_staging(cluster_id: int) -> None:
-    """Delete a staging cluster and its rows in short transactions (a live class keeps writing)."""
+def _drop_staged_rows(cluster_id: int) -> None:
+    """Delete a staging cluster's rows in short transactions (a live class keeps writing)."""
     while True:
         ids = list(KubeObject.objects.filter(cluster_id=cluster_id).values_list("pk", flat=True)[:5000])
         if not ids:
             break
         KubeObject.objects.filter(pk__in=ids).delete()
+
+
+def _drop_staging_cluster(cluster_id: int) -> None:
+    """Delete a staging cluster no job refers to any more (with any rows staged since its rows went)."""
     Cluster.objects.filter(pk=cluster_id, staged_import__isnull=True, slug__startswith=STAGING_PREFIX).delete()
+
+
+def _drop_staging(cluster_id: int) -> None:
+    """Delete a staging cluster and its rows."""
+    _drop_staged_rows(cluster_id)
+    _drop_staging_cluster(cluster_id)
 
 
 def cancel(job: ImportJob) -> ImportJob:
