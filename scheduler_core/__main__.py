@@ -1,4 +1,4 @@
-"""Command line: `python -m scheduler_core explain|bench|generate|bench-snapshot ...`."""
+"""Command line: `python -m scheduler_core explain|fit|drain|add|bench|generate|bench-snapshot ...`."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import os
 import sys
 
 from .api.loading import MAX_YAML_BYTES, InputError, load_kept_cluster_file, load_pod, open_input
+from .capacity.cli import add_parsers
 from .framework.profile import load_profile
 
 
@@ -121,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     ex.add_argument("--seed", type=int, default=None, help="seed for the random tie-break")
     ex.add_argument("-o", "--output", choices=("text", "json"), default="text")
     ex.set_defaults(run=_explain)
+    add_parsers(sub, _read)
     be = sub.add_parser("bench", help="run a scheduler_perf-style workload and print pods per second")
     be.add_argument("--workload", nargs="+", help="workload files (bench/workloads/*.yaml)")
     be.add_argument("--sizes", type=_sizes, help="run each workload at these node counts, e.g. 5000,15000,50000")

@@ -23,7 +23,7 @@ from .api.loading import InputError, format_validation_error, load_yaml_document
 from .api.objects import Node, Pod, TopologySpreadConstraint
 from .api.resource import DeviceClass, ResourceClaimTemplate, ResourceSlice
 from .bench_reference import ReferenceKernel
-from .dra.templates import claim_from_template
+from .dra.templates import create_template_claims
 from .framework.events import Event
 from .framework.node_table import NodeTable
 from .framework.pod_info import PodInfo
@@ -213,27 +213,6 @@ def _driver_slice(driver: str, node: str, devices: int) -> ResourceSlice:
     )
 
 
-def _create_claims(table: NodeTable, infos: list[PodInfo]) -> bool:
-    """The resourceclaim controller's part: a claim from its template for every pod that asks
-    (the claims get the pods' UIDs as owners). True when any pod uses DRA."""
-    uses = False
-    for k, info in enumerate(infos):
-        pod = info.pod
-        if not pod.spec.resource_claims:
-            continue
-        uses = True
-        pod.metadata.uid = pod.metadata.uid or f"bench-pod-{pod.metadata.namespace}-{k:06d}"
-        for pod_claim in pod.spec.resource_claims:
-            name = pod_claim.resource_claim_template_name
-            template = table.dra.templates.get(f"{info.namespace}/{name}") if name else None
-            if template is not None:
-                claim = claim_from_template(
-                    pod, pod_claim, template, f"{k:05d}", f"{pod.metadata.uid}-{pod_claim.name}"
-                )
-                table.dra.store(claim)
-    return uses
-
-
 def _clock() -> tuple[float, float]:
     return time.perf_counter(), time.process_time()
 
@@ -274,7 +253,7 @@ def run_workload(
         if op.opcode != "createPods":
             continue
         infos = _pods(workload, op, max_pods if op.collect_metrics else None)
-        uses_dra = _create_claims(table, infos)
+        uses_dra = create_template_claims(table.dra, infos, "bench-")
         # the reference kernel knows no devices: DRA pods are placed, and measured, by the scheduler alone
         reference = reference and not uses_dra
         if not op.collect_metrics:

@@ -3,11 +3,10 @@ string form of a LabelSelector (`app=web,tier in (a,b)`) that tables and Scale s
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler_core.framework.selectors import LabelRequirement, Selector, parse_int64
+from scheduler_core.framework.selectors import Selector, SelectorSyntaxError, parse_label_selector
 
 from .status import ApiError
 
@@ -99,46 +98,6 @@ class FieldSelector:
         return None
 
 
-_SET = re.compile(r"^\s*(!?)\s*([^\s!=<>(),]+)\s*(?:(notin|in)\s*\(([^)]*)\)|(==|!=|=|>|<)\s*([^\s,]*))?\s*$")
-_OPERATORS = {"in": "In", "notin": "NotIn", "=": "In", "==": "In", "!=": "NotIn", ">": "Gt", "<": "Lt"}
-
-
-def _split_terms(text: str) -> list[str]:
-    """Split on commas outside parentheses: `a in (x,y),b` → [`a in (x,y)`, `b`]."""
-    terms, depth, current = [], 0, ""
-    for char in text:
-        if char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-        if char == "," and depth == 0:
-            terms.append(current)
-            current = ""
-        else:
-            current += char
-    terms.append(current)
-    return [t for t in (term.strip() for term in terms) if t]
-
-
-def _requirement(term: str, text: str) -> LabelRequirement:
-    """One term of `labels.Parse`, as the scheduler's own requirement (so both match by one rule)."""
-    match = _SET.match(term)
-    if not match:
-        raise ApiError(400, "BadRequest", f"unable to parse requirement: found '{term}' in \"{text}\"")
-    negated, key, set_op, set_values, op, value = match.groups()
-    if negated:
-        if set_op or op:
-            raise ApiError(400, "BadRequest", f"unable to parse requirement: found '{term}' in \"{text}\"")
-        return LabelRequirement(key, "DoesNotExist", frozenset())
-    if set_op:
-        return LabelRequirement(key, _OPERATORS[set_op], frozenset(v.strip() for v in set_values.split(",")))
-    if op is None:
-        return LabelRequirement(key, "Exists", frozenset())
-    if op in (">", "<") and parse_int64(value) is None:  # strconv.ParseInt(value, 10, 64), as upstream
-        raise ApiError(400, "BadRequest", f"unable to parse requirement: for '{op}', '{value}' must be an integer")
-    return LabelRequirement(key, _OPERATORS[op], frozenset([value]))
-
-
 @dataclass(frozen=True)
 class LabelSelector:
     """A parsed `?labelSelector=` (equality- and set-based), matched by the scheduler's matcher."""
@@ -147,8 +106,10 @@ class LabelSelector:
 
     @classmethod
     def parse(cls, text: str | None) -> LabelSelector:
-        source = text or ""
-        return cls(Selector(tuple(_requirement(term, source) for term in _split_terms(source))))
+        try:
+            return cls(parse_label_selector(text or ""))
+        except SelectorSyntaxError as exc:
+            raise ApiError(400, "BadRequest", str(exc)) from None
 
     def matches(self, obj: Obj) -> bool:
         return self.selector.matches(obj.get("metadata", {}).get("labels") or {})

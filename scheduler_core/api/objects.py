@@ -368,6 +368,7 @@ class Volume(K8sModel):
     cinder: dict[str, Any] | None = None
     vsphere_volume: dict[str, Any] | None = None
     portworx_volume: dict[str, Any] | None = None
+    empty_dir: dict[str, Any] | None = None  # local storage, which `kubectl drain` refuses to delete
 
     @property
     def claim_name(self) -> str | None:

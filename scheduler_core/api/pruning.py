@@ -35,8 +35,9 @@ KEPT_ANNOTATIONS = frozenset(
 MAX_KEPT_ANNOTATION_CHARS = 1024
 #: Annotations never read, dropped whatever their size.
 DROPPED_ANNOTATIONS = frozenset({"kubectl.kubernetes.io/last-applied-configuration"})
-#: Pod volume sources no plugin reads (claims, ephemeral, CSI and in-tree disks are read).
-DROPPED_VOLUME_SOURCES = ("configMap", "downwardAPI", "emptyDir", "projected", "secret")
+#: Pod volume sources no plugin reads (claims, ephemeral, CSI and in-tree disks are read; emptyDir is
+#: kept for `drain`, which refuses such pods without --delete-emptydir-data).
+DROPPED_VOLUME_SOURCES = ("configMap", "downwardAPI", "projected", "secret")
 #: Pod conditions read (preemption looks for DisruptionTarget); the others are dropped.
 KEPT_POD_CONDITIONS = frozenset({"DisruptionTarget", "PodScheduled"})
 #: Container fields no plugin reads (resources, ports, image, name and restartPolicy are read).

@@ -11,12 +11,17 @@ the pod as its controlling owner, and the template's claim spec; the pod's
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from ..api.objects import Pod, PodResourceClaim, PodResourceClaimStatus
 from ..api.resource import ResourceClaim, ResourceClaimTemplate
 
-__all__ = ["POD_CLAIM_NAME_ANNOTATION", "claim_from_template", "generate_name"]
+if TYPE_CHECKING:
+    from ..framework.pod_info import PodInfo
+    from .index import DraIndex
+
+__all__ = ["POD_CLAIM_NAME_ANNOTATION", "claim_from_template", "create_template_claims", "generate_name"]
 
 POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
 MAX_BASE_LEN = 57  # room for the hyphen and the 5 random characters of a 63-character name
@@ -71,3 +76,23 @@ def claim_from_template(
         PodResourceClaimStatus(name=pod_claim.name, resource_claim_name=claim.metadata.name),
     ]
     return claim
+
+
+def create_template_claims(dra: DraIndex, infos: Iterable[PodInfo], tag: str = "") -> bool:
+    """The resourceclaim controller's part for pods about to be scheduled: a claim from its template
+    for every `spec.resourceClaims[]` entry that names one (the claims get the pods' UIDs as owners;
+    `tag` keeps the names of one batch apart from another's). True when any pod uses DRA."""
+    uses = False
+    for k, info in enumerate(infos):
+        pod = info.pod
+        if not pod.spec.resource_claims:
+            continue
+        uses = True
+        pod.metadata.uid = pod.metadata.uid or f"{tag}pod-{info.namespace}-{k:06d}"
+        for pod_claim in pod.spec.resource_claims:
+            name = pod_claim.resource_claim_template_name
+            template = dra.templates.get(f"{info.namespace}/{name}") if name else None
+            if template is not None:
+                suffix = f"{tag}{k:05d}"
+                dra.store(claim_from_template(pod, pod_claim, template, suffix, f"{pod.metadata.uid}-{pod_claim.name}"))
+    return uses

@@ -7,6 +7,7 @@ resources).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -178,6 +179,12 @@ class PodInfo:
     @property
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
+
+    def as_pod(self, pod: Pod) -> PodInfo:
+        """This pod's information for `pod`, a copy of it under another name or status (what is
+        computed from the spec is shared; the copy takes its own place in the queue's order)."""
+        namespace = pod.metadata.namespace or "default"
+        return dataclasses.replace(self, pod=pod, name=pod.metadata.name, namespace=namespace, sequence=next(_sequence))
 
     @property
     def has_affinity(self) -> bool:

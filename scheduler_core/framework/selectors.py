@@ -16,11 +16,13 @@ __all__ = [
     "LabelRequirement",
     "NodeTermCompiled",
     "Selector",
+    "SelectorSyntaxError",
     "compile_label_selector",
     "compile_node_selector_term",
     "is_valid_label_key",
     "is_valid_label_value",
     "parse_int64",
+    "parse_label_selector",
 ]
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
@@ -178,3 +180,53 @@ def compile_node_selector_term(term: NodeSelectorTerm) -> NodeTermCompiled:
         and all(_requirement_valid(r, True) for r in term.match_fields)
     )
     return NodeTermCompiled(labels, fields, valid)
+
+
+class SelectorSyntaxError(ValueError):
+    """A label selector string that `labels.Parse` refuses (the message is upstream's)."""
+
+
+_SET = re.compile(r"^\s*(!?)\s*([^\s!=<>(),]+)\s*(?:(notin|in)\s*\(([^)]*)\)|(==|!=|=|>|<)\s*([^\s,]*))?\s*$")
+_OPERATORS = {"in": "In", "notin": "NotIn", "=": "In", "==": "In", "!=": "NotIn", ">": "Gt", "<": "Lt"}
+
+
+def _split_terms(text: str) -> list[str]:
+    """Split on commas outside parentheses: `a in (x,y),b` → [`a in (x,y)`, `b`]."""
+    terms, depth, current = [], 0, ""
+    for char in text:
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        if char == "," and depth == 0:
+            terms.append(current)
+            current = ""
+        else:
+            current += char
+    terms.append(current)
+    return [t for t in (term.strip() for term in terms) if t]
+
+
+def _requirement(term: str, text: str) -> LabelRequirement:
+    """One term of `labels.Parse`."""
+    match = _SET.match(term)
+    if not match:
+        raise SelectorSyntaxError(f"unable to parse requirement: found '{term}' in \"{text}\"")
+    negated, key, set_op, set_values, op, value = match.groups()
+    if negated:
+        if set_op or op:
+            raise SelectorSyntaxError(f"unable to parse requirement: found '{term}' in \"{text}\"")
+        return LabelRequirement(key, "DoesNotExist", frozenset())
+    if set_op:
+        return LabelRequirement(key, _OPERATORS[set_op], frozenset(v.strip() for v in set_values.split(",")))
+    if op is None:
+        return LabelRequirement(key, "Exists", frozenset())
+    if op in (">", "<") and parse_int64(value) is None:  # strconv.ParseInt(value, 10, 64), as upstream
+        raise SelectorSyntaxError(f"unable to parse requirement: for '{op}', '{value}' must be an integer")
+    return LabelRequirement(key, _OPERATORS[op], frozenset([value]))
+
+
+def parse_label_selector(text: str) -> Selector:
+    """A selector as `kubectl -l` writes it (`app=web,tier in (a,b),!legacy`), as apimachinery's
+    `labels.Parse` reads it; an error is its message (`SelectorSyntaxError`)."""
+    return Selector(tuple(_requirement(term, text) for term in _split_terms(text)))
