@@ -70,9 +70,10 @@ class NodeDeletions:
         if not self.errors:
             return None
         lines = []
-        for message, pods in sorted(self.errors.items()):
+        for message, pods in self.errors.items():
             lead = message if message.lower().startswith("cannot delete") else f"cannot delete {message}"
             lines.append(f"{lead}: {', '.join(pods)}")
+        lines.sort()  # (upstream's order is a Go map's: any)
         return lines[0] if len(lines) == 1 else "[" + ", ".join(lines) + "]"
 
     @property
