@@ -349,15 +349,19 @@ class SchedulerCache:
     def table(self) -> NodeTable:
         """The NodeTable at `rv` (a cycle may change it only temporarily, restoring what it touched)."""
         if self._table is None:
-            nodes = [self.nodes[name] for name in sorted(self.nodes)]
-            pods = sorted(self.pods.values(), key=_order)
-            table = NodeTable.build(nodes, pods, self.namespaces.values())
-            for bucket in ("workloads", "claims", "pdbs"):
-                self._refresh(table, bucket)
-            table.dra = DraIndex.of(*(self.objects(b) for b in _DRA_BUCKETS))
-            self._table = table
+            self._table = self.new_table()
             self.table_builds += 1
         return self._table
+
+    def new_table(self) -> NodeTable:
+        """A NodeTable of its own at `rv`, for a what-if that changes it for good (a capacity query)."""
+        nodes = [self.nodes[name] for name in sorted(self.nodes)]
+        pods = sorted(self.pods.values(), key=_order)
+        table = NodeTable.build(nodes, pods, self.namespaces.values())
+        for bucket in ("workloads", "claims", "pdbs"):
+            self._refresh(table, bucket)
+        table.dra = DraIndex.of(*(self.objects(b) for b in _DRA_BUCKETS))
+        return table
 
     def drop_table(self) -> None:
         """Forget the columns (after a cycle failed midway, they may not have been restored)."""
