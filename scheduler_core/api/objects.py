@@ -371,11 +371,22 @@ class Volume(K8sModel):
     empty_dir: dict[str, Any] | None = None  # local storage, which `kubectl drain` refuses to delete
 
     @property
+    def read_by_plugins(self) -> bool:
+        """Whether a volume plugin reads this volume: a claim, an ephemeral volume or a disk (not
+        emptyDir, nor a volume whose source the loader dropped: configMap, secret, projected, …)."""
+        return any(getattr(self, source) is not None for source in _PLUGIN_VOLUME_SOURCES)
+
+    @property
     def claim_name(self) -> str | None:
         """The claim a `persistentVolumeClaim` volume names (None for other volumes)."""
         if self.persistent_volume_claim is None:
             return None
         return str(self.persistent_volume_claim.get("claimName") or "")
+
+
+_PLUGIN_VOLUME_SOURCES = tuple(
+    name for name in Volume.model_fields if name not in ("name", "empty_dir")
+)  # the sources a plugin reads
 
 
 class TopologySpreadConstraint(K8sModel):

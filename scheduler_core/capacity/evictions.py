@@ -15,13 +15,14 @@ again, so kubectl's retries (every 5 s) may go through later.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 
 from ..api.objects import Pod
 from ..api.policy import PodDisruptionBudget
 from ..api.workloads import WorkloadIndex
-from ..framework.node_table import NodeTable
+from ..framework.node_table import NodeTable, PodGroup
 from ..framework.pod_info import PodInfo
 from ..framework.selectors import Selector
 
@@ -155,23 +156,25 @@ def deletions_on(table: NodeTable, i: int, options: DrainOptions, workloads: Wor
 class _Budget:
     pdb: PodDisruptionBudget
     selector: Selector
-    desired: int
-    healthy_then: int  # as the status reports (or as counted, without a status)
-    counted_then: int  # as this table counts them when the drain starts
+    desired: int = 0
+    healthy_then: int = 0  # as the status reports (or as counted, without a status)
+    counted_then: int = 0  # as this table counts them when the drain starts
+    groups: list[PodGroup] = field(default_factory=list)  # the table's label groups it selects
+    seen: int = 0  # how many of the table's groups were looked at (groups are only ever added)
+
+    def count(self, table: NodeTable) -> int:
+        """The budget's pods in the table now, not terminating (summed over its label groups)."""
+        if len(table.groups) != self.seen:
+            for group in itertools.islice(table.groups.values(), self.seen, None):
+                if group.namespace == self.pdb.namespace and self.selector.matches(group.labels):
+                    self.groups.append(group)
+            self.seen = len(table.groups)
+        return sum(int(group.counts.sum()) for group in self.groups if not group.terminating)
 
     def allowed(self, counted_now: int) -> tuple[int, int]:
         """(disruptions allowed now, healthy now): the status's figures moved by what changed since."""
         healthy = self.healthy_then + counted_now - self.counted_then
         return max(0, healthy - self.desired), healthy
-
-
-def _matching_pods(table: NodeTable, namespace: str, selector: Selector) -> int:
-    return sum(
-        1
-        for pods in table.pods
-        for info in pods
-        if info.namespace == namespace and not info.terminating and selector.matches(info.labels)
-    )
 
 
 def _desired(pdb: PodDisruptionBudget, expected: int) -> int:
@@ -200,14 +203,15 @@ class Budgets:
         self.table = table
         self.budgets: list[_Budget] = []
         for pdb in table.pdbs:
-            selector = pdb.selector()
-            counted = _matching_pods(table, pdb.namespace, selector)
+            budget = _Budget(pdb, pdb.selector())
+            counted = budget.count(table)
             status = pdb.status
             if status.observed_generation is not None or status.expected_pods:
                 desired, healthy = status.desired_healthy, status.current_healthy
             else:  # no status (a hand-written cluster): the controller's figures from the pods here
                 desired, healthy = _desired(pdb, counted), counted
-            self.budgets.append(_Budget(pdb, selector, desired, healthy, counted))
+            budget.desired, budget.healthy_then, budget.counted_then = desired, healthy, counted
+            self.budgets.append(budget)
 
     def _of(self, info: PodInfo) -> list[_Budget]:
         return [b for b in self.budgets if b.pdb.namespace == info.namespace and b.selector.matches(info.labels)]
@@ -220,7 +224,7 @@ class Budgets:
         if not budgets:
             return None
         budget = budgets[0]
-        allowed, healthy = budget.allowed(_matching_pods(self.table, info.namespace, budget.selector))
+        allowed, healthy = budget.allowed(budget.count(self.table))
         if allowed > 0:
             return None
         name = budget.pdb.metadata.name

@@ -8,6 +8,7 @@ so that selector counts cost one match per distinct label set instead of one per
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -170,7 +171,7 @@ class PodColumns:
             requests,
             np.fromiter((info.non_zero_cpu for info in pods), dtype=np.int64, count=n),
             np.fromiter((info.non_zero_memory for info in pods), dtype=np.int64, count=n),
-            np.fromiter((bool(info.host_ports or info.pod.spec.volumes) for info in pods), dtype=bool, count=n),
+            np.fromiter((bool(info.host_ports) or _tracked_volumes(info) for info in pods), dtype=bool, count=n),
         )
 
 
@@ -255,6 +256,7 @@ class NodeTable:
         self._journal: list[int] = []
         self._generation = 0
         self._memos: dict[object, _Memo] = {}
+        self._selected_groups: dict[object, tuple[int, list[PodGroup]]] = {}  # see _groups_of
         self._dirty: tuple[tuple[int, int, int], np.ndarray] | None = None  # see _dirty_since
 
     # --- construction -----------------------------------------------------------------------
@@ -300,7 +302,7 @@ class NodeTable:
                 where, values = requested.setdefault(resource, ([], []))
                 where.append(i)
                 values.append(value)
-            if info.host_ports or info.pod.spec.volumes:
+            if info.host_ports or _tracked_volumes(info):
                 self._account_ports_and_volumes(info, i, +1)
             key = _group_key(info)
             if key not in self.groups:
@@ -385,7 +387,7 @@ class NodeTable:
         self._account_groups(info, i, sign)
 
     def _account_ports_and_volumes(self, info: PodInfo, i: int, sign: int) -> None:
-        if info.pod.spec.volumes:
+        if _tracked_volumes(info):
             for volume in info.pod.spec.volumes:
                 if volume.persistent_volume_claim is not None:
                     claim = f"{info.namespace}/{volume.claim_name}"
@@ -674,12 +676,31 @@ class NodeTable:
         change in place with the table: a caller that keeps them copies them)."""
         if key is None:
             return self._count_pods(wanted, include_terminating, self.every_node)
+        memo_key = ("count_pods", key, include_terminating)
         counts = self.memo(
-            ("count_pods", key, include_terminating), lambda i: self._count_pods(wanted, include_terminating, i)
+            memo_key, lambda i: self._sum_groups(self._groups_of(memo_key, wanted, include_terminating), i)
         )
         view = counts.view()
         view.flags.writeable = False
         return view
+
+    def _groups_of(self, key: object, wanted: Callable[[PodGroup], bool], include_terminating: bool) -> list[PodGroup]:
+        """The label groups `wanted` selects, kept per `key`: groups are only ever added, so only the
+        ones added since are looked at (a cycle on a cluster of 2,000 label groups need not test
+        them all again for every pod it counts)."""
+        seen, groups = self._selected_groups.get(key, (0, []))
+        if seen != len(self.groups):
+            for group in itertools.islice(self.groups.values(), seen, None):
+                if (include_terminating or not group.terminating) and wanted(group):
+                    groups.append(group)
+            self._selected_groups[key] = (len(self.groups), groups)
+        return groups
+
+    def _sum_groups(self, groups: list[PodGroup], idx: np.ndarray) -> np.ndarray:
+        total = np.zeros(len(idx), dtype=np.int64)
+        for group in groups:
+            total += self.take(group.counts, idx)
+        return total
 
     def _count_pods(self, wanted: Callable[[PodGroup], bool], include_terminating: bool, idx: np.ndarray) -> np.ndarray:
         total = np.zeros(len(idx), dtype=np.int64)
@@ -720,6 +741,12 @@ class NodeTable:
         order, starts = grouping
         values = per_node if mask is None else np.where(mask, per_node, 0)
         return np.add.reduceat(values if order is None else values[order], starts, dtype=np.int64)
+
+
+def _tracked_volumes(info: PodInfo) -> bool:
+    """Whether any of a pod's volumes counts for the volume plugins (claims and disks; not emptyDir
+    nor the sources the loader dropped), so the pod is kept in `volume_pods`."""
+    return any(volume.read_by_plugins for volume in info.pod.spec.volumes)
 
 
 def _group_key(info: PodInfo) -> GroupKey:
