@@ -140,6 +140,29 @@ class WhatIfView(BaseModel):
     reexplained: bool = False
 
 
+class CapacityView(BaseModel):
+    """A capacity what-if the presenter shows: followers run the same query (capacity_queries.py
+    validates it when it runs)."""
+
+    model_config = ConfigDict(extra="forbid")
+    query: Literal["fit", "drain", "add"]
+    pod: str | None = Field(default=None, max_length=MAX_YAML_CHARS)
+    workload: str | None = Field(default=None, max_length=300)
+    namespace: str | None = Field(default=None, max_length=63)
+    max: int | None = Field(default=None, ge=1, le=100_000)
+    nodes: list[Annotated[str, Field(max_length=253)]] | None = Field(default=None, max_length=10_000)
+    selector: str | None = Field(default=None, max_length=2_000)
+    zone: str | None = Field(default=None, max_length=253)
+    instance_type: str | None = Field(default=None, alias="instanceType", max_length=253)
+    ignore_daemonsets: bool = Field(default=False, alias="ignoreDaemonsets")
+    force: bool = False
+    delete_emptydir_data: bool = Field(default=False, alias="deleteEmptydirData")
+    like: str | None = Field(default=None, max_length=253)
+    count: int | None = Field(default=None, ge=1, le=100_000)
+    name_prefix: str | None = Field(default=None, alias="namePrefix", max_length=200)
+    seed: int = 0
+
+
 class View(_Action):
     """The presenter's view, relayed to followers and kept for late joiners: selected pod and node,
     tab, the cycle (or what-if) shown, the player's step, speed and state."""
@@ -155,6 +178,7 @@ class View(_Action):
     follow: bool = False
     what_if: WhatIfView | None = Field(default=None, alias="whatIf")
     lesson_focus: int | None = Field(default=None, ge=0, le=10_000, alias="lessonFocus")  # the rail's step
+    capacity: CapacityView | None = None  # a capacity what-if on show
     seq: int = Field(default=0, ge=0, le=2**53)  # the presenter's clock: a later view wins
 
 

@@ -9,6 +9,7 @@ import { History, describe, inverseOf, inverseOfCreate } from "./model/history.j
 import { readView, writeView } from "./model/url_state.js";
 import { whyPending } from "./model/why_pending.js";
 import { renderBoard } from "./views/board.js";
+import { CapacityPanel } from "./views/capacity.js";
 import { renderEvents, renderLesson, renderScores, renderTabs, renderWhy } from "./views/detail.js";
 import { ListWatchFlow } from "./model/list_watch.js"; // list-watch
 import { renderListWatch } from "./views/list_watch.js"; // list-watch
@@ -49,6 +50,7 @@ const ui = {
   fixes: null, // { for: cycle, loading, data }: fixes verified by the scheduler for the Why cycle
   whyLoading: false,
   whyFor: null,
+  capacity: null, // a capacity what-if's marks: node → {kind: drained | gained | lost, delta}
 };
 const listWatch = new ListWatchFlow(); // list-watch: every change travels the diagram
 let whatIfCount = 0;
@@ -212,6 +214,19 @@ const profilesPanel = mountProfiles($("#profiles"), { slug, readOnly, toast, pod
 
 const recorder = readOnly ? null : mountRecorder($("#recorder"), { slug, toast }); // record a lesson
 
+// capacity what-ifs: the marks of the shown answer are drawn on the board and the map
+const capacityPanel = new CapacityPanel($("#capacity"), {
+  slug,
+  readOnly,
+  toast,
+  editorText: () => editor.textarea.value,
+  onChange: () => {
+    ui.capacity = capacityPanel.marks;
+    broadcastView();
+    rerender();
+  },
+});
+
 function selectedPodObject() {
   return ui.selectedPod ? state.objects.Pod.get(ui.selectedPod) : null;
 }
@@ -345,7 +360,7 @@ let viewSeq = 0;
 function presenterView() {
   const c = player.current;
   viewSeq = Math.max(viewSeq + 1, Date.now() * 1000);
-  const v = { pod: ui.selectedPod, node: ui.selectedNode, tab: ui.tab, cycle: null, step: player.cursor, speed: player.speed, playing: player.playing, follow: player.follow, whatIf: null, lessonFocus: lesson.shownIndex(), seq: viewSeq };
+  const v = { pod: ui.selectedPod, node: ui.selectedNode, tab: ui.tab, cycle: null, step: player.cursor, speed: player.speed, playing: player.playing, follow: player.follow, whatIf: null, lessonFocus: lesson.shownIndex(), seq: viewSeq, capacity: capacityPanel.request };
   if (c && c.whatIf && c.followYaml) v.whatIf = { yaml: c.followYaml, fixFor: c.fixFor || null, reexplained: !!c.reexplained };
   else if (c && !c.whatIf) v.cycle = c.cycle;
   return v;
@@ -430,6 +445,7 @@ function followPresenter(v) {
     player.speed = v.speed;
     $("#pipeline select.speed").value = String(v.speed);
   }
+  capacityPanel.follow(v.capacity || null); // the presenter's capacity what-if, run here too
   if (v.whatIf) followWhatIf(v);
   else if (v.cycle !== null && v.cycle !== undefined) {
     player.follow = !!v.follow;

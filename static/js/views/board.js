@@ -141,6 +141,8 @@ function nodeCard(state, node, frame, ui) {
   else if (info && info.rejected) classes.push("rejected");
   if (ui.selectedNode === name) classes.push("selected");
   if (ui.touched && ui.touched.nodes.has(name)) classes.push("touched");
+  const capacity = ui.capacity && ui.capacity.get(name); // a capacity what-if: drained, or took pods
+  if (capacity) classes.push(`capacity-${capacity.kind}`);
   const labels = Object.entries(node.metadata.labels || {}).filter(([k]) => ui.showSystemLabels || !k.startsWith("kubernetes.io/hostname"));
   return h(
     "article",
@@ -150,6 +152,7 @@ function nodeCard(state, node, frame, ui) {
       {},
       h("span", { class: "node-name" }, name),
       node.spec.unschedulable ? h("span", { class: "badge badge-cordoned" }, gettext("cordoned")) : null,
+      capacity ? capacityBadge(capacity) : null,
       h("button", { class: "cordon presenter-only", type: "button", dataset: { cordon: name }, title: node.spec.unschedulable ? gettext("uncordon") : gettext("cordon") }, node.spec.unschedulable ? gettext("uncordon") : gettext("cordon")),
       h("button", { class: "delete-node presenter-only", type: "button", dataset: { act: "delete-node", name }, title: interpolate(gettext("delete node %(name)s"), { name }), "aria-label": interpolate(gettext("delete node %(name)s"), { name }) }, "✕"),
     ),
@@ -176,6 +179,17 @@ function nodeCard(state, node, frame, ui) {
   );
 }
 
+// What a capacity what-if did to a node: drained (its pods before → after), or the pods it took.
+function capacityBadge(mark) {
+  const text =
+    mark.kind === "drained"
+      ? interpolate(gettext("what-if: drained (%(before)s → %(after)s pods)"), { before: mark.before ?? 0, after: mark.after ?? 0 })
+      : mark.delta > 0
+        ? interpolate(gettext("what-if: +%(count)s pods"), { count: mark.delta })
+        : interpolate(gettext("what-if: %(count)s pods"), { count: mark.delta });
+  return h("span", { class: `badge badge-capacity badge-capacity-${mark.kind}` }, text);
+}
+
 function compactTile(node, frame, ui) {
   const name = node.metadata.name;
   const info = frame && frame.nodes[name];
@@ -196,6 +210,8 @@ function compactTile(node, frame, ui) {
   }
   if (node.spec.unschedulable) cls += " cordoned";
   if (ui.selectedNode === name) cls += " selected";
+  const capacity = ui.capacity && ui.capacity.get(name);
+  if (capacity) cls += ` capacity-${capacity.kind}`;
   const title = info && info.rejected ? `${name}: ${info.rejected.plugin} ${info.rejected.reasons.join(", ")}` : name;
   return h("button", { class: cls, dataset: { node: name }, title, type: "button" }, mark ? `${mark} ` : "", name);
 }
@@ -247,6 +263,7 @@ export function renderBoard(root, state, frame, ui) {
         ui.verdictSource && ui.verdictSource.label,
         ui.selectedNode === name,
         ui.selectedPod,
+        ui.capacity && ui.capacity.get(name),
         ui.showSystemLabels,
         touchSig(ui.touched, name, pods),
         compact ? null : devicesOnNode(state, name).map((d) => [d.id, deviceState(d)]),

@@ -591,6 +591,8 @@ function paint(self, state, frame, ui) {
     ctx.strokeRect(xs[i] - width / 2 - 1, ys[i] - width / 2 - 1, cell + width + 2, cell + width + 2);
     ctx.setLineDash([]);
   };
+  // a capacity what-if: drained nodes ringed dark red and dashed, the nodes that took pods green
+  if (ui.capacity) for (const [name, mark] of ui.capacity) ring(name, mark.kind === "drained" ? "#8c1d18" : mark.kind === "gained" ? "#1b7f3b" : "#b26a00", 2, mark.kind === "drained" ? [3, 2] : []);
   if (frame && frame.winner) ring(frame.winner, "#0b2f80", 3);
   if (ui.selectedNode) ring(ui.selectedNode, "#1d1d1f", 2); // pinned: solid ink
   if (self.focus >= 0) ring(names[self.focus], "#1d1d1f", 3, [3, 2]); // keyboard focus: dashed ink
