@@ -15,7 +15,6 @@ again, so kubectl's retries (every 5 s) may go through later.
 
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -164,11 +163,20 @@ class _Budget:
 
     def count(self, table: NodeTable) -> int:
         """The budget's pods in the table now, not terminating (summed over its label groups)."""
-        if len(table.groups) != self.seen:
-            for group in itertools.islice(table.groups.values(), self.seen, None):
-                if group.namespace == self.pdb.namespace and self.selector.matches(group.labels):
+        if self.seen == 0 and table.group_list:  # the first count: through the table's label index
+            namespace = self.pdb.namespace
+            self.groups = [
+                g
+                for g in table.candidate_groups(self.selector, namespace)
+                if g.namespace == namespace and self.selector.matches(g.labels)
+            ]
+            self.seen = len(table.group_list)
+        if len(table.group_list) != self.seen:
+            namespace = self.pdb.namespace
+            for group in table.group_list[self.seen :]:
+                if group.namespace == namespace and self.selector.matches(group.labels):
                     self.groups.append(group)
-            self.seen = len(table.groups)
+            self.seen = len(table.group_list)
         return sum(int(group.counts.sum()) for group in self.groups if not group.terminating)
 
     def allowed(self, counted_now: int) -> tuple[int, int]:
@@ -202,6 +210,7 @@ class Budgets:
     def __init__(self, table: NodeTable) -> None:
         self.table = table
         self.budgets: list[_Budget] = []
+        self.by_namespace: dict[str, list[_Budget]] = {}
         for pdb in table.pdbs:
             budget = _Budget(pdb, pdb.selector())
             counted = budget.count(table)
@@ -212,9 +221,10 @@ class Budgets:
                 desired, healthy = _desired(pdb, counted), counted
             budget.desired, budget.healthy_then, budget.counted_then = desired, healthy, counted
             self.budgets.append(budget)
+            self.by_namespace.setdefault(pdb.namespace, []).append(budget)
 
     def _of(self, info: PodInfo) -> list[_Budget]:
-        return [b for b in self.budgets if b.pdb.namespace == info.namespace and b.selector.matches(info.labels)]
+        return [b for b in self.by_namespace.get(info.namespace, ()) if b.selector.matches(info.labels)]
 
     def refusal(self, info: PodInfo) -> str | None:
         """Why the eviction API refuses `info` now (None: it may go), with the budget's figures."""

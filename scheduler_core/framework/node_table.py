@@ -8,9 +8,9 @@ so that selector counts cost one match per distinct label set instead of one per
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -26,7 +26,9 @@ __all__ = ["BASE_RESOURCES", "LabelColumn", "NodeTable", "PodColumns"]
 BASE_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 
 GroupKey = tuple[str, frozenset[tuple[str, str]], bool]  # (namespace, labels, terminating)
-MEMO_LIMIT = 32  # per-node memos kept per table (the oldest dropped first)
+PLUGIN_CACHE_LIMIT = 4096  # entries of `NodeTable.plugin_cache` (the oldest dropped first)
+MEMO_LIMIT = 32  # per-node memos kept per table at least (the least recently used dropped first)
+MEMO_CELLS = 4_000_000  # … and as many more as fit in this many cells (32 MB of int64 in all)
 
 
 @dataclass
@@ -257,6 +259,12 @@ class NodeTable:
         self._generation = 0
         self._memos: dict[object, _Memo] = {}
         self._selected_groups: dict[object, tuple[int, list[PodGroup]]] = {}  # see _groups_of
+        self._image_arrays: dict[str, tuple[int, np.ndarray, np.ndarray]] = {}  # see image_holders
+        self.affinity_group_list: list[AffinityGroup] = []  # in the order made (only ever added)
+        # What plugins keep across cycles, keyed by everything the value depends on (bounded).
+        self.plugin_cache: dict[object, Any] = {}
+        self.group_list: list[PodGroup] = []  # the groups in the order they were made (only ever added)
+        self._label_groups: dict[tuple[str, str, str], list[PodGroup]] = {}  # (namespace, key, value) → groups
         self._dirty: tuple[tuple[int, int, int], np.ndarray] | None = None  # see _dirty_since
 
     # --- construction -----------------------------------------------------------------------
@@ -306,12 +314,13 @@ class NodeTable:
                 self._account_ports_and_volumes(info, i, +1)
             key = _group_key(info)
             if key not in self.groups:
-                self.groups[key] = PodGroup(info.namespace, info.labels, info.terminating, self._zeros())
+                self._new_group(key, PodGroup(info.namespace, info.labels, info.terminating, self._zeros()))
             groups.setdefault(key, []).append(i)
             if info.has_affinity:
                 signature = _affinity_signature(info)
                 if signature not in self.affinity_groups:
                     self.affinity_groups[signature] = AffinityGroup(info, self._zeros())
+                    self.affinity_group_list.append(self.affinity_groups[signature])
                 affinity.setdefault(signature, []).append(i)
         self._changed(nodes.tolist())
         self.pod_count += self._counts(nodes)
@@ -409,8 +418,8 @@ class NodeTable:
         key = _group_key(info)
         group = self.groups.get(key)
         if group is None:
-            group = self.groups[key] = PodGroup(
-                info.namespace, info.labels, info.terminating, np.zeros(self.n, dtype=np.int64)
+            group = self._new_group(
+                key, PodGroup(info.namespace, info.labels, info.terminating, np.zeros(self.n, dtype=np.int64))
             )
         group.counts[i] += sign
         if info.has_affinity:
@@ -418,6 +427,7 @@ class NodeTable:
             affinity_group = self.affinity_groups.get(signature)
             if affinity_group is None:
                 affinity_group = self.affinity_groups[signature] = AffinityGroup(info, np.zeros(self.n, dtype=np.int64))
+                self.affinity_group_list.append(affinity_group)
             affinity_group.counts[i] += sign
 
     # --- incremental node changes (the scheduler cache's UpdateSnapshot) -----------------------
@@ -557,6 +567,19 @@ class NodeTable:
         if len(journal) > max(4 * self.n, 4096):
             self._renewed()
 
+    def image_holders(self, name: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """The nodes holding image `name` and its size on each, as arrays (None: no node has it);
+        kept until the nodes change (images change only with them)."""
+        holders = self.images.get(name)
+        if not holders:
+            return None
+        kept = self._image_arrays.get(name)
+        if kept is None or kept[0] != self._generation:
+            nodes = np.fromiter(holders.keys(), dtype=np.int64, count=len(holders))
+            sizes = np.fromiter(holders.values(), dtype=np.int64, count=len(holders))
+            kept = self._image_arrays[name] = (self._generation, nodes, sizes)
+        return kept[1], kept[2]
+
     def _renewed(self) -> None:
         """Every memo is stale (nodes or allocatable changed, or the journal grew long)."""
         self._generation += 1
@@ -571,6 +594,7 @@ class NodeTable:
         entry = self._memos.get(key)
         journal = self._journal
         if entry is not None and entry.generation == self._generation:
+            self._memos[key] = self._memos.pop(key)  # the most recently used is dropped last
             if entry.position == len(journal):
                 return entry.column
             if len(journal) - entry.position <= self.n // 8:
@@ -579,7 +603,7 @@ class NodeTable:
                 entry.position = len(journal)
                 return entry.column
         column = np.array(compute(self.every_node))  # a copy: never a table column itself
-        if entry is None and len(self._memos) >= MEMO_LIMIT:
+        if entry is None and len(self._memos) >= max(MEMO_LIMIT, MEMO_CELLS // max(self.n, 1)):
             del self._memos[next(iter(self._memos))]
         self._memos.pop(key, None)
         self._memos[key] = _Memo(column, self._generation, len(journal))
@@ -667,33 +691,69 @@ class NodeTable:
             mask &= self.label_column(key).requirement_mask(LabelRequirement(key, "In", frozenset([value])))
         return mask
 
+    def _new_group(self, key: GroupKey, group: PodGroup) -> PodGroup:
+        self.groups[key] = group
+        self.group_list.append(group)
+        for label, value in group.labels.items():
+            self._label_groups.setdefault((group.namespace, label, value), []).append(group)
+        return group
+
+    def candidate_groups(self, selector: Selector, namespace: str) -> list[PodGroup]:
+        """The groups of `namespace` that may match `selector`: those carrying a value one of its `In`
+        requirements asks for (found through the label index), else every group."""
+        for requirement in selector.requirements:
+            if requirement.operator == "In":
+                found: list[PodGroup] = []
+                for value in requirement.values:
+                    found.extend(self._label_groups.get((namespace, requirement.key, value), ()))
+                return found
+        return self.group_list
+
     def count_pods(
-        self, wanted: Callable[[PodGroup], bool], include_terminating: bool = True, key: object = None
+        self,
+        wanted: Callable[[PodGroup], bool],
+        include_terminating: bool = True,
+        key: object = None,
+        candidates: Callable[[], list[PodGroup]] | None = None,
     ) -> np.ndarray:
         """Per node, the number of pods whose group (namespace, labels) satisfies `wanted`.
 
         With a `key` naming what `wanted` selects, the counts are a `memo` (read-only here; they
-        change in place with the table: a caller that keeps them copies them)."""
+        change in place with the table: a caller that keeps them copies them); `candidates`, the
+        groups among which `wanted` can hold (default: all)."""
         if key is None:
             return self._count_pods(wanted, include_terminating, self.every_node)
         memo_key = ("count_pods", key, include_terminating)
         counts = self.memo(
-            memo_key, lambda i: self._sum_groups(self._groups_of(memo_key, wanted, include_terminating), i)
+            memo_key,
+            lambda i: self._sum_groups(self._groups_of(memo_key, wanted, include_terminating, candidates), i),
         )
         view = counts.view()
         view.flags.writeable = False
         return view
 
-    def _groups_of(self, key: object, wanted: Callable[[PodGroup], bool], include_terminating: bool) -> list[PodGroup]:
+    def _groups_of(
+        self,
+        key: object,
+        wanted: Callable[[PodGroup], bool],
+        include_terminating: bool,
+        candidates: Callable[[], list[PodGroup]] | None = None,
+    ) -> list[PodGroup]:
         """The label groups `wanted` selects, kept per `key`: groups are only ever added, so only the
         ones added since are looked at (a cycle on a cluster of 2,000 label groups need not test
-        them all again for every pod it counts)."""
-        seen, groups = self._selected_groups.get(key, (0, []))
-        if seen != len(self.groups):
-            for group in itertools.islice(self.groups.values(), seen, None):
+        them all again for every pod it counts); the first time, only the `candidates`."""
+        known = self._selected_groups.get(key)
+        if known is None:
+            pool = candidates() if candidates is not None else self.group_list
+            groups = [g for g in pool if (include_terminating or not g.terminating) and wanted(g)]
+            self._selected_groups[key] = (len(self.group_list), groups)
+            return groups
+        seen, groups = known
+        if seen != len(self.group_list):
+            for group in self.group_list[seen:]:
                 if (include_terminating or not group.terminating) and wanted(group):
                     groups.append(group)
-            self._selected_groups[key] = (len(self.groups), groups)
+            self._selected_groups[key] = (len(self.group_list), groups)
         return groups
 
     def _sum_groups(self, groups: list[PodGroup], idx: np.ndarray) -> np.ndarray:
@@ -719,6 +779,7 @@ class NodeTable:
             lambda g: g.namespace == namespace and selector.matches(g.labels),
             include_terminating,
             key=("matching", selector, namespace),
+            candidates=lambda: self.candidate_groups(selector, namespace),
         )
 
     def key_mask(self, key: str) -> np.ndarray:
@@ -746,7 +807,7 @@ class NodeTable:
 def _tracked_volumes(info: PodInfo) -> bool:
     """Whether any of a pod's volumes counts for the volume plugins (claims and disks; not emptyDir
     nor the sources the loader dropped), so the pod is kept in `volume_pods`."""
-    return any(volume.read_by_plugins for volume in info.pod.spec.volumes)
+    return info.has_plugin_volumes
 
 
 def _group_key(info: PodInfo) -> GroupKey:

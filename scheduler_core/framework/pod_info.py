@@ -174,6 +174,9 @@ class PodInfo:
     required_anti_affinity: tuple[AffinityTerm, ...]
     preferred_affinity: tuple[WeightedAffinityTerm, ...]
     preferred_anti_affinity: tuple[WeightedAffinityTerm, ...]
+    # a volume a plugin reads (a claim, an ephemeral volume, a disk): not emptyDir, nor a source the
+    # loader dropped (configMap, secret, projected, …)
+    has_plugin_volumes: bool = False
     sequence: int = field(default_factory=lambda: next(_sequence))
 
     @property
@@ -254,6 +257,7 @@ class PodInfo:
             preferred_anti_affinity=_weighted(pod, anti.preferred_during_scheduling_ignored_during_execution)
             if anti
             else (),
+            has_plugin_volumes=any(volume.read_by_plugins for volume in spec.volumes),
         )
 
 

@@ -36,12 +36,13 @@ class ImageLocality:
             return constant(0, len(idx))  # every node sums 0, below the threshold: 0
         total = np.zeros(table.n, dtype=np.int64)
         for container in containers:
-            holders = table.images.get(normalized_image_name(container.image))
-            if not holders:
+            holders = table.image_holders(normalized_image_name(container.image))
+            if holders is None:
                 continue
-            spread = len(holders) / table.n
-            for i, size in holders.items():
-                total[i] += int(float(size) * spread)
+            nodes, sizes = holders
+            spread = len(nodes) / table.n
+            # int(float(size) * spread) per node, in float64 as Go's float64 arithmetic
+            total[nodes] += (sizes.astype(np.float64) * spread).astype(np.int64)
         max_threshold = MAX_CONTAINER_THRESHOLD * len(containers)
         clamped = np.clip(total[idx], MIN_THRESHOLD, max_threshold)
         return MAX_NODE_SCORE * (clamped - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)

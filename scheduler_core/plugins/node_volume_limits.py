@@ -163,6 +163,72 @@ def attachable_volumes(
             into[f"{driver}/{handle}"] = driver
 
 
+class _Same:
+    """A key part that is one object (hashed and compared by identity): a memo of the volume index
+    it was computed from is not used with a newer index."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: object) -> None:
+        self.obj = obj
+
+    def __hash__(self) -> int:
+        return id(self.obj)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Same) and other.obj is self.obj
+
+
+Attached = tuple[dict[str, str], dict[str, int]] | Status | None  # (unique → driver, count per driver)
+
+
+def _attached_on(index: VolumeIndex, table: NodeTable, idx: np.ndarray) -> np.ndarray:
+    """Per node of `idx`, the volumes its pods attach and their count per driver (None: no CSINode;
+    a Status: a pod's claim that fails the lookup)."""
+    column = np.empty(len(idx), dtype=object)
+    for k, i in enumerate(idx.tolist()):
+        csi_node = index.csi_nodes.get(table.names[i])
+        if csi_node is None:
+            column[k] = None
+            continue
+        attached: dict[str, str] = {}
+        try:
+            for other in table.pods[i]:
+                if other.has_plugin_volumes:
+                    attachable_volumes(index, other.pod, csi_node, False, attached)
+        except _Lookup as failure:
+            column[k] = failure.status
+            continue
+        counts: dict[str, int] = {}
+        for driver in attached.values():
+            counts[driver] = counts.get(driver, 0) + 1
+        column[k] = (attached, counts)
+    return column
+
+
+def _over_limit(wanted: dict[str, str] | Status, attached: Attached, csi_node: CSINode) -> Status | None:
+    """`CSILimits.Filter` for one node (None: it fits)."""
+    if isinstance(wanted, Status):
+        return wanted
+    if not wanted:
+        return None
+    limits = csi_node.limits()
+    if not limits:
+        return None
+    if isinstance(attached, Status):
+        return attached
+    on_node, attached_count = attached if attached is not None else ({}, {})
+    new_count: dict[str, int] = {}
+    for unique, driver in wanted.items():
+        if unique not in on_node:
+            new_count[driver] = new_count.get(driver, 0) + 1
+    for driver, count in new_count.items():
+        limit = limits.get(driver)
+        if limit is not None and attached_count.get(driver, 0) + count > limit:
+            return Status(Code.UNSCHEDULABLE, (ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED,))
+    return None
+
+
 class NodeVolumeLimits:
     name = NAME
 
@@ -182,11 +248,19 @@ class NodeVolumeLimits:
             codes[:] = np.int8(failed.code)
             return NodeVerdicts(codes, [(reason, np.ones(table.n, dtype=bool)) for reason in failed.reasons])
         reasons: dict[str, np.ndarray] = {}
+        # The pod's own volumes depend on the node only through its CSINode's migrated plugins, and
+        # each node's attached volumes only on the pods on it: the first are gathered once per
+        # cycle, the second kept across cycles (`NodeTable.memo`), recounted where pods changed.
+        attached = table.memo(("attached-volumes", _Same(index)), lambda idx: _attached_on(index, table, idx))
+        wanted: dict[str, dict[str, str] | Status] = {}
         for name, csi_node in index.csi_nodes.items():  # a node without a CSINode has no limits
             i = table.index.get(name)
             if i is None:
                 continue
-            status = self._on_node(index, pod, table, i, csi_node)
+            migrated = csi_node.metadata.annotations.get(MIGRATED_PLUGINS_ANNOTATION, "")
+            if migrated not in wanted:
+                wanted[migrated] = self._new_volumes(index, pod, csi_node)
+            status = _over_limit(wanted[migrated], attached[i], csi_node)
             if status is not None:
                 codes[i] = np.int8(status.code)
                 for reason in status.reasons:
@@ -202,37 +276,14 @@ class NodeVolumeLimits:
         return None
 
     @staticmethod
-    def _on_node(index: VolumeIndex, pod: PodInfo, table: NodeTable, i: int, csi_node: CSINode) -> Status | None:
-        """`CSILimits.Filter` for node i (None: it fits)."""
+    def _new_volumes(index: VolumeIndex, pod: PodInfo, csi_node: CSINode) -> dict[str, str] | Status:
+        """The volumes the pod attaches on a node with this CSINode (or the lookup's failure)."""
         new: dict[str, str] = {}
         try:
             attachable_volumes(index, pod.pod, csi_node, True, new)
         except _Lookup as failure:
             return failure.status
-        if not new:
-            return None
-        limits = csi_node.limits()
-        if not limits:
-            return None
-        attached: dict[str, str] = {}
-        for other in table.pods[i]:
-            if other.pod.spec.volumes:
-                try:
-                    attachable_volumes(index, other.pod, csi_node, False, attached)
-                except _Lookup as failure:
-                    return failure.status
-        attached_count: dict[str, int] = {}
-        for unique, driver in attached.items():
-            new.pop(unique, None)
-            attached_count[driver] = attached_count.get(driver, 0) + 1
-        new_count: dict[str, int] = {}
-        for driver in new.values():
-            new_count[driver] = new_count.get(driver, 0) + 1
-        for driver, count in new_count.items():
-            limit = limits.get(driver)
-            if limit is not None and attached_count.get(driver, 0) + count > limit:
-                return Status(Code.UNSCHEDULABLE, (ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED,))
-        return None
+        return new
 
 
 def new(args: dict[str, Any], handle: object) -> NodeVolumeLimits:

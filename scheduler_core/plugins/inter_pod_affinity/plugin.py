@@ -16,7 +16,7 @@ from ...api.loading import InputError
 from ...framework.columns import constant
 from ...framework.cycle_state import CycleState
 from ...framework.interface import MAX_NODE_SCORE
-from ...framework.node_table import LabelColumn, NodeTable
+from ...framework.node_table import PLUGIN_CACHE_LIMIT, AffinityGroup, LabelColumn, NodeTable, PodGroup
 from ...framework.pod_info import AffinityTerm, PodInfo
 from ...framework.status import SKIP, SUCCESS, Code, NodeVerdicts, PreFilterResult, Status
 from ..names import INTER_POD_AFFINITY
@@ -82,7 +82,22 @@ def _domain_counts(table: NodeTable, key: str, per_node: np.ndarray) -> np.ndarr
 
 def _matching_pods(table: NodeTable, terms: list[AffinityTerm]) -> np.ndarray:
     """Per node, the existing pods that match every term (incoming terms: namespaces resolved)."""
-    return table.count_pods(lambda g: all(t.matches(g, None) for t in terms), key=(NAME, tuple(terms)))  # type: ignore[arg-type]
+    return table.count_pods(
+        lambda g: all(t.matches(g, None) for t in terms),  # type: ignore[arg-type]
+        key=(NAME, tuple(terms)),
+        candidates=lambda: _candidate_groups(table, terms[0]),
+    )
+
+
+def _candidate_groups(table: NodeTable, term: AffinityTerm) -> list[PodGroup]:
+    """The groups `term` can match: through the label index in each of its namespaces, when they are
+    named (resolved terms carry no namespaceSelector, or one that matches nothing); else all."""
+    if not term.namespace_selector.nothing:
+        return table.group_list
+    found: list[PodGroup] = []
+    for namespace in term.namespaces:
+        found.extend(table.candidate_groups(term.selector, namespace))
+    return found
 
 
 class InterPodAffinity:
@@ -210,6 +225,40 @@ class InterPodAffinity:
 
     # --- Score --------------------------------------------------------------------------------
 
+    def _existing_terms(
+        self, pod: PodInfo, table: NodeTable, incoming_ns_labels: dict[str, str] | None
+    ) -> list[tuple[AffinityGroup, str, int]]:
+        """The existing pods' scoring terms that match the incoming pod: (their group, topology
+        key, signed weight). They depend on the pod's namespace and labels alone, and groups are
+        only ever added: kept per (namespace, labels), only the groups added since are tested."""
+        key = (
+            NAME,
+            self.hard_weight,
+            pod.namespace,
+            frozenset(pod.labels.items()),
+            frozenset((incoming_ns_labels or {}).items()),
+        )
+        cache = table.plugin_cache
+        seen, matched = cache.get(key, (0, []))
+        groups = table.affinity_group_list
+        if seen != len(groups):
+            for group in groups[seen:]:
+                existing = group.pod
+                if self.hard_weight > 0:
+                    for term in existing.required_affinity:
+                        if term.matches(pod, incoming_ns_labels):
+                            matched.append((group, term.topology_key, self.hard_weight))
+                for weighted in existing.preferred_affinity:
+                    if weighted.term.matches(pod, incoming_ns_labels):
+                        matched.append((group, weighted.term.topology_key, weighted.weight))
+                for weighted in existing.preferred_anti_affinity:
+                    if weighted.term.matches(pod, incoming_ns_labels):
+                        matched.append((group, weighted.term.topology_key, -weighted.weight))
+            if key not in cache and len(cache) >= PLUGIN_CACHE_LIMIT:
+                del cache[next(iter(cache))]
+            cache[key] = (len(groups), matched)
+        return matched
+
     def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> Status:
         has_constraints = bool(pod.preferred_affinity or pod.preferred_anti_affinity)
         if self.ignore_preferred_of_existing and not has_constraints:
@@ -244,18 +293,8 @@ class InterPodAffinity:
             for weighted in pod.preferred_anti_affinity:
                 term = weighted.term.merge_namespaces(namespaces)
                 add(term.topology_key, _matching_pods(table, [term]), -weighted.weight)
-        for group in table.affinity_groups.values():
-            existing = group.pod
-            if self.hard_weight > 0:
-                for term in existing.required_affinity:
-                    if term.matches(pod, incoming_ns_labels):
-                        add(term.topology_key, group.counts, self.hard_weight)
-            for weighted in existing.preferred_affinity:
-                if weighted.term.matches(pod, incoming_ns_labels):
-                    add(weighted.term.topology_key, group.counts, weighted.weight)
-            for weighted in existing.preferred_anti_affinity:
-                if weighted.term.matches(pod, incoming_ns_labels):
-                    add(weighted.term.topology_key, group.counts, -weighted.weight)
+        for group, topology_key, weight in self._existing_terms(pod, table, incoming_ns_labels):
+            add(topology_key, group.counts, weight)
         if not produced:
             return SKIP
         state[PRE_SCORE_STATE_KEY] = topology_score
