@@ -101,4 +101,7 @@ def run_query(cluster: Cluster, data: Any) -> dict[str, Any]:
     count = _count(data, "count", 1, MAX_ADDED_NODES)
     pending = pending_pods((info.pod for info in cache.pods.values()), DEFAULT_SCHEDULER)
     prefix = _text(data, "namePrefix") or None
-    return add_nodes(table, shape, shape_text, count, pending, profile, prefix=prefix, seed=seed).to_json()
+    report = add_nodes(
+        table, shape, shape_text, count, pending, profile, prefix=prefix, seed=seed, baseline=cache.new_table()
+    )
+    return report.to_json()

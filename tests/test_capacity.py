@@ -310,11 +310,14 @@ def test_added_nodes_take_the_pending_pods_that_need_their_shape() -> None:
     waiting = [pod(f"train-{k}", requests={"nvidia.com/gpu": "1"}, nodeSelector={"pool": "gpu"}) for k in range(3)]
     busy = pod("train-old", requests={"nvidia.com/gpu": "1"}, node_name="gpu-0")
     t = table([*zoned_nodes(), gpu], [busy])
-    report = add_nodes(t, gpu, "node gpu-0", 2, pending_pods(waiting, "default-scheduler"))
+    baseline = table([*zoned_nodes(), gpu], [busy])
+    report = add_nodes(t, gpu, "node gpu-0", 2, pending_pods(waiting, "default-scheduler"), baseline=baseline)
     assert report.added == ["gpu-0-new-1", "gpu-0-new-2"]
     assert sorted(p.node or "" for p in report.scheduled) == ["gpu-0-new-1", "gpu-0-new-2"]
     (left,) = [p for p in report.placements if not p.scheduled]
     assert left.message.startswith("0/7 nodes are available: 3 Insufficient nvidia.com/gpu, 4 node(s) didn't match")
+    assert report.anyway == set() and len(report.thanks_to_new_nodes) == 2  # none schedules without them
+    assert report.to_json()["scheduleAnyway"] == 0
     new = t.nodes[t.index["gpu-0-new-1"]]
     assert new.metadata.labels[HOST] == "gpu-0-new-1" and not new.status.images
 

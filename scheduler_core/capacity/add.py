@@ -33,6 +33,13 @@ class AddReport:
     before: dict[str, dict[str, int]] = field(default_factory=dict)
     after: dict[str, dict[str, int]] = field(default_factory=dict)
     preempted: list[dict[str, str]] = field(default_factory=list)
+    anyway: set[str] | None = None  # the pods that schedule without the new nodes too (None: not asked)
+
+    @property
+    def thanks_to_new_nodes(self) -> list[Placement]:
+        """The pods that schedule with the new nodes and stay Pending without them (random tie-breaks
+        falling differently can move a pod too, so the counts are the figure to read)."""
+        return [p for p in self.scheduled if self.anyway is not None and p.pod not in self.anyway]
 
     @property
     def scheduled(self) -> list[Placement]:
@@ -51,6 +58,8 @@ class AddReport:
             "pending": len(self.placements),
             "scheduled": len(self.scheduled),
             "onNewNodes": len(self.on_new_nodes),
+            "scheduleAnyway": None if self.anyway is None else len(self.anyway),
+            "thanksToNewNodes": [p.pod for p in self.thanks_to_new_nodes] if self.anyway is not None else None,
             "placements": [p.to_json() for p in self.placements],
             "preempted": self.preempted,
             "allocation": {"before": self.before, "after": self.after},
@@ -93,12 +102,18 @@ def add_nodes(
     prefix: str | None = None,
     seed: int = 0,
     progress: Progress | None = None,
+    baseline: NodeTable | None = None,
 ) -> AddReport:
     """Add `count` nodes like `shape` to `table` (which keeps them: pass a copy the caller owns) and
-    place the `pending` pods."""
+    place the `pending` pods; with `baseline` (another copy of the same cluster) they are placed on it
+    first, without the new nodes, so the report tells the pods the new nodes make room for from those
+    that schedule anyway (a snapshot's Pending pods are often just not scheduled yet)."""
     prefix = prefix if prefix is not None else f"{shape.metadata.name}-new-"
     nodes = new_nodes(shape, count, prefix, table.names)
     report = AddReport(shape_text, [node.metadata.name for node in nodes], before=allocation(table))
+    if baseline is not None:
+        without = Replay(baseline, profile, seed, preempt=True, replacement=replacement_of).run(pending)
+        report.anyway = {p.pod for p in without if p.scheduled}
     in_name_order = all(a <= b for a, b in zip(table.names, table.names[1:], strict=False))
     for node in nodes:
         table.insert_node(node_at_name_order(table, node.metadata.name) if in_name_order else table.n, node)

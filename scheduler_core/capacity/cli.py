@@ -124,6 +124,7 @@ def _add(args: argparse.Namespace, read: Read) -> int:
             prefix=args.name_prefix,
             seed=args.seed,
             progress=progress,
+            baseline=build_table(cluster),  # the same pods without the new nodes
         )
     finally:
         progress.close()

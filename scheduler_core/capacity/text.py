@@ -18,7 +18,7 @@ MAX_ROWS = 20
 
 def _quantity(resource: str, value: int) -> str:
     if resource == "cpu":
-        return f"{value / 1000:g}" if value % 1000 == 0 else f"{value}m"
+        return f"{value / 1000:.1f}".removesuffix(".0")  # in cores
     if resource == "memory":
         for unit, size in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
             if value >= size:
@@ -135,12 +135,24 @@ def format_add(report: AddReport) -> str:
         f"{len(report.placements)} pending pods: {len(scheduled)} schedule ({len(new)} on the new nodes),"
         f" {len(pending)} stay Pending"
     )
+    if report.anyway is not None:
+        difference = len(scheduled) - len(report.anyway)
+        lines.append(
+            f"without the new nodes {len(report.anyway)} of them would schedule: {difference:+d} with the new nodes"
+            " (a pod may also land elsewhere when random tie-breaks fall differently)"
+        )
     if scheduled:
         lines.append("")
         added = set(report.added)
-        lines.extend(
-            _table(["POD", "NODE", ""], [[p.pod, p.node or "", "new" if p.node in added else ""] for p in scheduled])
-        )
+        anyway = report.anyway or set()
+
+        def note(p: Placement) -> str:
+            if report.anyway is not None and p.pod not in anyway:
+                return "Pending without the new nodes"
+            return "new node" if p.node in added else ""
+
+        ordered = sorted(scheduled, key=lambda p: (report.anyway is not None and p.pod in anyway, p.pod))
+        lines.extend(_table(["POD", "NODE", ""], [[p.pod, p.node or "", note(p)] for p in ordered]))
     if pending:
         lines.append("")
         lines.append("Still Pending:")

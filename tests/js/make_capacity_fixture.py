@@ -79,7 +79,7 @@ def render() -> str:
     table = build_table(cluster)
     shape = table.nodes[table.index["node03"]]
     pending = pending_pods(cluster.pods, "default-scheduler")
-    reports["add"] = add_nodes(table, shape, "node node03", 1, pending).to_json()
+    reports["add"] = add_nodes(table, shape, "node node03", 1, pending, baseline=build_table(cluster)).to_json()
     return json.dumps(reports, indent=1, sort_keys=True) + "\n"
 
 
