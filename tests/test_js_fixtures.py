@@ -8,6 +8,7 @@ def test_js_fixtures_match_the_core() -> None:
 
 
 def test_js_capacity_fixture_matches_the_core() -> None:
-    from tests.js.make_capacity_fixture import FIXTURE as CAPACITY, render as render_capacity
+    from tests.js.make_capacity_fixture import FIXTURE as CAPACITY
+    from tests.js.make_capacity_fixture import render as render_capacity
 
     assert CAPACITY.read_text() == render_capacity(), "stale: run `python -m tests.js.make_capacity_fixture`"

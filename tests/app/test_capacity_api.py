@@ -56,7 +56,10 @@ def test_drain_over_http_moves_the_pods_and_changes_nothing(client: Client, clus
 
 @pytest.mark.django_db
 def test_fit_and_add_over_http(client: Client, cluster: Any) -> None:
-    pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: probe}\nspec:\n  containers: [{name: c, image: x, resources: {requests: {cpu: 500m}}}]\n"
+    pod = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: probe}\n"
+        "spec:\n  containers: [{name: c, image: x, resources: {requests: {cpu: 500m}}}]\n"
+    )
     report = post(client, "cap", {"query": "fit", "pod": pod}).json()
     assert report["fits"] == 8 and report["perNode"] == {"n1": 4, "n2": 4}  # n0 is full
     assert report["next"]["message"].startswith("0/3 nodes are available: 3 Insufficient cpu.")
