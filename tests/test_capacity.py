@@ -25,6 +25,7 @@ from scheduler_core.capacity import (
     workload_template,
 )
 from scheduler_core.capacity.drain import replacement_of
+from scheduler_core.capacity.nodes import cordon
 from scheduler_core.explain import explain_on
 from scheduler_core.framework.node_table import NodeTable
 from scheduler_core.framework.pod_info import PodInfo
@@ -382,3 +383,50 @@ def test_the_cli_names_bad_input_and_exits_2(
 ) -> None:
     assert main([*argv[:1], "--cluster", str(generated), *argv[1:]]) == 2
     assert capsys.readouterr().err.strip().splitlines()[-1] == error
+
+
+def test_drain_places_each_evicted_pod_where_a_one_pod_explain_would() -> None:
+    """No budgets: kubectl evicts the node's pods, then each replacement (by priority) lands on one of
+    the nodes an explain of it ties at the top on the cordoned cluster with the replacements before
+    it bound, and one that does not fit carries the explain's message."""
+    nodes = zoned_nodes(cpu="3", count=4)
+    labels = {"app": "web"}
+    spread = [
+        {
+            "maxSkew": 1,
+            "topologyKey": ZONE,
+            "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": labels},
+        }
+    ]
+    on_n0 = [
+        owned(
+            pod(
+                f"web-{k}",
+                labels=labels,
+                requests={"cpu": "1"},
+                node_name="n0",
+                priority=k,
+                topologySpreadConstraints=spread,
+            )
+        )
+        for k in range(3)
+    ]
+    others = [owned(pod("filler", requests={"cpu": "2"}, node_name="n1"), name="filler-rs")]
+    report = drain(table(nodes, [*on_n0, *others]), NodeChoice(("n0",)), WorkloadIndex([]))
+    assert [p.pod for p in report.placements] == ["default/web-2", "default/web-1", "default/web-0"]  # by priority
+    shadow = table(nodes, [*on_n0, *others])
+    cordon(shadow, shadow.index["n0"])
+    for info in list(shadow.pods[shadow.index["n0"]]):
+        shadow.remove_pod(info, shadow.index["n0"])
+    by_name = {f"default/{p.metadata.name}": p for p in on_n0}
+    for placement in report.placements:
+        replacement = replacement_of(PodInfo.of(by_name[placement.pod]))
+        assert replacement is not None
+        tied, message, result = explained_node_choices(shadow, replacement)
+        if placement.scheduled:
+            assert placement.node in tied, (placement.pod, placement.node, tied)
+            shadow.add_pod(replacement, shadow.index[placement.node])
+        else:
+            assert result.selected is None and placement.message == message
+    assert all(p.scheduled for p in report.placements) and not report.preempted
