@@ -3,6 +3,9 @@ built from the scheduler's view of the cluster; nothing is stored, nothing chang
 
 from __future__ import annotations
 
+import json
+import threading
+from collections import OrderedDict
 from typing import Any
 
 from scheduler_core.api.errors import InputError
@@ -65,8 +68,38 @@ def _names(data: dict[str, Any]) -> tuple[str, ...]:
     return tuple(raw)
 
 
+#: The latest answers, by (cluster, its token, resourceVersion, query, profile): a class's followers are shown the
+#: presenter's query and each asks it; the cluster unchanged, one process answers it once.
+_answers: OrderedDict[tuple[int, str, int, str, str], dict[str, Any]] = OrderedDict()
+_answers_guard = threading.Lock()  # held while a query runs
+MAX_ANSWERS = 16
+
+
 def run_query(cluster: Cluster, data: Any) -> dict[str, Any]:
-    """`data`: {"query": "fit"|"drain"|"add", …its fields}; the report as the CLI's `-o json` gives it."""
+    """`data`: {"query": "fit"|"drain"|"add", …its fields}; the report as the CLI's `-o json` gives it
+    (the same question of the same cluster state is answered once per process)."""
+    cache = scheduler_cache.synced(cluster)
+    key = (
+        cluster.pk,
+        cluster.owner_token,  # this cluster, not one made later under a reused id
+        cache.rv,
+        json.dumps(data, sort_keys=True, default=str),
+        json.dumps(profiles.config_of(cluster), sort_keys=True, default=str),
+    )
+    # One query at a time per process (they are CPU-bound: the GIL would run them in turn anyway), so
+    # followers asking together wait for the first answer instead of computing it again each.
+    with _answers_guard:
+        if key in _answers:
+            _answers.move_to_end(key)
+            return _answers[key]
+        report = _run(cluster, cache, data)
+        _answers[key] = report
+        while len(_answers) > MAX_ANSWERS:
+            _answers.popitem(last=False)
+        return report
+
+
+def _run(cluster: Cluster, cache: scheduler_cache.SchedulerCache, data: Any) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise InputError('send {"query": "fit" | "drain" | "add", ...}')
     query = data.get("query")
@@ -75,7 +108,6 @@ def run_query(cluster: Cluster, data: Any) -> dict[str, Any]:
     seed = data.get("seed", 0)
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise InputError("seed: must be an integer")
-    cache = scheduler_cache.synced(cluster)
     config = profiles.config_of(cluster)
     classes = dict(cache.priority_classes)
     if query == "fit":

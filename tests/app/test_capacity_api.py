@@ -90,3 +90,19 @@ def test_bad_what_ifs_are_named_and_change_nothing(client: Client, cluster: Any,
 def test_a_follower_without_the_edit_key_may_ask_too(cluster: Any) -> None:
     response = post(Client(), "cap", {"query": "drain", "zone": "a"})
     assert response.status_code == 200 and response.json()["nodes"] == ["n0", "n2"]
+
+
+@pytest.mark.django_db
+def test_the_same_question_of_the_same_cluster_is_answered_once(client: Client, cluster: Any, monkeypatch: Any) -> None:
+    from clusterviz import capacity_queries
+
+    runs: list[Any] = []
+    real = capacity_queries._run
+    monkeypatch.setattr(capacity_queries, "_run", lambda *args: runs.append(args) or real(*args))
+    body = {"query": "drain", "nodes": ["n0"]}
+    first, second = post(client, "cap", body).json(), post(Client(), "cap", body).json()
+    assert first == second and len(runs) == 1
+    client.post(
+        "/api/clusters/cap/actions", json.dumps({"action": "cordon", "node": "n2"}), content_type="application/json"
+    )
+    assert post(client, "cap", body).json()["placements"][0]["node"] == "n1" and len(runs) == 2  # changed: asked again
