@@ -178,3 +178,41 @@ def test_explain_shows_top_scores_and_the_reason_tally(page: Page, big: ClusterA
     expect(canvas).to_have_attribute("data-cells", str(len(rejected)))
     expect(canvas).to_have_attribute("data-group-key", "reason")
     assert page._clusterviz_errors == []  # type: ignore[attr-defined]
+
+
+def test_a_capacity_what_if_rings_the_nodes_that_took_pods_on_the_map(page: Page, big: ClusterApi) -> None:
+    """fit on the 1,000-node map: the panel names the count, and the map rings each node that took a
+    copy in green (the pixel beside its cell), the others not."""
+    open_cluster(page, big.url)
+    set_editor_text(page, POD)
+    panel = page.locator("#capacity")
+    panel.locator("summary").click()
+    panel.locator(".capacity-query").select_option("fit")
+    panel.locator("[data-field=source]").select_option("pod")
+    panel.locator("[data-field=max]").fill("40")
+    panel.locator(".capacity-form button[type=submit]").click()
+    expect(panel.locator(".capacity-headline")).to_contain_text("40 more pods fit on")
+    expect(panel.locator(".capacity-headline")).to_contain_text("(the limit was reached)")
+    took = panel.locator(".capacity-moves tr.moved td:nth-child(3)").all_inner_texts()
+    marked = sorted(set(took), key=natural_key)[0]
+    unmarked = next(name for name in layout(page)["names"] if name not in set(took))
+
+    def ring_pixel(name: str) -> list[int]:
+        cell_point(page, name)  # scrolled into view
+        page.wait_for_timeout(200)  # the next frame is drawn
+        grid = layout(page)
+        i = grid["names"].index(name)
+        return list(
+            page.evaluate(
+                """([x, y]) => {
+                  const c = document.querySelector('.map-canvas'), s = document.querySelector('.map-scroll');
+                  const d = c._dpr || 1, ctx = c.getContext('2d');
+                  const p = ctx.getImageData(Math.round((x - 2) * d), Math.round((y - s.scrollTop) * d), 1, 1).data;
+                  return [p[0], p[1], p[2]]; }""",
+                [grid["xs"][i], grid["ys"][i] + grid["cell"] / 2],
+            )
+        )
+
+    assert ring_pixel(marked) == [0x1B, 0x7F, 0x3B]  # the green ring
+    assert ring_pixel(unmarked) != [0x1B, 0x7F, 0x3B]
+    assert not page._clusterviz_errors  # type: ignore[attr-defined]
