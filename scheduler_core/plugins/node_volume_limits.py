@@ -9,6 +9,7 @@ while unbound) and from in-tree sources migrated to CSI (utils.go `isCSIMigratio
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -206,27 +207,61 @@ def _attached_on(index: VolumeIndex, table: NodeTable, idx: np.ndarray) -> np.nd
     return column
 
 
-def _over_limit(wanted: dict[str, str] | Status, attached: Attached, csi_node: CSINode) -> Status | None:
-    """`CSILimits.Filter` for one node (None: it fits)."""
-    if isinstance(wanted, Status):
-        return wanted
-    if not wanted:
-        return None
-    limits = csi_node.limits()
-    if not limits:
-        return None
-    if isinstance(attached, Status):
-        return attached
-    on_node, attached_count = attached if attached is not None else ({}, {})
-    new_count: dict[str, int] = {}
-    for unique, driver in wanted.items():
-        if unique not in on_node:
-            new_count[driver] = new_count.get(driver, 0) + 1
-    for driver, count in new_count.items():
-        limit = limits.get(driver)
-        if limit is not None and attached_count.get(driver, 0) + count > limit:
-            return Status(Code.UNSCHEDULABLE, (ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED,))
-    return None
+def _attached_count(entry: Attached, driver: str) -> int:
+    return entry[1].get(driver, 0) if isinstance(entry, tuple) else 0
+
+
+class _NodeFacts:
+    """Per-node columns from each node's CSINode (and what it has attached), kept as memos: a node
+    without a CSINode has no limits (None, False, -1)."""
+
+    def __init__(self, table: NodeTable, index: VolumeIndex, attached: np.ndarray) -> None:
+        self.table, self.index, self.attached = table, index, attached
+
+    def _column(self, key: object, value: Callable[[CSINode, int], Any], missing: Any, dtype: Any) -> np.ndarray:
+        table, index = self.table, self.index
+
+        def compute(idx: np.ndarray) -> np.ndarray:
+            column = np.empty(len(idx), dtype=dtype) if dtype is object else np.zeros(len(idx), dtype=dtype)
+            for k, i in enumerate(idx.tolist()):
+                csi = index.csi_nodes.get(table.names[i])
+                column[k] = missing if csi is None else value(csi, i)
+            return column
+
+        return table.memo(("csi-node-facts", key, _Same(index)), compute)
+
+    def objects(self, key: object, value: Callable[[CSINode, int], Any]) -> np.ndarray:
+        return self._column(key, value, None, object)
+
+    def flags(self, key: object, value: Callable[[CSINode, int], bool]) -> np.ndarray:
+        return self._column(key, value, False, bool)
+
+    def numbers(self, key: object, value: Callable[[CSINode, int], int]) -> np.ndarray:
+        return self._column(key, value, -1, np.int64)
+
+
+class _Verdicts:
+    """Codes and reasons per node, set a column (or a node) at a time."""
+
+    def __init__(self, n: int) -> None:
+        self.codes = np.zeros(n, dtype=np.int8)
+        self.reasons: dict[str, np.ndarray] = {}
+        self.n = n
+
+    def reject(self, where: np.ndarray, status: Status) -> None:
+        if not where.any():
+            return
+        self.codes[where] = np.int8(status.code)
+        for reason in status.reasons:
+            self.reasons.setdefault(reason, np.zeros(self.n, dtype=bool))[where] = True
+
+    def reject_one(self, i: int, status: Status) -> None:
+        where = np.zeros(self.n, dtype=bool)
+        where[i] = True
+        self.reject(where, status)
+
+    def done(self) -> NodeVerdicts:
+        return NodeVerdicts(self.codes, list(self.reasons.items()))
 
 
 class NodeVolumeLimits:
@@ -247,25 +282,43 @@ class NodeVolumeLimits:
         if failed is not None:
             codes[:] = np.int8(failed.code)
             return NodeVerdicts(codes, [(reason, np.ones(table.n, dtype=bool)) for reason in failed.reasons])
-        reasons: dict[str, np.ndarray] = {}
-        # The pod's own volumes depend on the node only through its CSINode's migrated plugins, and
-        # each node's attached volumes only on the pods on it: the first are gathered once per
-        # cycle, the second kept across cycles (`NodeTable.memo`), recounted where pods changed.
+        # The pod's own volumes depend on the node only through its CSINode's migrated plugins: they
+        # are gathered once per such group of nodes. What each node has attached, per driver, and
+        # its limits are kept across cycles (`NodeTable.memo`), recounted where pods changed; the
+        # verdicts are then column arithmetic (CSILimits.Filter: a node over a driver's limit fails).
         attached = table.memo(("attached-volumes", _Same(index)), lambda idx: _attached_on(index, table, idx))
-        wanted: dict[str, dict[str, str] | Status] = {}
-        for name, csi_node in index.csi_nodes.items():  # a node without a CSINode has no limits
-            i = table.index.get(name)
-            if i is None:
+        memo = _NodeFacts(table, index, attached)
+        migrated = memo.objects(
+            "migrated", lambda csi, i: csi.metadata.annotations.get(MIGRATED_PLUGINS_ANNOTATION, "")
+        )
+        has_limits = memo.flags("has-limits", lambda csi, i: bool(csi.limits()))
+        failed = memo.flags("failed", lambda csi, i: isinstance(attached[i], Status))
+        verdicts = _Verdicts(table.n)
+        for key in sorted({m for m in migrated.tolist() if m is not None}):
+            group = migrated == key
+            first = int(np.flatnonzero(group)[0])
+            wanted = self._new_volumes(index, pod, index.csi_nodes[table.names[first]])
+            if isinstance(wanted, Status):
+                verdicts.reject(group, wanted)
                 continue
-            migrated = csi_node.metadata.annotations.get(MIGRATED_PLUGINS_ANNOTATION, "")
-            if migrated not in wanted:
-                wanted[migrated] = self._new_volumes(index, pod, csi_node)
-            status = _over_limit(wanted[migrated], attached[i], csi_node)
-            if status is not None:
-                codes[i] = np.int8(status.code)
-                for reason in status.reasons:
-                    reasons.setdefault(reason, np.zeros(table.n, dtype=bool))[i] = True
-        return NodeVerdicts(codes, list(reasons.items()))
+            if not wanted:
+                continue
+            limited = group & has_limits
+            for i in np.flatnonzero(limited & failed).tolist():
+                verdicts.reject_one(i, attached[i])
+            fits = limited & ~failed
+            exceeded = np.zeros(table.n, dtype=bool)
+            for driver in sorted(set(wanted.values())):
+                uniques = [u for u, d in wanted.items() if d == driver]
+                limit = memo.numbers(("limit", driver), lambda csi, i, d=driver: csi.limits().get(d, -1))
+                count = memo.numbers(("count", driver), lambda csi, i, d=driver: _attached_count(attached[i], d))
+                already = np.zeros(table.n, dtype=np.int64)
+                for i in np.flatnonzero(fits & (count > 0)).tolist():
+                    on_node = attached[i][0]
+                    already[i] = sum(1 for u in uniques if u in on_node)
+                exceeded |= fits & (limit >= 0) & (count + len(uniques) - already > limit)
+            verdicts.reject(exceeded, Status(Code.UNSCHEDULABLE, (ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED,)))
+        return verdicts.done()
 
     @staticmethod
     def _lookup_only(index: VolumeIndex, pod: PodInfo) -> Status | None:
