@@ -88,7 +88,12 @@ def test_record_edit_export_and_replay_a_lesson(page: Page, new_cluster: Any, tm
     assert re.search(r"default/picky:\n\s+node: node03", text)
     recorded_end = bare_pods(api)
 
-    # Reloaded, the editor shows the texts the server kept.
+    # Reloaded, the editor shows the texts the server kept (once the last edit's save has landed).
+    def kept_title() -> bool:
+        kept = page.evaluate(f"fetch('/api/clusters/{api.slug}/recording').then((r) => r.json())")
+        return bool(kept["recording"]["draft"].get("title") == "A label makes room")
+
+    api.wait_for("the draft's title kept", kept_title)
     page.reload()
     page.locator("#recorder summary").click()
     expect(page.locator("#recorder [data-field=title]")).to_have_value("A label makes room")
