@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from .objects import ObjectMeta, OwnerReference, Workload
 
-__all__ = ["WorkloadIndex", "WorkloadRef"]
+__all__ = ["WorkloadIndex", "WorkloadRef", "controller_ref"]
 
 MAX_CHAIN = 8  # owner chains are 1-2 long; a cycle in hostile input stops here
 
@@ -28,7 +28,8 @@ class WorkloadRef:
         return {"kind": self.kind, "namespace": self.namespace, "name": self.name}
 
 
-def _controller(meta: ObjectMeta) -> OwnerReference | None:
+def controller_ref(meta: ObjectMeta) -> OwnerReference | None:
+    """`metav1.GetControllerOf`: the ownerReference with `controller: true`, if any."""
     return next((ref for ref in meta.owner_references if ref.controller), None)
 
 
@@ -46,7 +47,7 @@ class WorkloadIndex:
         chain: list[WorkloadRef] = []
         current: ObjectMeta | None = meta
         while current is not None and len(chain) < MAX_CHAIN:
-            ref = _controller(current)
+            ref = controller_ref(current)
             if ref is None:
                 break
             chain.append(WorkloadRef(ref.kind, namespace, ref.name))

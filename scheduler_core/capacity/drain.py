@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..api.workloads import WorkloadIndex
+from ..api.workloads import WorkloadIndex, controller_ref
 from ..framework.node_table import NodeTable
 from ..framework.pod_info import PodInfo
 from ..framework.profile import Profile
@@ -91,7 +91,7 @@ def replacement_of(info: PodInfo) -> PodInfo | None:
     pod = info.pod
     if info.terminating or pod.status.phase in ("Succeeded", "Failed"):
         return None
-    controller = next((r for r in pod.metadata.owner_references if r.controller), None)
+    controller = controller_ref(pod.metadata)
     if controller is None or controller.kind == "DaemonSet":
         return None
     spec = pod.spec.model_copy(update={"node_name": None})

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from ..api.objects import Pod
 from ..api.policy import PodDisruptionBudget
-from ..api.workloads import WorkloadIndex
+from ..api.workloads import WorkloadIndex, controller_ref
 from ..framework.node_table import NodeTable, PodGroup
 from ..framework.pod_info import PodInfo
 from ..framework.selectors import Selector
@@ -84,7 +84,7 @@ class NodeDeletions:
 
 
 def _controller_kind_and_name(pod: Pod) -> tuple[str, str] | None:
-    ref = next((r for r in pod.metadata.owner_references if r.controller), None)
+    ref = controller_ref(pod.metadata)
     return (ref.kind, ref.name) if ref is not None else None
 
 

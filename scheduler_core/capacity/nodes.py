@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..api.errors import InputError
-from ..api.objects import Node, Taint
+from ..api.objects import Node
 from ..framework.node_table import NodeTable
 from ..framework.selectors import Selector, SelectorSyntaxError, parse_label_selector
+from ..plugins.node_unschedulable import UNSCHEDULABLE_TAINT
+from ..plugins.pod_topology_spread.common import HOSTNAME_KEY, ZONE_KEY
 
 __all__ = ["NodeChoice", "cordon", "new_nodes", "node_at_name_order", "selected_nodes"]
 
-ZONE_LABEL = "topology.kubernetes.io/zone"
+ZONE_LABEL = ZONE_KEY
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
-HOSTNAME_LABEL = "kubernetes.io/hostname"
+HOSTNAME_LABEL = HOSTNAME_KEY
 # The node lifecycle controller taints a cordoned node (TaintNodesByCondition,
-# pkg/controller/nodelifecycle): node.kubernetes.io/unschedulable:NoSchedule.
-UNSCHEDULABLE_TAINT = Taint(key="node.kubernetes.io/unschedulable", effect="NoSchedule")
+# pkg/controller/nodelifecycle) with node.kubernetes.io/unschedulable:NoSchedule, the taint
+# NodeUnschedulable lets tolerating pods past.
 
 
 @dataclass(frozen=True)
@@ -87,14 +90,7 @@ def cordon(table: NodeTable, i: int) -> None:
 
 def node_at_name_order(table: NodeTable, name: str) -> int:
     """Where a new node goes so the table stays in name order (as the scheduler's snapshot lists them)."""
-    low, high = 0, table.n
-    while low < high:
-        mid = (low + high) // 2
-        if table.names[mid] < name:
-            low = mid + 1
-        else:
-            high = mid
-    return low
+    return bisect.bisect_left(table.names, name)
 
 
 def new_nodes(shape: Node, count: int, prefix: str, taken: Sequence[str]) -> list[Node]:

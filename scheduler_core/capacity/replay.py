@@ -166,8 +166,6 @@ class Replay:
                 heapq.heappush(queue, (-info.priority, order, attempts + 1, nominee))
                 continue
             placement.preempted = preempted_by.pop(info.key, [])
-            if placement.scheduled or not self.preempt:
-                placement.nominated = None if placement.scheduled else placement.nominated
             if origins is not None:
                 placement.origin = origins.get(info.key)
             placements.append(placement)

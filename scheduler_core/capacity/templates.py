@@ -10,6 +10,7 @@ from typing import Any
 from ..api.errors import InputError
 from ..api.loading import admit_pod, parse_object
 from ..api.objects import Pod, PriorityClass, RuntimeClass, Workload
+from ..api.workloads import controller_ref
 from ..framework.pod_info import PodInfo
 from .replay import renamed
 
@@ -52,7 +53,7 @@ def pod_template(pod: Pod) -> PodTemplate:
 
 
 def _controller_of(workload: Workload) -> tuple[str, str] | None:
-    ref = next((r for r in workload.metadata.owner_references if r.controller), None)
+    ref = controller_ref(workload.metadata)
     return (ref.kind, ref.name) if ref else None
 
 
