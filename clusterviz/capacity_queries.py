@@ -79,12 +79,13 @@ def run_query(cluster: Cluster, data: Any) -> dict[str, Any]:
     """`data`: {"query": "fit"|"drain"|"add", …its fields}; the report as the CLI's `-o json` gives it
     (the same question of the same cluster state is answered once per process)."""
     cache = scheduler_cache.synced(cluster)
+    config = profiles.config_of(cluster)
     key = (
         cluster.pk,
         cluster.owner_token,  # this cluster, not one made later under a reused id
         cache.rv,
         json.dumps(data, sort_keys=True, default=str),
-        json.dumps(profiles.config_of(cluster), sort_keys=True, default=str),
+        json.dumps(config, sort_keys=True, default=str),
     )
     # One query at a time per process (they are CPU-bound: the GIL would run them in turn anyway), so
     # followers asking together wait for the first answer instead of computing it again each.
@@ -92,14 +93,14 @@ def run_query(cluster: Cluster, data: Any) -> dict[str, Any]:
         if key in _answers:
             _answers.move_to_end(key)
             return _answers[key]
-        report = _run(cluster, cache, data)
+        report = _run(cache, config, data)
         _answers[key] = report
         while len(_answers) > MAX_ANSWERS:
             _answers.popitem(last=False)
         return report
 
 
-def _run(cluster: Cluster, cache: scheduler_cache.SchedulerCache, data: Any) -> dict[str, Any]:
+def _run(cache: scheduler_cache.SchedulerCache, config: dict[str, Any], data: Any) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise InputError('send {"query": "fit" | "drain" | "add", ...}')
     query = data.get("query")
@@ -108,7 +109,6 @@ def _run(cluster: Cluster, cache: scheduler_cache.SchedulerCache, data: Any) -> 
     seed = data.get("seed", 0)
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise InputError("seed: must be an integer")
-    config = profiles.config_of(cluster)
     classes = dict(cache.priority_classes)
     if query == "fit":
         pod_text, workload = _text(data, "pod"), _text(data, "workload")

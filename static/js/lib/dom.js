@@ -63,3 +63,13 @@ export function keyed(container, items) {
     container.replaceChildren(...elements);
   }
 }
+
+// Offer text as a file to save (a download of data the page holds).
+export function downloadFile(name, data, type) {
+  const url = URL.createObjectURL(new Blob([data], { type }));
+  const link = h("a", { href: url, download: name, hidden: true });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}

@@ -3,7 +3,7 @@
 // nodes that took pods), exportable as JSON or CSV. A follower is shown the presenter's query, run
 // again on its side. Thin: the model is model/capacity.js.
 
-import { h, replace } from "../lib/dom.js";
+import { downloadFile, h, replace } from "../lib/dom.js";
 import { callJson } from "../lib/http.js";
 import { gettext, interpolate, ngettext } from "../lib/i18n.js";
 import { headline, nodeMarks, pendingGroups, placementRows, queryBody, queryKey, toCsv } from "../model/capacity.js";
@@ -75,12 +75,7 @@ export class CapacityPanel {
   download(kind) {
     const report = this.shown.report;
     const [data, type] = kind === "csv" ? [toCsv(report), "text/csv"] : [JSON.stringify(report, null, 1), "application/json"];
-    const url = URL.createObjectURL(new Blob([data], { type }));
-    const link = h("a", { href: url, download: `${this.slug}-${report.query}.${kind}` });
-    document.body.append(link);
-    link.click();
-    link.remove();
-    setTimeout(() => URL.revokeObjectURL(url), 1000);
+    downloadFile(`${this.slug}-${report.query}.${kind}`, data, type);
   }
 
   render() {

@@ -3,7 +3,7 @@
 // downloads the lesson file — checked by the server as the built-in lessons are after every edit,
 // an error marked on the step and field it is about. Thin: the model is model/recording.js.
 
-import { h, keyed, replace } from "../lib/dom.js";
+import { downloadFile, h, keyed, replace } from "../lib/dom.js";
 import { exchangeJson as call } from "../lib/http.js";
 import { gettext, interpolate, ngettext } from "../lib/i18n.js";
 import {
@@ -108,12 +108,7 @@ export class RecorderPanel {
   async download() {
     const result = await this.check();
     if (!result.ok) return this.toast(gettext("The lesson file is not valid yet: see the marked step."), "error");
-    const url = URL.createObjectURL(new Blob([result.yaml], { type: "application/yaml" }));
-    const link = h("a", { href: url, download: result.fileName, hidden: true });
-    document.body.append(link);
-    link.click();
-    link.remove();
-    setTimeout(() => URL.revokeObjectURL(url), 1000);
+    downloadFile(result.fileName, result.yaml, "application/yaml");
   }
 
   render() {
