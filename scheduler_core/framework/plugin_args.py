@@ -16,6 +16,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from ..versions import Version, reference_version
+
 __all__ = ["REMOVED_PLUGINS", "go_value", "validate_plugin_args"]
 
 Loc = tuple[int | str, ...]
@@ -253,15 +255,17 @@ def default_preemption(args: dict[str, Any]) -> list[Problem]:
     return out
 
 
-def volume_binding(args: dict[str, Any]) -> list[Problem]:
-    """ValidateVolumeBindingArgs with StorageCapacityScoring off (v1.34's default): no `shape`."""
+def volume_binding(args: dict[str, Any], version: Version) -> list[Problem]:
+    """ValidateVolumeBindingArgs: with StorageCapacityScoring off (v1.34–v1.36's default) no `shape`."""
     out: list[Problem] = []
     timeout = _integer(args, "bindTimeoutSeconds", 600, out)
     if timeout is not None and timeout < 0:
         detail = "invalid BindTimeoutSeconds, should not be a negative value"
         out.append((("bindTimeoutSeconds",), invalid(timeout, detail)))
     shape = args.get("shape")
-    if shape is not None:
+    if shape is not None and version.gates.enabled("StorageCapacityScoring"):
+        out.extend(_shape(shape, ("shape",)))
+    elif shape is not None:
         points = shape if isinstance(shape, list) else []
         # the bad value as Go's %#v prints the []UtilizationShapePoint
         value = ", ".join(
@@ -275,7 +279,6 @@ def volume_binding(args: dict[str, Any]) -> list[Problem]:
 
 
 VALIDATORS: dict[str, Callable[[dict[str, Any]], list[Problem]]] = {
-    "VolumeBinding": volume_binding,
     "NodeResourcesFit": node_resources_fit,
     "PodTopologySpread": pod_topology_spread,
     "InterPodAffinity": inter_pod_affinity,
@@ -284,7 +287,10 @@ VALIDATORS: dict[str, Callable[[dict[str, Any]], list[Problem]]] = {
 }
 
 
-def validate_plugin_args(name: str, args: dict[str, Any]) -> list[Problem]:
-    """Every problem of one plugin's args, as `(path under args, message)`; [] when valid."""
+def validate_plugin_args(name: str, args: dict[str, Any], version: Version | None = None) -> list[Problem]:
+    """Every problem of one plugin's args in `version` (the reference v1.34 when None), as
+    `(path under args, message)`; [] when valid."""
+    if name == "VolumeBinding":
+        return volume_binding(args, version or reference_version())
     validator = VALIDATORS.get(name)
     return validator(args) if validator else []

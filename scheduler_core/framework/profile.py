@@ -16,11 +16,11 @@ import yaml
 
 from ..api.errors import path_text
 from ..api.loading import InputError, load_yaml_documents, locate
+from ..versions import Version, reference_version
 from .config_fields import unknown_field
 from .plugin_args import REMOVED_PLUGINS, go_value, validate_plugin_args
 
 __all__ = [
-    "DEFAULT_MULTI_POINT",
     "EXTENSION_POINTS",
     "PluginRef",
     "Profile",
@@ -69,30 +69,6 @@ PLUGIN_TYPES = {
 INT32_MAX = 2**31 - 1
 
 
-# v1.34 default profile; DynamicResources is inserted before DefaultPreemption (DRA is GA, on).
-DEFAULT_MULTI_POINT: tuple[PluginRef, ...] = (
-    PluginRef("SchedulingGates"),
-    PluginRef("PrioritySort"),
-    PluginRef("NodeUnschedulable"),
-    PluginRef("NodeName"),
-    PluginRef("TaintToleration", 3),
-    PluginRef("NodeAffinity", 2),
-    PluginRef("NodePorts"),
-    PluginRef("NodeResourcesFit", 1),
-    PluginRef("VolumeRestrictions"),
-    PluginRef("NodeVolumeLimits"),
-    PluginRef("VolumeBinding"),
-    PluginRef("VolumeZone"),
-    PluginRef("PodTopologySpread", 2),
-    PluginRef("InterPodAffinity", 2),
-    PluginRef("DynamicResources"),
-    PluginRef("DefaultPreemption"),
-    PluginRef("NodeResourcesBalancedAllocation", 1),
-    PluginRef("ImageLocality", 1),
-    PluginRef("DefaultBinder"),
-)
-
-
 @dataclass
 class PluginSet:
     enabled: list[PluginRef] = field(default_factory=list)
@@ -104,10 +80,15 @@ class Profile:
     """A resolved profile: per extension point, the plugin references in run order."""
 
     scheduler_name: str = "default-scheduler"
-    multi_point: PluginSet = field(default_factory=lambda: PluginSet(list(DEFAULT_MULTI_POINT)))
+    multi_point: PluginSet = field(default_factory=PluginSet)  # empty: the version's default plugins
     points: dict[str, PluginSet] = field(default_factory=dict)
     plugin_args: dict[str, dict[str, Any]] = field(default_factory=dict)
     percentage_of_nodes_to_score: int | None = None
+    version: Version = field(default_factory=reference_version)
+
+    def __post_init__(self) -> None:
+        if not self.multi_point.enabled and not self.multi_point.disabled:
+            self.multi_point = default_plugin_set(self.version)
 
     def plugins_for(self, point: str, implements: dict[str, set[str]]) -> list[PluginRef]:
         """The plugins at `point`, ordered as upstream's MultiPoint expansion orders them.
@@ -152,8 +133,14 @@ class Profile:
         return 1
 
 
-def default_profile() -> Profile:
-    return Profile()
+def default_plugin_set(version: Version) -> PluginSet:
+    """The default profile's MultiPoint plugins in `version` (default_plugins.go)."""
+    return PluginSet([PluginRef(name, weight) for name, weight in version.default_plugins()])
+
+
+def default_profile(version: Version | None = None) -> Profile:
+    """Upstream's default profile in `version` (the reference v1.34 when None)."""
+    return Profile(version=version or reference_version())
 
 
 def _merge(default: PluginSet, custom: PluginSet) -> PluginSet:
@@ -230,16 +217,31 @@ def _percentage(raw: Any, loc: tuple[int | str, ...], config: _Config) -> int | 
     return raw
 
 
+def _in_version(ref: PluginRef, profile: Profile) -> str:
+    """` in kube-scheduler v1.34` when the plugin belongs to another supported version."""
+    from ..plugins.registry import plugin_versions  # late: the registry imports this module
+
+    versions = plugin_versions(ref.name)
+    if not versions:
+        return ""
+    return f" in kube-scheduler {profile.version} (it is in v1.{versions[0]} and later)"
+
+
 def _check_registered(profile: Profile, registry: Mapping[str, Any]) -> None:
     """Upstream `updatePluginList` / `expandMultiPointPlugins`: `<Type>Plugin "X" does not exist`."""
     for ref in profile.multi_point.enabled:
         if ref.name not in registry:
             where = ref.where or "profile"
-            raise InputError(f'{where}: {PLUGIN_TYPES[_FIRST_EXPANDED_POINT]} "{ref.name}" does not exist')
+            raise InputError(
+                f'{where}: {PLUGIN_TYPES[_FIRST_EXPANDED_POINT]} "{ref.name}" does not exist{_in_version(ref, profile)}'
+            )
     for point, plugin_set in profile.points.items():
         for ref in plugin_set.enabled:
             if ref.name not in registry:
-                raise InputError(f'{ref.where or "profile"}: {PLUGIN_TYPES[point]} "{ref.name}" does not exist')
+                raise InputError(
+                    f'{ref.where or "profile"}: {PLUGIN_TYPES[point]} "{ref.name}" does not exist'
+                    f"{_in_version(ref, profile)}"
+                )
 
 
 def _check_config(config: Any, located: _Config) -> tuple[int | None, list[Any]]:
@@ -305,10 +307,11 @@ def _resolve(
     global_pct: int | None,
     located: _Config,
     registry: Mapping[str, Any] | None,
+    version: Version,
 ) -> Profile:
     """One entry of `profiles`, validated as kube-scheduler validates it, then placed in a framework."""
     base: tuple[int | str, ...] = ("profiles", index)
-    profile = Profile(scheduler_name=raw.get("schedulerName") or "default-scheduler")
+    profile = Profile(scheduler_name=raw.get("schedulerName") or "default-scheduler", version=version)
     plugins = raw.get("plugins") or {}
     if not isinstance(plugins, dict):
         raise located.error((*base, "plugins"), "must be an object")
@@ -343,15 +346,15 @@ def _resolve(
         args = entry.get("args") or {}
         if not isinstance(args, dict):
             raise located.error((*loc, "args"), "must be an object")
-        for sub, message in validate_plugin_args(name, args)[:1]:
+        for sub, message in validate_plugin_args(name, args, version)[:1]:
             raise located.error((*loc, "args", *sub), message)
         profile.plugin_args[name] = args
     pct = _percentage(raw.get("percentageOfNodesToScore"), (*base, "percentageOfNodesToScore"), located)
     profile.percentage_of_nodes_to_score = pct if pct is not None else global_pct
     if registry is None:
-        from ..plugins.registry import IN_TREE_REGISTRY  # late: the registry imports this module
+        from ..plugins.registry import registry_for  # late: the registry imports this module
 
-        registry = IN_TREE_REGISTRY
+        registry = registry_for(version)
     _check_registered(profile, registry)
     _check_framework(profile, registry, located.where(base))
     return profile
@@ -363,18 +366,19 @@ def profile_from_config(
     scheduler_name: str | None = None,
     node: yaml.Node | None = None,
     registry: Mapping[str, Any] | None = None,
+    version: Version | None = None,
 ) -> Profile:
     """Resolve one profile of a KubeSchedulerConfiguration (the first, or the one named).
 
     `node` is the parsed YAML document, used to give line numbers in errors; plugin names are
-    checked against `registry` (the in-tree registry by default).
+    checked against `registry` (the in-tree registry of `version` by default).
     """
     located = _Config(source, node)
     global_pct, profiles = _check_config(config, located)
     for index, raw in enumerate(profiles):
         name = raw.get("schedulerName") or "default-scheduler"
         if scheduler_name is None or name == scheduler_name:
-            return _resolve(raw, index, global_pct, located, registry)
+            return _resolve(raw, index, global_pct, located, registry, version or reference_version())
     raise located.error(("profiles",), f"no profile with schedulerName {scheduler_name!r}")
 
 
@@ -383,6 +387,7 @@ def profiles_from_config(
     source: str = "profile",
     node: yaml.Node | None = None,
     registry: Mapping[str, Any] | None = None,
+    version: Version | None = None,
 ) -> dict[str, Profile]:
     """Every profile of a KubeSchedulerConfiguration by schedulerName, each validated (validation.go
     ValidateKubeSchedulerConfiguration: a schedulerName used twice, queueSort differing between profiles)."""
@@ -391,7 +396,7 @@ def profiles_from_config(
     out: dict[str, Profile] = {}
     first_at: dict[str, int] = {}
     for index, raw in enumerate(profiles):
-        profile = _resolve(raw, index, global_pct, located, registry)
+        profile = _resolve(raw, index, global_pct, located, registry, version or reference_version())
         name = profile.scheduler_name
         if name in out:
             raise located.error(
@@ -431,17 +436,19 @@ def _check_framework(profile: Profile, registry: Mapping[str, Any], where: str) 
         raise InputError(f'{where}: at least one bind plugin is needed for profile with scheduler name "{name}"')
 
 
-def load_profile(text: str | bytes, source: str, scheduler_name: str | None = None) -> Profile:
+def load_profile(
+    text: str | bytes, source: str, scheduler_name: str | None = None, version: Version | None = None
+) -> Profile:
     """The profile of a KubeSchedulerConfiguration file (the first, or the one named)."""
     documents = load_yaml_documents(text, source)
     if len(documents) != 1:
         raise InputError(f"{source}: expected one KubeSchedulerConfiguration document, found {len(documents)}")
-    return profile_from_config(documents[0].data, source, scheduler_name, documents[0].node)
+    return profile_from_config(documents[0].data, source, scheduler_name, documents[0].node, version=version)
 
 
-def load_config(text: str | bytes, source: str) -> dict[str, Profile]:
+def load_config(text: str | bytes, source: str, version: Version | None = None) -> dict[str, Profile]:
     """Every profile of a KubeSchedulerConfiguration file, by schedulerName, in file order."""
     documents = load_yaml_documents(text, source)
     if len(documents) != 1:
         raise InputError(f"{source}: expected one KubeSchedulerConfiguration document, found {len(documents)}")
-    return profiles_from_config(documents[0].data, source, documents[0].node)
+    return profiles_from_config(documents[0].data, source, documents[0].node, version=version)

@@ -99,6 +99,7 @@ class Framework:
 
     def __init__(self, profile: Profile, registry: dict[str, PluginFactory]) -> None:
         self.profile = profile
+        self.version = profile.version  # plugins read their gates here (version.gates, version.has)
         self.emitter = EventEmitter()
         # The cycle's random source (the Scheduler hands its seeded one over): tie-breaks and
         # preemption's random offset (`GetOffsetAndNumCandidates`).

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..framework.profile import Profile, default_profile
 from ..framework.runtime import Framework, PluginFactory
+from ..versions import SUPPORTED, Version
 from . import (
     dynamic_resources,
     image_locality,
@@ -24,7 +25,7 @@ from .inter_pod_affinity import plugin as inter_pod_affinity
 from .node_resources import balanced_allocation, fit
 from .pod_topology_spread import plugin as pod_topology_spread
 
-__all__ = ["IN_TREE_REGISTRY", "new_framework"]
+__all__ = ["IN_TREE_REGISTRY", "new_framework", "plugin_versions", "registry_for"]
 
 IN_TREE_REGISTRY: dict[str, PluginFactory] = {
     names.SCHEDULING_GATES: queue_and_bind.new_scheduling_gates,
@@ -49,6 +50,23 @@ IN_TREE_REGISTRY: dict[str, PluginFactory] = {
 }
 
 
+# Plugins a version's registry gains (the first minor that registers them).
+_ADDED_IN: dict[str, int] = {}
+
+
+def registry_for(version: Version) -> dict[str, PluginFactory]:
+    """The in-tree registry of kube-scheduler `version`."""
+    return {name: f for name, f in IN_TREE_REGISTRY.items() if _ADDED_IN.get(name, 0) <= version.minor}
+
+
+def plugin_versions(name: str) -> list[int]:
+    """The supported minors whose registry has plugin `name` (all of them for the classic plugins)."""
+    if name not in IN_TREE_REGISTRY:
+        return []
+    return [minor for minor in SUPPORTED if _ADDED_IN.get(name, 0) <= minor]
+
+
 def new_framework(profile: Profile | None = None) -> Framework:
     """A framework for `profile` (upstream's default profile when None)."""
-    return Framework(profile or default_profile(), IN_TREE_REGISTRY)
+    profile = profile or default_profile()
+    return Framework(profile, registry_for(profile.version))
