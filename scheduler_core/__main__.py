@@ -7,9 +7,11 @@ import json
 import os
 import sys
 
-from .api.loading import MAX_YAML_BYTES, InputError, load_kept_cluster_file, load_pod, open_input
+from .api.loading import MAX_YAML_BYTES, ClusterObjects, InputError, load_kept_cluster_file, load_pod, open_input
+from .api.objects import Pod
 from .capacity.cli import add_parsers
-from .framework.profile import load_profile
+from .framework.profile import Profile
+from .versions.arguments import add_version_arguments, profile_from_arguments, version_from_arguments
 
 
 def _read(path: str) -> bytes:
@@ -28,14 +30,41 @@ def _explain(args: argparse.Namespace) -> int:
     classes = {pc.metadata.name: pc for pc in cluster.priority_classes}
     runtimes = {rc.metadata.name: rc for rc in cluster.runtime_classes}
     pod = load_pod(_read(args.pod), args.pod, classes, runtimes)
+    version = version_from_arguments(args)
     # Upstream picks the profile whose schedulerName is the pod's spec.schedulerName.
-    profile = load_profile(_read(args.profile), args.profile, pod.spec.scheduler_name) if args.profile else None
+    profile = profile_from_arguments(args, _read, pod.spec.scheduler_name, version)
+    if args.compare_version:
+        return _compare(args, cluster, pod, profile)
     explanation = explain(cluster, pod, profile, seed=args.seed)
     if args.output == "json":
         json.dump(result_to_json(explanation), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         sys.stdout.write(format_text(explanation))
+    return 0
+
+
+def _compare(args: argparse.Namespace, cluster: ClusterObjects, pod: Pod, profile: Profile) -> int:
+    """`explain --version A --compare-version B`: both answers and what differs, with causes."""
+    from .explain import explain, result_to_json
+    from .versions import get_version
+    from .versions.compare import compare_answers, format_differences
+
+    other = get_version(args.compare_version, args.feature_gates)
+    other_profile = profile_from_arguments(args, _read, pod.spec.scheduler_name, other)
+    seed = 0 if args.seed is None else args.seed  # one tie-break for both, so only the versions differ
+    answers = [result_to_json(explain(cluster, pod, p, seed=seed)) for p in (profile, other_profile)]
+    differences = compare_answers(answers[0], answers[1], profile.version, other)
+    if args.output == "json":
+        body = {
+            "versions": [profile.version.name, other.name],
+            "differences": [d.to_json() for d in differences],
+            "answers": {profile.version.name: answers[0], other.name: answers[1]},
+        }
+        json.dump(body, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(format_differences(differences, profile.version, other))
     return 0
 
 
@@ -120,6 +149,8 @@ def main(argv: list[str] | None = None) -> int:
     ex.add_argument("--pod", required=True, help="the Pod to schedule (YAML)")
     ex.add_argument("--profile", help="a KubeSchedulerConfiguration (default: upstream's default profile)")
     ex.add_argument("--seed", type=int, default=None, help="seed for the random tie-break")
+    add_version_arguments(ex)
+    ex.add_argument("--compare-version", metavar="VERSION", help="also answer as this version and print what differs")
     ex.add_argument("-o", "--output", choices=("text", "json"), default="text")
     ex.set_defaults(run=_explain)
     add_parsers(sub, _read)

@@ -9,13 +9,16 @@ import pytest
 import yaml
 
 from scheduler_core.__main__ import main
-from tests.conformance.runner import CASES, mismatches, run_cli, write_inputs
+from tests.conformance.runner import CASES, CORPUS_VERSION, case_version, mismatches, run_cli, write_inputs
 
 CASE_FILES = sorted(CASES.glob("*.yaml"))
 
 
-def _explain_json(cluster: Path, pod: Path, capsys: pytest.CaptureFixture[str], seed: int = 0) -> dict:
-    code = main(["explain", "--cluster", str(cluster), "--pod", str(pod), "--seed", str(seed), "-o", "json"])
+def _explain_json(
+    cluster: Path, pod: Path, capsys: pytest.CaptureFixture[str], seed: int = 0, version: str = CORPUS_VERSION
+) -> dict:
+    argv = ["explain", "--cluster", str(cluster), "--pod", str(pod), "--seed", str(seed), "--version", version]
+    code = main([*argv, "-o", "json"])
     out = capsys.readouterr()
     assert code == 0, out.err
     return json.loads(out.out)
@@ -25,7 +28,7 @@ def _explain_json(cluster: Path, pod: Path, capsys: pytest.CaptureFixture[str], 
 def test_case(case_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     case = yaml.safe_load(case_file.read_text())
     cluster, pod = write_inputs(case, tmp_path)
-    got = _explain_json(cluster, pod, capsys)
+    got = _explain_json(cluster, pod, capsys, version=case_version(case))
     assert mismatches(case, got) == []
 
 

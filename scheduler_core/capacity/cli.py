@@ -14,7 +14,8 @@ from ..api.objects import Node
 from ..api.workloads import WorkloadIndex
 from ..api.yaml_reading import load_yaml_documents
 from ..explain import build_table
-from ..framework.profile import Profile, load_profile
+from ..framework.profile import Profile
+from ..versions.arguments import add_version_arguments, profile_from_arguments, version_from_arguments
 from .add import add_nodes, pending_pods, shape_of
 from .drain import drain
 from .evictions import DrainOptions
@@ -38,8 +39,8 @@ def _cluster(path: str) -> ClusterObjects:
     return cluster
 
 
-def _profile(args: argparse.Namespace, read: Read, scheduler_name: str) -> Profile | None:
-    return load_profile(read(args.profile), args.profile, scheduler_name) if args.profile else None
+def _profile(args: argparse.Namespace, read: Read, scheduler_name: str) -> Profile:
+    return profile_from_arguments(args, read, scheduler_name, version_from_arguments(args))
 
 
 def _print(report: Any, text: Callable[[Any], str], output: str) -> int:
@@ -135,6 +136,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cluster", required=True, help="`kubectl get … -A -o json|yaml` output")
     parser.add_argument("--profile", help="a KubeSchedulerConfiguration (default: upstream's default profile)")
     parser.add_argument("--seed", type=int, default=0, help="seed for the random tie-break")
+    add_version_arguments(parser)
     parser.add_argument("-o", "--output", choices=("text", "json"), default="text")
 
 

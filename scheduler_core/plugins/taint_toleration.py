@@ -10,12 +10,17 @@ from ..framework.columns import constant
 from ..framework.cycle_state import CycleState
 from ..framework.node_table import NodeTable
 from ..framework.pod_info import PodInfo
+from ..framework.runtime import Framework
 from ..framework.status import SUCCESS, Code, NodeVerdicts, Status
 from .helper import default_normalize_score, find_untolerated_taint, tolerates
 from .names import TAINT_TOLERATION
 
 NAME = TAINT_TOLERATION
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
+
+
+# v1.35+ (kubernetes/kubernetes#134740): one constant reason, the taint only in a log line.
+UNTOLERATED_TAINTS = "node(s) had untolerated taint(s)"
 
 
 def untolerated_taint_reason(key: str, value: str) -> str:
@@ -26,13 +31,18 @@ def untolerated_taint_reason(key: str, value: str) -> str:
 class TaintToleration:
     name = NAME
 
+    def __init__(self, constant_reason: bool = False) -> None:
+        self.constant_reason = constant_reason
+
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> NodeVerdicts:
         by_reason: dict[str, list[int]] = {}
         taint_of: dict[str, dict[str, str]] = {}  # reason → the taint it names, for the browser's fix
         for sig, taints in enumerate(table.taint_sets):
             taint = find_untolerated_taint(taints, pod.tolerations)
             if taint is not None:
-                reason = untolerated_taint_reason(taint.key, taint.value)
+                reason = (
+                    UNTOLERATED_TAINTS if self.constant_reason else untolerated_taint_reason(taint.key, taint.value)
+                )
                 by_reason.setdefault(reason, []).append(sig)
                 taint_of.setdefault(reason, {"key": taint.key, "value": taint.value or "", "effect": taint.effect})
         if not by_reason:
@@ -68,5 +78,5 @@ class TaintToleration:
         return default_normalize_score(scores, reverse=True)
 
 
-def new(args: dict[str, Any], handle: object) -> TaintToleration:
-    return TaintToleration()
+def new(args: dict[str, Any], handle: Framework) -> TaintToleration:
+    return TaintToleration(constant_reason=handle.version.has("taint-reason-constant"))

@@ -27,7 +27,16 @@ def write_inputs(case: dict[str, Any], folder: Path) -> tuple[Path, Path]:
     return cluster, pod
 
 
-def run_cli(cluster: Path, pod: Path, seed: int = 0) -> dict[str, Any]:
+# The version the corpus pins (its README): cases carry no version, so the runner names it.
+CORPUS_VERSION = "1.34"
+
+
+def case_version(case: dict[str, Any]) -> str:
+    """The version a case's answer belongs to (`version:` in the case, else the corpus' v1.34)."""
+    return str(case.get("version") or CORPUS_VERSION)
+
+
+def run_cli(cluster: Path, pod: Path, seed: int = 0, version: str = CORPUS_VERSION) -> dict[str, Any]:
     out = subprocess.run(
         [
             sys.executable,
@@ -40,6 +49,8 @@ def run_cli(cluster: Path, pod: Path, seed: int = 0) -> dict[str, Any]:
             str(pod),
             "--seed",
             str(seed),
+            "--version",
+            version,
             "-o",
             "json",
         ],
