@@ -50,7 +50,7 @@ def _compare(args: argparse.Namespace, cluster: ClusterObjects, pod: Pod, profil
     from .versions import get_version
     from .versions.compare import compare_answers, format_differences
 
-    other = get_version(args.compare_version, args.feature_gates)
+    other = get_version(args.compare_version, args.feature_gates, flag="--compare-version")
     other_profile = profile_from_arguments(args, _read, pod.spec.scheduler_name, other)
     seed = 0 if args.seed is None else args.seed  # one tie-break for both, so only the versions differ
     answers = [result_to_json(explain(cluster, pod, p, seed=seed)) for p in (profile, other_profile)]
@@ -91,8 +91,10 @@ def _bench(args: argparse.Namespace) -> int:
     if not args.workload:
         raise InputError("bench: --workload is required (or --preemption)")
     workloads = [load_workload(_read(path), path) for path in args.workload]
+    version = version_from_arguments(args)
     if len(workloads) == 1 and not args.sizes and args.output == "json":
-        json.dump(run_workload(workloads[0], seed=args.seed, max_pods=args.pods), sys.stdout, indent=2)
+        report = run_workload(workloads[0], seed=args.seed, max_pods=args.pods, version=version)
+        json.dump(report, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0
     reports = []
@@ -100,7 +102,9 @@ def _bench(args: argparse.Namespace) -> int:
         sys.stdout.write(TABLE_HEADER + "\n")
     for size in args.sizes or [None]:
         for k, workload in enumerate(workloads):
-            report = run_workload(workload, seed=args.seed, num_nodes=size, max_pods=args.pods, measure_memory=k == 0)
+            report = run_workload(
+                workload, seed=args.seed, num_nodes=size, max_pods=args.pods, measure_memory=k == 0, version=version
+            )
             reports.append(report)
             sys.stdout.write(json.dumps(report) + "\n" if args.output == "json" else format_row(report))
             sys.stdout.flush()
@@ -162,6 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     be.add_argument("--nodes", type=int, nargs="+", default=[400, 1000, 5000], help="cluster sizes for --preemption")
     be.add_argument("--repeats", type=int, default=5, help="cycles timed per size for --preemption (median)")
     be.add_argument("--seed", type=int, default=0)
+    add_version_arguments(be)
     be.add_argument("-o", "--output", choices=("text", "json"), default="text")
     be.set_defaults(run=_bench)
     ge = sub.add_parser("generate", help="print a realistic cluster as `kubectl get … -A -o json|yaml` would")

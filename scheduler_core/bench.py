@@ -27,7 +27,10 @@ from .dra.templates import create_template_claims
 from .framework.events import Event
 from .framework.node_table import NodeTable
 from .framework.pod_info import PodInfo
+from .framework.profile import default_profile
+from .plugins.registry import new_framework
 from .schedule_one import Scheduler, ScheduleResult
+from .versions import Version
 
 __all__ = ["Workload", "format_curve", "format_row", "load_workload", "run_workload"]
 
@@ -225,6 +228,7 @@ def run_workload(
     reference: bool = True,
     measure_memory: bool = False,
     profiler: Any = None,
+    version: Version | None = None,
 ) -> dict[str, Any]:
     """Run one workload: setup ops, then the measured op timed twice on the same cluster — by the
     reference kernel (then undone) and by the scheduler, which keeps every result and event.
@@ -244,7 +248,7 @@ def run_workload(
         tracemalloc.stop()
     del nodes
     kernel = ReferenceKernel(table, seed)
-    scheduler = Scheduler(seed=seed)
+    scheduler = Scheduler(new_framework(default_profile(version)), seed=seed)
     measured: dict[str, Any] = {"pods": 0, "scheduled": 0, "seconds": 0.0, "cpuSeconds": 0.0}
     for op in workload.ops:
         if op.opcode in ("createResourceDriver", "createAny"):
@@ -320,6 +324,7 @@ def run_workload(
     cpu_rate, ref_rate = rate(measured["cpuSeconds"]), rate(ref.get("cpuSeconds"))
     return {
         "workload": workload.name,
+        "version": scheduler.framework.version.name,
         "nodes": table.n,
         "measuredPods": pods,
         "scheduled": measured["scheduled"],

@@ -34,6 +34,7 @@ from ..api.resource import (
     DeviceSelector,
     ResourceClaim,
 )
+from ..versions import Version
 from . import cel
 from .pools import Pool, PoolDevice, SliceIndex
 
@@ -49,9 +50,18 @@ class DeviceID(NamedTuple):
         return f"{self.driver}/{self.pool}/{self.device}"
 
 
+# The device fields each gate's unmodelled "on" behaviour reads (versions/changes.py NOT_MODELLED).
+_GATED_DEVICE_FIELDS = (
+    ("DRAPartitionableDevices", "consumesCounters"),
+    ("DRADeviceBindingConditions", "bindingConditions"),
+    ("DRADeviceTaints", "taints"),
+    ("DRAConsumableCapacity", "allowMultipleAllocations"),
+)
+
+
 @dataclass(frozen=True)
 class Features:
-    """The DRA feature gates the allocator honours (v1.34 defaults)."""
+    """The DRA feature gates the allocator honours (defaults: v1.34's)."""
 
     admin_access: bool = True  # DRAAdminAccess, beta
     prioritized_list: bool = True  # DRAPrioritizedList, beta
@@ -59,6 +69,33 @@ class Features:
     device_taints: bool = False  # DRADeviceTaints, alpha
     device_binding_conditions: bool = False  # DRADeviceBindingConditions, alpha
     consumable_capacity: bool = False  # DRAConsumableCapacity, alpha
+    # gate → the error for a device that needs the gate's (on, unmodelled) behaviour
+    unmodelled: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def of(cls, version: Version) -> Features:
+        gates = version.gates
+        unmodelled = tuple(
+            (gate, version.unmodelled(gate)) for gate, _ in _GATED_DEVICE_FIELDS if gate in version.unmodelled_gates()
+        )
+        return cls(
+            admin_access=gates.enabled("DRAAdminAccess"),
+            prioritized_list=gates.enabled("DRAPrioritizedList"),
+            partitionable_devices=gates.enabled("DRAPartitionableDevices"),
+            device_taints=gates.enabled("DRADeviceTaints"),
+            device_binding_conditions=gates.enabled("DRADeviceBindingConditions"),
+            consumable_capacity=gates.enabled("DRAConsumableCapacity"),
+            unmodelled=unmodelled,
+        )
+
+    def unmodelled_use(self, device: PoolDevice) -> str:
+        """The error for a device using a gated field whose behaviour is on but not modelled, else ""."""
+        extra = device.device.model_extra or {}
+        fields = dict(_GATED_DEVICE_FIELDS)
+        for gate, text in self.unmodelled:
+            if extra.get(fields[gate]):
+                return f"device {device.driver}/{device.pool}/{device.name}: {text}"
+        return ""
 
 
 class AllocationError(Exception):
@@ -210,6 +247,10 @@ class Allocator:
 
     def _why_not_selectable(self, claim: ResourceClaim, request: _Request, device: PoolDevice) -> str:
         """isSelectable: "" when the device may serve the request, else why not (for reports)."""
+        if self.features.unmodelled:
+            unmodelled = self.features.unmodelled_use(device)
+            if unmodelled:
+                raise AllocationError(unmodelled)
         if not self.features.device_binding_conditions and device.device.model_extra.get("bindingConditions"):
             return "has binding conditions (DRADeviceBindingConditions is off)"
         failed = self._selectors_match(

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..api.resource import ResourceClaim
-from .allocator import AllocationError, Allocator, DeviceID
+from .allocator import AllocationError, Allocator, DeviceID, Features
 from .index import DraIndex
 from .pools import PoolDevice, SliceIndex
 
@@ -41,7 +41,13 @@ class FastOutcome:
 class DeviceColumns:
     """The node-local devices of a SliceIndex, one row each, grouped by node in GatherPools order."""
 
-    def __init__(self, slices: SliceIndex, partitionable_devices: bool, binding_conditions: bool) -> None:
+    def __init__(
+        self,
+        slices: SliceIndex,
+        partitionable_devices: bool,
+        binding_conditions: bool,
+        unmodelled: Features | None = None,
+    ) -> None:
         self.nodes: list[str] = []
         self.starts: list[int] = []
         self.invalid: set[str] = set()  # nodes with an invalid pool: general path
@@ -55,6 +61,8 @@ class DeviceColumns:
                 if pool.invalid:
                     self.invalid.add(name)
                 for device in pool.devices:
+                    if unmodelled is not None and unmodelled.unmodelled_use(device):
+                        self.invalid.add(name)  # the general path refuses it with the gate's error
                     devices.append(device)
                     extra = device.device.model_extra or {}
                     usable.append(binding_conditions or not extra.get("bindingConditions"))
@@ -117,12 +125,17 @@ class DeviceColumns:
 
 def columns_of(slices: SliceIndex, allocator: Allocator) -> DeviceColumns:
     """The SliceIndex's columns (built once per index)."""
-    columns = getattr(slices, "_fast_columns", None)
+    features = allocator.features
+    key = (features.partitionable_devices, features.device_binding_conditions, features.unmodelled)
+    cache = slices.fast_columns
+    columns = cache.get(key)
     if columns is None:
-        columns = DeviceColumns(
-            slices, allocator.features.partitionable_devices, allocator.features.device_binding_conditions
+        columns = cache[key] = DeviceColumns(
+            slices,
+            features.partitionable_devices,
+            features.device_binding_conditions,
+            features if features.unmodelled else None,
         )
-        slices._fast_columns = columns  # type: ignore[attr-defined]
     return columns
 
 

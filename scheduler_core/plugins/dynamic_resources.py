@@ -37,6 +37,7 @@ from ..framework.diagnosis import Diagnosis
 from ..framework.interface import PostFilterResult
 from ..framework.node_table import NodeTable
 from ..framework.pod_info import PodInfo
+from ..framework.runtime import Framework
 from ..framework.selectors import compile_node_selector_term
 from ..framework.status import SKIP, SUCCESS, Code, NodeVerdicts, PreFilterResult, Status
 from .names import DYNAMIC_RESOURCES
@@ -433,5 +434,5 @@ class DynamicResources:
         return QUEUE
 
 
-def new(args: dict[str, Any], handle: object) -> DynamicResources:
-    return DynamicResources()
+def new(args: dict[str, Any], handle: Framework) -> DynamicResources:
+    return DynamicResources(Features.of(handle.version))

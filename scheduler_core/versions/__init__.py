@@ -34,7 +34,7 @@ NEWEST = SUPPORTED[-1]
 # The version the fidelity corpus pins (v1.34.0): what the library answers when no version is named.
 REFERENCE = 34
 RANGE_TEXT = f"v1.{SUPPORTED[0]} to v1.{SUPPORTED[-1]}"
-_VERSION = re.compile(r"^v?1\.(\d+)(?:\.(\d+))?$")
+_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?$")
 
 # (name, weight) of the default profile's MultiPoint plugins (default_plugins.go getDefaultPlugins,
 # after applyFeatureGates inserts DynamicResources before DefaultPreemption).
@@ -61,16 +61,14 @@ _BASE_PLUGINS: tuple[tuple[str, int], ...] = (
 )
 
 
-def parse_minor(text: str) -> int:
+def parse_minor(text: str, flag: str = "--version") -> int:
     """`1.36`, `v1.36`, `1.36.2` → 36; a version outside the supported range is an InputError."""
     match = _VERSION.match(text.strip())
     if not match:
-        raise InputError(
-            f"--version {text!r}: expected a Kubernetes version such as 1.{NEWEST}; supported: {RANGE_TEXT}"
-        )
-    minor = int(match.group(1))
-    if minor not in SUPPORTED:
-        raise InputError(f"--version {text}: unsupported Kubernetes version; supported: {RANGE_TEXT}")
+        raise InputError(f"{flag} {text!r}: expected a Kubernetes version such as 1.{NEWEST}; supported: {RANGE_TEXT}")
+    minor = int(match.group(2))
+    if match.group(1) != "1" or minor not in SUPPORTED:
+        raise InputError(f"{flag} {text}: unsupported Kubernetes version; supported: {RANGE_TEXT}")
     return minor
 
 
@@ -125,9 +123,12 @@ def _default(minor: int) -> Version:
     return Version(minor, FeatureGates(minor))
 
 
-def get_version(text: str | int | None = None, feature_gates: str | Mapping[str, bool] = "") -> Version:
-    """The version named (default: the newest supported) with `--feature-gates` applied."""
-    minor = NEWEST if text is None else text if isinstance(text, int) else parse_minor(str(text))
+def get_version(
+    text: str | int | None = None, feature_gates: str | Mapping[str, bool] = "", flag: str = "--version"
+) -> Version:
+    """The version named (default: the newest supported) with `--feature-gates` applied; errors
+    name `flag`, the option the version came from."""
+    minor = NEWEST if text is None else text if isinstance(text, int) else parse_minor(str(text), flag)
     if isinstance(text, int) and minor not in SUPPORTED:
         raise InputError(f"version 1.{minor}: unsupported Kubernetes version; supported: {RANGE_TEXT}")
     overrides = parse_gate_overrides(feature_gates) if isinstance(feature_gates, str) else dict(feature_gates)
