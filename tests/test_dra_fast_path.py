@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from scheduler_core.api.resource import DeviceClass, ResourceClaim, ResourceSlice
 from scheduler_core.dra.allocator import AllocationError, Allocator, DeviceID, Features
-from scheduler_core.dra.fast_path import fast_outcomes, single_device_request
+from scheduler_core.dra.fast_path import columns_of, fast_outcomes, single_device_request
 from scheduler_core.dra.index import DraIndex
 from tests.helpers import node
 
@@ -95,7 +95,7 @@ def general_answer(allocator: Allocator, name: str, claim: ResourceClaim) -> str
 
 def fast_answers(allocator: Allocator, index: DraIndex, names: list[str], claim: ResourceClaim) -> list[str]:
     fast = fast_outcomes(allocator, index, claim, names)
-    columns = allocator.slices._fast_columns  # type: ignore[attr-defined]
+    columns = columns_of(allocator.slices, allocator)
     answers = []
     for i, name in enumerate(names):
         if fast.general[i]:

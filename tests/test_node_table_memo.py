@@ -15,8 +15,12 @@ from scheduler_core.framework.node_table import NodeTable, PodColumns
 from scheduler_core.framework.pod_info import PodInfo
 from scheduler_core.framework.selectors import compile_label_selector
 from scheduler_core.plugins.node_resources import balanced_allocation, fit
+from scheduler_core.plugins.registry import new_framework
 
 from .helpers import node, pod
+
+# the reference version's framework: what the plugins read their version from
+HANDLE = new_framework()
 
 CPUS = ["0", "1", "2", "4"]
 MEMORIES = ["0", "1Gi", "4Gi"]
@@ -57,9 +61,9 @@ def test_memo_columns_equal_a_fresh_table(seed: int) -> None:
     rng = random.Random(seed)
     nodes = [_node(rng, f"n{i}") for i in range(rng.randint(8, 40))]
     table = NodeTable.build(nodes)
-    fit_plugin = fit.new({}, None)
-    most = fit.new({"scoringStrategy": {"type": "MostAllocated"}}, None)
-    balanced = balanced_allocation.new({}, None)
+    fit_plugin = fit.new({}, HANDLE)
+    most = fit.new({"scoringStrategy": {"type": "MostAllocated"}}, HANDLE)
+    balanced = balanced_allocation.new({}, HANDLE)
     incoming = [_pod(rng, f"in{k}") for k in range(4)]  # few request shapes: memos are reused
     placed: list[tuple[PodInfo, int]] = []
     shifted: PodColumns | None = None
@@ -117,7 +121,7 @@ def test_memo_columns_equal_a_fresh_table(seed: int) -> None:
 def test_a_kept_score_is_not_changed_by_later_cycles() -> None:
     table = NodeTable.build([node("a"), node("b")])
     info = PodInfo.of(pod("p", requests={"cpu": "1"}))
-    plugin = fit.new({}, None)
+    plugin = fit.new({}, HANDLE)
     kept = plugin.score(CycleState(), info, table, table.every_node)
     before = kept.tolist()
     table.add_pod(PodInfo.of(pod("q", requests={"cpu": "8"})), 0)

@@ -120,7 +120,7 @@ def test_default_plugins_per_version() -> None:
     names34 = [ref.name for ref in default_profile(get_version(34)).multi_point.enabled]
     names36 = [ref.name for ref in default_profile(get_version(36)).multi_point.enabled]
     assert "NodeDeclaredFeatures" not in names34 and len(names34) == 19
-    assert names36[names36.index("NodeAffinity") + 1] == "NodeDeclaredFeatures"
+    assert names36 == [*names34, "NodeDeclaredFeatures"]  # appended to MultiPoint
     assert "NodeDeclaredFeatures" not in [r.name for r in default_profile(get_version(35)).multi_point.enabled]
     framework = new_framework(default_profile(get_version(37)))
     assert "NodeDeclaredFeatures" in framework.filter_plugin_names
@@ -220,3 +220,102 @@ def test_bad_versions_exit_2_with_one_line(inputs: tuple[str, str], argv: list[s
     assert out.returncode == 2
     assert out.stdout == ""
     assert len(out.stderr.splitlines()) == 1 and out.stderr.startswith(line), out.stderr
+
+
+# --- behaviour switched by version ----------------------------------------------------------
+
+
+def _cycle(version: str, nodes: list[dict], pods: list[dict], pod: dict, gates: str = "") -> dict:
+    """One explain on a cluster given as objects; the answer's JSON."""
+    from scheduler_core.api.loading import load_cluster, load_pod
+    from scheduler_core.explain import explain, result_to_json
+
+    cluster = load_cluster(json.dumps({"apiVersion": "v1", "kind": "List", "items": [*nodes, *pods]}), "cluster")
+    profile = default_profile(get_version(version, gates))
+    return result_to_json(explain(cluster, load_pod(json.dumps(pod), "pod"), profile, seed=0))
+
+
+def _node(name: str, cpu: str = "4", memory: str = "8Gi", **status: object) -> dict:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "status": {"allocatable": {"cpu": cpu, "memory": memory, "pods": "110"}, **status},
+    }
+
+
+def _pod(name: str, cpu: str = "0", memory: str = "0", node: str = "", **spec: object) -> dict:
+    requests = {k: v for k, v in (("cpu", cpu), ("memory", memory)) if v != "0"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "uid": name},
+        "spec": {
+            "nodeName": node,
+            "containers": [{"name": "c", "image": "busybox", "resources": {"requests": requests}}],
+            **spec,
+        },
+        "status": {"phase": "Running" if node else "Pending"},
+    }
+
+
+def test_balanced_allocation_scores_the_change_from_v136() -> None:
+    """kubernetes/kubernetes#135573: 50 + (50 + balance with the pod − balance without) / 2, with
+    balance = int((1 − |f_cpu − f_mem| / 2) · 100). Nodes 4 cpu / 8Gi, the pod asks 2 cpu.
+    n-empty: without (0, 0) → 100, with (.5, 0) → 75: 50 + 25 / 2 = 62.
+    n-cpu (2 cpu used): without (.5, 0) → 75, with (1, 0) → 50: 50 + 25 / 2 = 62.
+    n-fit (4Gi used): without (0, .5) → 75, with (.5, .5) → 100: 50 + 75 / 2 = 87 (Go truncates)."""
+    nodes = [_node("n-empty"), _node("n-cpu"), _node("n-fit")]
+    pods = [_pod("a", cpu="2", node="n-cpu"), _pod("b", memory="4Gi", node="n-fit")]
+    pod = _pod("p", cpu="2")
+    old = _cycle("1.35", nodes, pods, pod)["nodes"]
+    new = _cycle("1.36", nodes, pods, pod)["nodes"]
+    balanced = "NodeResourcesBalancedAllocation"
+    # v1.35: (.5, 0) → 75; n-cpu (1, 0) → 50; n-fit (.5, .5) → 100
+    assert {n: old[n]["scores"][balanced]["normalized"] for n in old} == {"n-empty": 75, "n-cpu": 50, "n-fit": 100}
+    assert {n: new[n]["scores"][balanced]["normalized"] for n in new} == {"n-empty": 62, "n-cpu": 62, "n-fit": 87}
+
+
+def test_node_declared_features_from_v136() -> None:
+    """KEP-5328: hostNetwork with hostUsers false needs UserNamespacesHostNetworkSupport (v1.36's
+    registry); the plugin is in the default profile from v1.36, its reason a constant there."""
+    nodes = [_node("plain"), _node("declared", declaredFeatures=["UserNamespacesHostNetworkSupport"])]
+    pod = _pod("p", cpu="1", hostNetwork=True, hostUsers=False)
+    v36 = _cycle("1.36", nodes, [], pod)
+    assert v36["nodes"]["plain"]["filter"] == {
+        "plugin": "NodeDeclaredFeatures",
+        "code": "UnschedulableAndUnresolvable",
+        "reasons": ["node(s) didn't match Pod's required features"],
+    }
+    assert v36["selectedNode"] == "declared"
+    assert _cycle("1.34", nodes, [], pod)["nodes"]["plain"]["feasible"]  # no such plugin in v1.34
+    # v1.35: the gate is off by default; on, its registry lacks this feature but has RestartAllContainers
+    rule = {"name": "c", "image": "busybox", "restartPolicyRules": [{"action": "RestartAllContainers"}]}
+    restart = {**_pod("r"), "spec": {"containers": [rule]}}
+    v35 = _cycle("1.35", nodes, [], restart, gates="NodeDeclaredFeatures=true")
+    assert v35["nodes"]["plain"]["filter"]["reasons"] == [
+        "node declared features check failed - unsatisfied requirements: RestartAllContainersOnContainerExits"
+    ]
+    assert _cycle("1.35", nodes, [], restart)["nodes"]["plain"]["feasible"]
+    assert _cycle("1.35", nodes, [], pod, gates="NodeDeclaredFeatures=true")["nodes"]["plain"]["feasible"]
+
+
+@pytest.mark.parametrize(
+    ("operator", "toleration", "taint", "tolerated"),
+    [
+        ("Gt", "5", "7", True),  # taint 7 > toleration 5
+        ("Gt", "7", "7", False),  # strict
+        ("Lt", "10", "3", True),
+        ("Lt", "10", "-3", True),
+        ("Lt", "10", "010", False),  # not a canonical decimal integer: not tolerated
+        ("Gt", "5", "9223372036854775808", False),  # over int64
+    ],
+)
+def test_comparison_operators_behind_their_gate(operator: str, toleration: str, taint: str, tolerated: bool) -> None:
+    """KEP-5471 (#134665, v1.35 alpha, off by default): Lt/Gt compare the taint's value with the
+    toleration's as int64s; with the gate off they tolerate nothing."""
+    nodes = [{**_node("n"), "spec": {"taints": [{"key": "tier", "value": taint, "effect": "NoSchedule"}]}}]
+    pod = _pod("p", tolerations=[{"key": "tier", "operator": operator, "value": toleration, "effect": "NoSchedule"}])
+    on = _cycle("1.35", nodes, [], pod, gates="TaintTolerationComparisonOperators=true")
+    assert on["nodes"]["n"]["feasible"] is tolerated
+    assert not _cycle("1.35", nodes, [], pod)["nodes"]["n"]["feasible"]

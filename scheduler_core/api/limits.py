@@ -15,6 +15,7 @@ __all__ = [
     "MAX_ANNOTATIONS_BYTES",
     "MAX_CONTAINERS",
     "MAX_CONTAINER_PORTS",
+    "MAX_DECLARED_FEATURES",
     "MAX_DEPTH",
     "MAX_FILE_BYTES",
     "MAX_IMAGE_NAMES",
@@ -102,6 +103,8 @@ MAX_CONTAINER_PORTS = 100
 MAX_VOLUMES = 1000
 #: images a node reports (the kubelet reports 50 by default: nodeStatusMaxImages).
 MAX_NODE_IMAGES = 1000
+#: status.declaredFeatures entries (ours: the kubelet declares a handful).
+MAX_DECLARED_FEATURES = 1000
 #: names of one node image (digest and tags).
 MAX_IMAGE_NAMES = 100
 #: resource names in one requests, limits, overhead, capacity or allocatable map.

@@ -9,6 +9,7 @@ ports default to TCP, a pod's namespace to "default" and its schedulerName to "d
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
@@ -275,9 +276,20 @@ class Taint(K8sModel):
     _none_value = none_as_empty(str, "value")
 
 
+_DECIMAL_INTEGER = re.compile(r"^(0|-?[1-9][0-9]*)$")
+
+
+def _decimal_int64(text: str) -> int | None:
+    """content.IsDecimalInteger then strconv.ParseInt(…, 10, 64): "0" or [-][1-9][0-9]*, in int64."""
+    if not _DECIMAL_INTEGER.match(text):
+        return None
+    value = int(text)
+    return value if INT64_MIN <= value <= INT64_MAX else None
+
+
 class Toleration(K8sModel):
     key: str = ""
-    operator: Literal["", "Exists", "Equal"] = ""
+    operator: Literal["", "Exists", "Equal", "Lt", "Gt"] = ""  # Lt/Gt: v1.35+ API (#134665)
     value: str = ""
     effect: Literal["", "NoSchedule", "PreferNoSchedule", "NoExecute"] = ""
     toleration_seconds: int | None = Field(default=None, ge=INT64_MIN, le=INT64_MAX)
@@ -293,15 +305,24 @@ class Toleration(K8sModel):
             raise ValueError('operator must be Exists when `key` is empty, which means "match all values and all keys"')
         return self
 
-    def tolerates(self, taint: Taint) -> bool:
-        """`ToleratesTaint` (staging/src/k8s.io/api/core/v1/toleration.go)."""
+    def tolerates(self, taint: Taint, comparison_operators: bool = False) -> bool:
+        """`ToleratesTaint` (staging/src/k8s.io/api/core/v1/toleration.go); `comparison_operators` is
+        the TaintTolerationComparisonOperators gate (v1.35 alpha): without it Lt/Gt never tolerate."""
         if self.effect and self.effect != taint.effect:
             return False
         if self.key and self.key != taint.key:
             return False
         if self.operator in ("", "Equal"):
             return self.value == taint.value
-        return self.operator == "Exists"
+        if self.operator == "Exists":
+            return True
+        if not comparison_operators:
+            return False
+        # compareNumericValues: both canonical decimal int64s, else not tolerated; strict comparisons
+        toleration_value, taint_value = _decimal_int64(self.value), _decimal_int64(taint.value or "")
+        if toleration_value is None or taint_value is None:
+            return False
+        return taint_value < toleration_value if self.operator == "Lt" else taint_value > toleration_value
 
 
 # --- containers and volumes -------------------------------------------------------------------
@@ -568,6 +589,8 @@ class NodeStatus(K8sModel):
     capacity: ResourceList = Field(default_factory=dict)
     allocatable: ResourceList = Field(default_factory=dict)
     images: Annotated[list[ContainerImage], at_most(limits.MAX_NODE_IMAGES)] = Field(default_factory=list)
+    # v1.35+ (KEP-5328): the features the kubelet declares, read by NodeDeclaredFeatures
+    declared_features: Annotated[list[str], at_most(limits.MAX_DECLARED_FEATURES)] = Field(default_factory=list)
 
     _none_map = none_as_empty(dict, "capacity", "allocatable")
 
@@ -580,7 +603,7 @@ class NodeStatus(K8sModel):
                 raise ValueError(f'.{name}: Invalid value: "{quantity.text}": must be greater than or equal to 0')
         return value
 
-    _none_list = none_as_empty(list, "images")
+    _none_list = none_as_empty(list, "images", "declared_features")
 
 
 class Node(K8sModel):

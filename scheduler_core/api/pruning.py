@@ -130,8 +130,13 @@ def _prune_pod_spec(spec: dict[str, Any]) -> None:
         if isinstance(containers, list):
             for container in containers:
                 if isinstance(container, dict):
+                    mounts = container.get("volumeMounts")
                     for name in DROPPED_CONTAINER_FIELDS:
                         container.pop(name, None)
+                    if isinstance(mounts, list):  # NodeDeclaredFeatures reads bindMountOptions (v1.37)
+                        kept = [m for m in mounts if isinstance(m, dict) and m.get("bindMountOptions")]
+                        if kept:
+                            container["volumeMounts"] = kept
     volumes = spec.get("volumes")
     if isinstance(volumes, list):
         for volume in volumes:

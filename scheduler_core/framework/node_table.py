@@ -223,6 +223,8 @@ class NodeTable:
         self.pods: list[list[PodInfo]] = [[] for _ in nodes]
         # taints, deduplicated into signatures
         self.taints: list[tuple[Taint, ...]] = [tuple(node.spec.taints) for node in nodes]
+        # status.declaredFeatures (NodeDeclaredFeatures, v1.35+)
+        self.declared_features: list[frozenset[str]] = [frozenset(node.status.declared_features) for node in nodes]
         sig_index: dict[tuple[tuple[str, str, str], ...], int] = {}
         self.taint_sets: list[tuple[Taint, ...]] = []
         sigs = np.empty(self.n, dtype=np.int32)
@@ -451,6 +453,7 @@ class NodeTable:
             column[i] = resource_value(resource, allocatable[resource]) if resource in allocatable else 0
         self.taints[i] = tuple(node.spec.taints)
         self.taint_sig[i] = self._taint_code(self.taints[i])
+        self.declared_features[i] = frozenset(node.status.declared_features)
         for image in old.status.images:
             for name in image.names:
                 holders = self.images.get(name)
@@ -494,6 +497,7 @@ class NodeTable:
         self.pod_count = np.insert(self.pod_count, i, 0)
         self.pods.insert(i, [])
         self.taints.insert(i, tuple(node.spec.taints))
+        self.declared_features.insert(i, frozenset(node.status.declared_features))
         self.taint_sig = np.insert(self.taint_sig, i, self._taint_code(self.taints[i]))
         self.used_ports.insert(i, [])
         self._renumber(lambda k: k + 1 if k >= i else k)
@@ -518,6 +522,7 @@ class NodeTable:
                     if not self.pvc_refs[claim]:
                         del self.pvc_refs[claim]
         del self.nodes[i], self.names[i], self.labels[i], self.pods[i], self.taints[i], self.used_ports[i]
+        del self.declared_features[i]
         self.n -= 1
         self.index = {name: k for k, name in enumerate(self.names)}
         self.unschedulable = np.delete(self.unschedulable, i)

@@ -24,17 +24,20 @@ def default_normalize_score(scores: np.ndarray, reverse: bool, max_priority: int
     return max_priority - out if reverse else out
 
 
-def tolerates(tolerations: Iterable[Toleration], taint: Taint) -> bool:
-    """`TolerationsTolerateTaint`."""
-    return any(t.tolerates(taint) for t in tolerations)
+def tolerates(tolerations: Iterable[Toleration], taint: Taint, comparison_operators: bool = False) -> bool:
+    """`TolerationsTolerateTaint` (`comparison_operators`: the TaintTolerationComparisonOperators gate)."""
+    return any(t.tolerates(taint, comparison_operators) for t in tolerations)
 
 
 def find_untolerated_taint(
-    taints: Iterable[Taint], tolerations: Iterable[Toleration], effects: tuple[str, ...] = ("NoSchedule", "NoExecute")
+    taints: Iterable[Taint],
+    tolerations: Iterable[Toleration],
+    effects: tuple[str, ...] = ("NoSchedule", "NoExecute"),
+    comparison_operators: bool = False,
 ) -> Taint | None:
     """`FindMatchingUntoleratedTaint` with `DoNotScheduleTaintsFilterFunc`: first untolerated taint, in order."""
     tolerations = tuple(tolerations)
     for taint in taints:
-        if taint.effect in effects and not tolerates(tolerations, taint):
+        if taint.effect in effects and not tolerates(tolerations, taint, comparison_operators):
             return taint
     return None

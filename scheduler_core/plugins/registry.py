@@ -10,6 +10,7 @@ from . import (
     image_locality,
     names,
     node_affinity,
+    node_declared_features,
     node_name,
     node_ports,
     node_unschedulable,
@@ -34,6 +35,7 @@ IN_TREE_REGISTRY: dict[str, PluginFactory] = {
     names.NODE_NAME: node_name.new,
     names.TAINT_TOLERATION: taint_toleration.new,
     names.NODE_AFFINITY: node_affinity.new,
+    names.NODE_DECLARED_FEATURES: node_declared_features.new,
     names.NODE_PORTS: node_ports.new,
     names.NODE_RESOURCES_FIT: fit.new,
     names.VOLUME_RESTRICTIONS: volume_restrictions.new,
@@ -51,7 +53,7 @@ IN_TREE_REGISTRY: dict[str, PluginFactory] = {
 
 
 # Plugins a version's registry gains (the first minor that registers them).
-_ADDED_IN: dict[str, int] = {}
+_ADDED_IN: dict[str, int] = {names.NODE_DECLARED_FEATURES: 35}
 
 
 def registry_for(version: Version) -> dict[str, PluginFactory]:

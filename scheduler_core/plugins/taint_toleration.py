@@ -31,14 +31,15 @@ def untolerated_taint_reason(key: str, value: str) -> str:
 class TaintToleration:
     name = NAME
 
-    def __init__(self, constant_reason: bool = False) -> None:
+    def __init__(self, constant_reason: bool = False, comparison_operators: bool = False) -> None:
         self.constant_reason = constant_reason
+        self.comparison_operators = comparison_operators  # TaintTolerationComparisonOperators (v1.35 alpha)
 
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> NodeVerdicts:
         by_reason: dict[str, list[int]] = {}
         taint_of: dict[str, dict[str, str]] = {}  # reason → the taint it names, for the browser's fix
         for sig, taints in enumerate(table.taint_sets):
-            taint = find_untolerated_taint(taints, pod.tolerations)
+            taint = find_untolerated_taint(taints, pod.tolerations, comparison_operators=self.comparison_operators)
             if taint is not None:
                 reason = (
                     UNTOLERATED_TAINTS if self.constant_reason else untolerated_taint_reason(taint.key, taint.value)
@@ -65,7 +66,11 @@ class TaintToleration:
             return constant(0, len(idx))
         per_sig = np.array(
             [
-                sum(1 for t in taints if t.effect == "PreferNoSchedule" and not tolerates(tolerations, t))
+                sum(
+                    1
+                    for t in taints
+                    if t.effect == "PreferNoSchedule" and not tolerates(tolerations, t, self.comparison_operators)
+                )
                 for taints in table.taint_sets
             ],
             dtype=np.int64,
@@ -79,4 +84,7 @@ class TaintToleration:
 
 
 def new(args: dict[str, Any], handle: Framework) -> TaintToleration:
-    return TaintToleration(constant_reason=handle.version.has("taint-reason-constant"))
+    return TaintToleration(
+        constant_reason=handle.version.has("taint-reason-constant"),
+        comparison_operators=handle.version.gates.enabled("TaintTolerationComparisonOperators"),
+    )

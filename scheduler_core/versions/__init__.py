@@ -102,8 +102,9 @@ class Version:
         """getDefaultPlugins with this version's gates applied."""
         plugins = list(_BASE_PLUGINS)
         if self.gates.enabled("NodeDeclaredFeatures"):
-            at = next(i for i, (name, _) in enumerate(plugins) if name == "NodeAffinity") + 1
-            plugins.insert(at, ("NodeDeclaredFeatures", 0))
+            # applyFeatureGates "adds NodeDeclaredFeatures to MultiPoint": appended, after
+            # DefaultBinder (the position is not in a stored upstream source; docs/versions.md)
+            plugins.append(("NodeDeclaredFeatures", 0))
         return tuple(plugins)
 
     def unmodelled_gates(self) -> dict[str, str]:

@@ -41,6 +41,15 @@ CHANGES: tuple[Change, ...] = (
         "tolerations may use the operators Gt and Lt, comparing the taint's value and the toleration's as integers",
     ),
     Change(
+        "balanced-allocation-change",
+        36,
+        None,
+        ("NodeResourcesBalancedAllocation",),
+        "kubernetes/kubernetes#135573",
+        "NodeResourcesBalancedAllocation scores the change in balance the pod brings, "
+        "50 + (50 + balance with the pod − balance without it) / 2, instead of the balance with it",
+    ),
+    Change(
         "node-declared-features",
         36,
         "NodeDeclaredFeatures",
@@ -48,6 +57,15 @@ CHANGES: tuple[Change, ...] = (
         "KEP-5328",
         "the NodeDeclaredFeatures plugin joins the default profile: a pod needing a feature only runs on nodes "
         "whose status.declaredFeatures lists it",
+    ),
+    Change(
+        "node-declared-features-constant-reason",
+        36,
+        None,
+        ("NodeDeclaredFeatures",),
+        "component-helpers d925060 (avoid computing the feature diff)",
+        "NodeDeclaredFeatures' Filter reason is the constant `node(s) didn't match Pod's required features` "
+        "(v1.35 listed the unsatisfied features)",
     ),
     Change(
         "storage-capacity-scoring",

@@ -1,8 +1,10 @@
-"""NodeResourcesBalancedAllocation (plugins/noderesources/balanced_allocation.go), v1.33–v1.34 formula.
+"""NodeResourcesBalancedAllocation (plugins/noderesources/balanced_allocation.go).
 
-Score = int64((1 − std) · 100) over the fractions requested/allocatable (capped at 1) of the
+balance = int64((1 − std) · 100) over the fractions requested/allocatable (capped at 1) of the
 configured resources, with actual requests (no non-zero defaults). PreScore skips pods that request
-none of those resources (PR #130260).
+none of those resources (PR #130260). Up to v1.35 the score is the balance with the pod; from
+v1.36 (kubernetes/kubernetes#135573) it scores the change: 50 + (50 + with − without) / 2, Go's
+integer division (so 75 when the pod changes nothing, 50 to 100).
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ from ...framework.cycle_state import CycleState
 from ...framework.interface import MAX_NODE_SCORE
 from ...framework.node_table import NodeTable
 from ...framework.pod_info import PodInfo
+from ...framework.runtime import Framework
 from ...framework.status import SKIP, SUCCESS, Status
 from ..names import NODE_RESOURCES_BALANCED_ALLOCATION
-from .resource_allocation import ResourceSpec, parse_resources, request_key, resource_column
+from .resource_allocation import ResourceSpec, is_dropped, parse_resources, request_key, resource_column
 
 NAME = NODE_RESOURCES_BALANCED_ALLOCATION
 
@@ -26,8 +29,9 @@ NAME = NODE_RESOURCES_BALANCED_ALLOCATION
 class BalancedAllocation:
     name = NAME
 
-    def __init__(self, resources: tuple[ResourceSpec, ...]) -> None:
+    def __init__(self, resources: tuple[ResourceSpec, ...], score_change: bool = False) -> None:
         self.resources = resources
+        self.score_change = score_change  # v1.36+: score the change in balance (#135573)
 
     def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> Status:
         if all(pod.requests.get(spec.name, 0) == 0 for spec in self.resources):
@@ -37,32 +41,41 @@ class BalancedAllocation:
     def score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> np.ndarray:
         # A node's score depends on that node alone and on the pod's requests: every node's score
         # is kept across cycles for pods requesting the same, recomputed where pods changed.
-        key = (NAME, self.resources, request_key(pod, self.resources, True))
+        key = (NAME, self.resources, self.score_change, request_key(pod, self.resources, True))
         scores = table.memo(key, lambda nodes: self._node_scores(table, pod, nodes))
         return compact(table.take(scores, idx), copy=True)  # the memo changes later
 
     def _node_scores(self, table: NodeTable, pod: PodInfo, idx: np.ndarray) -> np.ndarray:
-        n = len(idx)
-        fractions = []
-        valids = []
-        all_valid = True
-        for spec in self.resources:
-            c = resource_column(table, pod, idx, spec, use_requested=True)
-            fraction = c.req / c.divisor
-            fractions.append(np.minimum(fraction, 1.0, out=fraction))
-            valids.append(c.alloc != 0 if not c.all_valid else None)
-            all_valid = all_valid and c.all_valid
-        std = np.zeros(n, dtype=np.float64)
-        if len(fractions) == 2 and (all_valid or all(v is None or v.all() for v in valids)):
-            std = fractions[0] - fractions[1]
-            std /= 2
-            np.abs(std, out=std)
-        elif len(fractions) >= 2:
-            masks = [np.ones(n, dtype=bool) if v is None else v for v in valids]
-            std = _std_over_valid(np.array(fractions), np.array(masks))
-        std = 1 - std
-        std *= MAX_NODE_SCORE
-        return std.astype(np.int64)
+        columns = [resource_column(table, pod, idx, spec, use_requested=True) for spec in self.resources]
+        valids = [c.alloc != 0 if not c.all_valid else None for c in columns]
+        all_valid = all(c.all_valid for c in columns)
+        with_pod = _balance([c.req / c.divisor for c in columns], valids, all_valid, len(idx))
+        if not self.score_change:
+            return with_pod
+        # the same resources' requests without the pod (resource_column adds the pod's request)
+        without = [
+            (c.req - (0 if is_dropped(table, pod, spec.name) else pod.requests.get(spec.name, 0))) / c.divisor
+            for spec, c in zip(self.resources, columns, strict=True)
+        ]
+        change = MAX_NODE_SCORE // 2 + with_pod - _balance(without, valids, all_valid, len(idx))
+        halved = np.where(change < 0, -(-change // 2), change // 2)  # Go's division truncates toward 0
+        return MAX_NODE_SCORE // 2 + halved
+
+
+def _balance(fractions: list[np.ndarray], valids: list[np.ndarray | None], all_valid: bool, n: int) -> np.ndarray:
+    """int64((1 − std) · 100) per node over the capped fractions (`balancedResourceScorer`)."""
+    fractions = [np.minimum(f, 1.0, out=f) for f in fractions]
+    std = np.zeros(n, dtype=np.float64)
+    if len(fractions) == 2 and (all_valid or all(v is None or v.all() for v in valids)):
+        std = fractions[0] - fractions[1]
+        std /= 2
+        np.abs(std, out=std)
+    elif len(fractions) >= 2:
+        masks = [np.ones(n, dtype=bool) if v is None else v for v in valids]
+        std = _std_over_valid(np.array(fractions), np.array(masks))
+    std = 1 - std
+    std *= MAX_NODE_SCORE
+    return std.astype(np.int64)
 
 
 def _std_over_valid(f: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -84,7 +97,8 @@ def _std_over_valid(f: np.ndarray, v: np.ndarray) -> np.ndarray:
     return std
 
 
-def new(args: dict[str, Any], handle: object) -> BalancedAllocation:
+def new(args: dict[str, Any], handle: Framework) -> BalancedAllocation:
     return BalancedAllocation(
-        parse_resources(args.get("resources"), "profile: NodeResourcesBalancedAllocation args.resources")
+        parse_resources(args.get("resources"), "profile: NodeResourcesBalancedAllocation args.resources"),
+        score_change=handle.version.has("balanced-allocation-change"),
     )

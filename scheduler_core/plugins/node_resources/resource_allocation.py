@@ -131,7 +131,7 @@ def resource_column(
 ) -> ResourceColumn:
     """`allocatable_and_requested` with the node-static divisor the scorers divide by."""
     alloc, req = allocatable_and_requested(table, pod, idx, spec.name, use_requested)
-    if _dropped(table, pod, spec.name):
+    if is_dropped(table, pod, spec.name):
         return ResourceColumn(alloc, req, spec.weight, np.ones(len(idx)), False, True)
     divisor, all_valid, exact = table.resource_statics(spec.name)
     return ResourceColumn(alloc, req, spec.weight, table.take(divisor, idx), all_valid, exact)
@@ -151,7 +151,7 @@ def request_key(pod: PodInfo, specs: tuple[ResourceSpec, ...], use_requested: bo
     return tuple(key)
 
 
-def _dropped(table: NodeTable, pod: PodInfo, resource: str) -> bool:
+def is_dropped(table: NodeTable, pod: PodInfo, resource: str) -> bool:
     """Whether `allocatable_and_requested` answers (0, 0) for `resource`."""
     if resource in ("cpu", "memory", "ephemeral-storage"):
         return False

@@ -105,14 +105,20 @@ def default_constraints(
     return [Constraint(skew, key, selector, 1, "Honor", "Ignore") for key, skew, _ in spec]
 
 
-def inclusion_mask(pod: PodInfo, table: NodeTable, constraint: Constraint) -> np.ndarray:
+def inclusion_mask(
+    pod: PodInfo, table: NodeTable, constraint: Constraint, comparison_operators: bool = False
+) -> np.ndarray:
     """`matchNodeInclusionPolicies`: nodes counted for this constraint."""
     mask = np.ones(table.n, dtype=bool)
     if constraint.node_affinity_policy == "Honor":
         mask &= required_node_affinity(pod).mask(table)
     if constraint.node_taints_policy == "Honor":
         tolerated = np.array(
-            [find_untolerated_taint(taints, pod.tolerations) is None for taints in table.taint_sets], dtype=bool
+            [
+                find_untolerated_taint(taints, pod.tolerations, comparison_operators=comparison_operators) is None
+                for taints in table.taint_sets
+            ],
+            dtype=bool,
         )
         mask &= tolerated[table.taint_sig]
     return mask

@@ -18,6 +18,7 @@ from ...framework.cycle_state import CycleState
 from ...framework.interface import MAX_NODE_SCORE
 from ...framework.node_table import NodeTable
 from ...framework.pod_info import PodInfo
+from ...framework.runtime import Framework
 from ...framework.status import SKIP, SUCCESS, Code, NodeVerdicts, PreFilterResult, Status
 from ..names import POD_TOPOLOGY_SPREAD
 from .common import (
@@ -91,9 +92,15 @@ class PodTopologySpread:
     name = NAME
     per_node_extensions = True  # AddPod/RemovePod on node i change only node i's verdict
 
-    def __init__(self, system_defaulted: bool, defaults: list[tuple[str, int, str]] | None) -> None:
+    def __init__(
+        self,
+        system_defaulted: bool,
+        defaults: list[tuple[str, int, str]] | None,
+        comparison_operators: bool = False,
+    ) -> None:
         self.system_defaulted = system_defaulted
         self.defaults = defaults
+        self.comparison_operators = comparison_operators  # TaintTolerationComparisonOperators (nodeTaintsPolicy)
 
     def _constraints(self, pod: PodInfo, table: NodeTable, action: str) -> list[Constraint]:
         if pod.pod.spec.topology_spread_constraints:
@@ -113,7 +120,7 @@ class PodTopologySpread:
         min_match: list[int] = []
         domains_present: list[np.ndarray] = []
         for c in constraints:
-            eligible = has_all & inclusion_mask(pod, table, c)
+            eligible = has_all & inclusion_mask(pod, table, c, self.comparison_operators)
             key, per_node = c.topology_key, count_per_node(pod, table, c)
             if eligible.all() and table.label_column(key).grouping is not None:
                 # every node counts, and every value of the key is some node's: all are domains
@@ -213,7 +220,7 @@ class PodTopologySpread:
             domains = np.zeros(len(column.values) + 1, dtype=bool)
             domains[in_scope] = True
             weights.append(math.log(int(domains.sum()) + 2))
-            counted = inclusion_mask(pod, table, c)
+            counted = inclusion_mask(pod, table, c, self.comparison_operators)
             if require_all:
                 counted &= has_all
             counted &= domains[codes]
@@ -252,7 +259,7 @@ class PodTopologySpread:
         return np.where(live, out, 0)
 
 
-def new(args: dict[str, Any], handle: object) -> PodTopologySpread:
+def new(args: dict[str, Any], handle: Framework) -> PodTopologySpread:
     defaulting = args.get("defaultingType", "System") or "System"
     if defaulting not in ("System", "List"):
         raise InputError(
@@ -269,4 +276,5 @@ def new(args: dict[str, Any], handle: object) -> PodTopologySpread:
                 raise InputError(
                     f"profile: PodTopologySpread args.defaultConstraints[{k}]: invalid constraint"
                 ) from None
-    return PodTopologySpread(defaulting == "System", defaults)
+    comparison = handle.version.gates.enabled("TaintTolerationComparisonOperators")
+    return PodTopologySpread(defaulting == "System", defaults, comparison)
