@@ -319,3 +319,53 @@ def test_comparison_operators_behind_their_gate(operator: str, toleration: str, 
     on = _cycle("1.35", nodes, [], pod, gates="TaintTolerationComparisonOperators=true")
     assert on["nodes"]["n"]["feasible"] is tolerated
     assert not _cycle("1.35", nodes, [], pod)["nodes"]["n"]["feasible"]
+
+
+def test_volume_binding_scores_storage_capacity_in_v137() -> None:
+    """KEP-4049 (StorageCapacityScoring, on in v1.37): a claim to provision is scored by the
+    CSIStorageCapacity holding it, default shape 100 − utilization. 50Gi of 100Gi on n1 → 50;
+    of 400Gi on n2 → 12% → 88. v1.36 (gate off): VolumeBinding's PreScore Skips."""
+    objects = [
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "CSIDriver",
+            "metadata": {"name": "csi.example"},
+            "spec": {"storageCapacity": True},
+        },
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "StorageClass",
+            "metadata": {"name": "fast"},
+            "provisioner": "csi.example",
+            "volumeBindingMode": "WaitForFirstConsumer",
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": {"name": "data", "namespace": "default"},
+            "spec": {
+                "storageClassName": "fast",
+                "accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": "50Gi"}},
+            },
+            "status": {"phase": "Pending"},
+        },
+    ]
+    for node, size in (("n1", "100Gi"), ("n2", "400Gi")):
+        objects.append(
+            {
+                "apiVersion": "storage.k8s.io/v1",
+                "kind": "CSIStorageCapacity",
+                "metadata": {"name": f"cap-{node}", "namespace": "kube-system"},
+                "storageClassName": "fast",
+                "capacity": size,
+                "nodeTopology": {"matchLabels": {"kubernetes.io/hostname": node}},
+            }
+        )
+    pod = _pod("p", volumes=[{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}])
+    nodes = [_node("n1"), _node("n2")]
+    v37 = _cycle("1.37", nodes, objects, pod)
+    assert {n: v37["nodes"][n]["scores"]["VolumeBinding"]["normalized"] for n in ("n1", "n2")} == {"n1": 50, "n2": 88}
+    assert "VolumeBinding" not in v37["skippedScorePlugins"]
+    assert v37["selectedNode"] == "n2"
+    assert "VolumeBinding" in _cycle("1.36", nodes, objects, pod)["skippedScorePlugins"]

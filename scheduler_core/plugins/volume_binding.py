@@ -5,7 +5,11 @@ class binds `Immediate` (or which are pre-bound) reject the pod. Filter, per nod
 PV must exist and its node affinity hold; a `WaitForFirstConsumer` claim needs an available PV
 that fits on the node (smallest first), or a class that can provision there (its provisioner and
 `allowedTopologies`). Every Filter rejection is UnschedulableAndUnresolvable. Scoring needs the
-StorageCapacityScoring gate (alpha, off in v1.34), so PreScore returns Skip.
+StorageCapacityScoring gate (off up to v1.36, on in v1.37; KEP-4049): without it PreScore Skips;
+with it a node scores the broken-linear `shape` (default utilization 0 → 10, 100 → 0) of each
+storage class's utilization — the static bindings' requests over their PVs' capacity where the
+node binds existing PVs, else the provisioned claims' requests over the CSIStorageCapacity that
+holds them — averaged over the classes and rounded.
 A claim to provision needs a CSIStorageCapacity that holds it where the driver opts in
 ("node(s) did not have enough free storage"). Not modelled: in-tree→CSI PV translation, and
 the binding cycle's PV binding and provisioning (Reserve and PreBind Skip).
@@ -13,6 +17,7 @@ the binding cycle's PV binding and provisioning (Reserve and PreBind Skip).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,10 +35,12 @@ from ..api.storage import (
 from ..framework.cycle_state import CycleState
 from ..framework.node_table import NodeTable
 from ..framework.pod_info import PodInfo
+from ..framework.runtime import Framework
 from ..framework.selectors import compile_label_selector, is_valid_label_key, is_valid_label_value
 from ..framework.status import SKIP, SUCCESS, Code, NodeVerdicts, PreFilterResult, Status
 from ..framework.volume_index import VolumeIndex, claim_is_for_pod, ephemeral_owner_error, not_found, pv_affinity_mask
 from .names import VOLUME_BINDING
+from .node_resources.resource_allocation import MAX_CUSTOM_PRIORITY_SCORE, broken_linear, parse_shape
 
 NAME = VOLUME_BINDING
 STATE_KEY = NAME
@@ -51,6 +58,9 @@ class PodVolumeClaims:
     bound: list[PersistentVolumeClaim] = field(default_factory=list)
     delay_binding: list[PersistentVolumeClaim] = field(default_factory=list)
     immediate: list[PersistentVolumeClaim] = field(default_factory=list)
+    # what Filter found per node, for the storage-capacity score (`PodVolumes`)
+    static: list[tuple[PersistentVolumeClaim, list[PersistentVolume], np.ndarray]] = field(default_factory=list)
+    provisions: list[tuple[PersistentVolumeClaim, np.ndarray, np.ndarray]] = field(default_factory=list)
 
 
 def _claim_names(pod: PodInfo) -> list[tuple[str, bool]]:
@@ -130,15 +140,17 @@ def _topology_mask(storage_class: StorageClass, table: NodeTable) -> np.ndarray:
 
 def _capacity_mask(
     claim: PersistentVolumeClaim, storage_class: StorageClass, index: VolumeIndex, table: NodeTable
-) -> np.ndarray:
+) -> tuple[np.ndarray, np.ndarray]:
     """`hasEnoughCapacity` on every node (binder.go): only for a CSI driver that opts in
     (`CSIDriver.spec.storageCapacity`); then some CSIStorageCapacity of the claim's class must hold
     the request (`maximumVolumeSize`, else `capacity`; neither set: not enough) and reach the node
-    (`nodeTopology` matches its labels; no topology: reaches no node)."""
+    (`nodeTopology` matches its labels; no topology: reaches no node). Also, per node, the `capacity`
+    of the first such object (the provision's NodeCapacity; -1: none, or no opt-in)."""
     quantity = claim.spec.resources.requests.get("storage")
     driver = index.csi_drivers.get(storage_class.provisioner)
+    chosen = np.full(table.n, -1, dtype=np.int64)
     if quantity is None or driver is None or not driver.spec.storage_capacity:
-        return np.ones(table.n, dtype=bool)
+        return np.ones(table.n, dtype=bool), chosen
     size = quantity.value()
     mask = np.zeros(table.n, dtype=bool)
     for capacity in index.capacities.get(storage_class.metadata.name, []):
@@ -146,8 +158,11 @@ def _capacity_mask(
         if limit is None or limit < size or capacity.node_topology is None:
             continue
         selector = compile_label_selector(capacity.node_topology)
-        mask |= np.fromiter((selector.matches(labels) for labels in table.labels), dtype=bool, count=table.n)
-    return mask
+        reach = np.fromiter((selector.matches(labels) for labels in table.labels), dtype=bool, count=table.n)
+        if capacity.capacity is not None:
+            chosen[reach & ~mask] = capacity.capacity.value()
+        mask |= reach
+    return mask, chosen
 
 
 def _volume_mode(mode: str | None) -> str:
@@ -214,6 +229,9 @@ class _Affinity:
 class VolumeBinding:
     name = NAME
 
+    def __init__(self, shape: list[tuple[int, int]] | None = None) -> None:
+        self.shape = shape  # the scorer's shape (scaled to 0–100); None: StorageCapacityScoring off
+
     def pre_filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> tuple[PreFilterResult | None, Status]:
         if not _claim_names(pod):
             return None, SKIP
@@ -249,7 +267,7 @@ class VolumeBinding:
         no_space = np.zeros(n, dtype=bool)
         errors: list[tuple[str, np.ndarray]] = []
         if split.delay_binding:
-            bind_conflict, no_space, errors = self._unbound(split.delay_binding, index, table, affinity)
+            bind_conflict, no_space, errors = self._unbound(split, index, table, affinity)
         codes = np.zeros(n, dtype=np.int8)
         reasons: list[tuple[str, np.ndarray]] = []
         for reason, mask in (
@@ -270,10 +288,13 @@ class VolumeBinding:
 
     @staticmethod
     def _unbound(
-        claims: list[PersistentVolumeClaim], index: VolumeIndex, table: NodeTable, affinity: _Affinity
+        split: PodVolumeClaims, index: VolumeIndex, table: NodeTable, affinity: _Affinity
     ) -> tuple[np.ndarray, np.ndarray, list[tuple[str, np.ndarray]]]:
         """The claims waiting for their first consumer: (nodes rejected, nodes without enough
-        storage capacity for a claim to provision, [(error, nodes)])."""
+        storage capacity for a claim to provision, [(error, nodes)]); the PVs each claim would bind
+        and the claims to provision, per node, are kept in `split` for Score."""
+        claims = split.delay_binding
+        split.static, split.provisions = [], []
         n = table.n
         rejected = np.zeros(n, dtype=bool)
         no_space = np.zeros(n, dtype=bool)
@@ -291,6 +312,7 @@ class VolumeBinding:
             matched = np.zeros(n, dtype=bool)
             if prebound is not None:
                 matched = affinity(prebound).copy()
+                split.static.append((claim, [prebound], np.where(matched, 0, -1)))
             elif ranked:
                 free = np.array([affinity(v) & ~chosen.get(v.name, np.zeros(n, dtype=bool)) for v in ranked])
                 matched = free.any(axis=0)
@@ -299,6 +321,7 @@ class VolumeBinding:
                     took = matched & (first == k)
                     if took.any():
                         chosen[volume.name] = chosen.get(volume.name, np.zeros(n, dtype=bool)) | took
+                split.static.append((claim, ranked, np.where(matched, first, -1)))
             unmatched.append(~matched)
         # checkVolumeProvisions: selected claims first, then the unmatched ones; the first that
         # cannot be provisioned on the node rejects it; a claim without a usable class is an error.
@@ -328,16 +351,55 @@ class VolumeBinding:
             outside = here & ~_topology_mask(storage_class, table)
             rejected |= outside
             alive &= ~outside
-            short = alive & needs & ~_capacity_mask(claim, storage_class, index, table)
+            enough, node_capacity = _capacity_mask(claim, storage_class, index, table)
+            short = alive & needs & ~enough
             no_space |= short
             alive &= ~short
+            split.provisions.append((claim, alive & needs, node_capacity))
         return rejected, no_space, errors
 
     def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> Status:
-        return SKIP  # no scorer: StorageCapacityScoring is off by default in v1.34
+        # no scorer without StorageCapacityScoring; no state when PreFilter skipped (no claims)
+        return SKIP if self.shape is None or STATE_KEY not in state else SUCCESS
 
     def score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> np.ndarray:
-        return np.zeros(len(idx), dtype=np.int64)
+        """Score: per node, each class's requested and capacity, then the shape's average."""
+        split: PodVolumeClaims = state[STATE_KEY]
+        assert self.shape is not None
+        out = np.zeros(len(idx), dtype=np.int64)
+        for k, i in enumerate(idx.tolist()):
+            classes: dict[str, list[int]] = {}  # class → [requested, capacity]
+            bindings = [(c, volumes[int(pick[i])]) for c, volumes, pick in split.static if pick[i] >= 0]
+            if bindings:
+                for claim, volume in bindings:
+                    entry = classes.setdefault(volume_class(volume), [0, 0])
+                    entry[0] += int(claim.storage_request)
+                    size = volume.spec.capacity.get("storage")
+                    entry[1] += size.value() if size is not None else 0
+            else:
+                for claim, here, node_capacity in split.provisions:
+                    if here[i] and node_capacity[i] >= 0:
+                        entry = classes.setdefault(claim_class(claim), [0, 0])
+                        entry[0] += int(claim.storage_request)
+                        entry[1] = int(node_capacity[i])
+            out[k] = self._classes_score(classes)
+        return out
+
+    def _classes_score(self, classes: dict[str, list[int]]) -> int:
+        """buildScorerFunction: utilization per class (100 when it does not fit), the shape, the
+        rounded mean; 0 without classes."""
+        assert self.shape is not None
+        if not classes:
+            return 0
+        utilization = np.array(
+            [
+                100 if capacity == 0 or requested > capacity else requested * 100 // capacity
+                for requested, capacity in classes.values()
+            ],
+            dtype=np.int64,
+        )
+        total = int(broken_linear(self.shape, utilization).sum())
+        return math.floor(total / len(classes) + 0.5)  # math.Round: halves away from zero (total >= 0)
 
     def reserve(self, state: CycleState, pod: PodInfo, table: NodeTable, i: int) -> Status:
         """AssumePodVolumes: binding and provisioning PersistentVolumes is not simulated (the
@@ -353,5 +415,11 @@ def _size(claim: PersistentVolumeClaim) -> Any:
     return claim.storage_request
 
 
-def new(args: dict[str, Any], handle: object) -> VolumeBinding:
-    return VolumeBinding()
+# SetDefaults_VolumeBindingArgs with StorageCapacityScoring on.
+DEFAULT_SHAPE = [{"utilization": 0, "score": MAX_CUSTOM_PRIORITY_SCORE}, {"utilization": 100, "score": 0}]
+
+
+def new(args: dict[str, Any], handle: Framework) -> VolumeBinding:
+    if not handle.version.gates.enabled("StorageCapacityScoring"):
+        return VolumeBinding()
+    return VolumeBinding(parse_shape(args.get("shape") or DEFAULT_SHAPE, "profile: VolumeBinding args.shape"))

@@ -213,7 +213,7 @@ def parse_shape(raw: object, where: str) -> list[tuple[int, int]]:
     return points
 
 
-def _broken_linear(points: list[tuple[int, int]], p: np.ndarray) -> np.ndarray:
+def broken_linear(points: list[tuple[int, int]], p: np.ndarray) -> np.ndarray:
     out = np.full(len(p), points[-1][1], dtype=np.int64)
     done = np.zeros(len(p), dtype=bool)
     for i, (u, s) in enumerate(points):
@@ -236,7 +236,7 @@ def requested_to_capacity_ratio(columns: list[ResourceColumn], n: int, shape: li
         utilization = np.where(
             valid & (req <= alloc), req * MAX_NODE_SCORE // np.where(valid, alloc, 1), MAX_NODE_SCORE
         )
-        score = _broken_linear(shape, utilization)
+        score = broken_linear(shape, utilization)
         counted = valid & (score > 0)
         total += np.where(counted, score * weight, 0)
         weights += np.where(counted, weight, 0)
