@@ -177,6 +177,10 @@ def test_the_taint_reason_differs_between_v134_and_v135(
         "no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
     )
     assert "1 node(s) had untolerated taint(s)." in new["message"]
+    # cherry-picked to v1.34.2 (#135023): a patch release answers as that patch does
+    patched = _explain(inputs, capsys, "--version", "v1.34.2")
+    assert patched["nodes"]["tainted"]["filter"]["reasons"] == ["node(s) had untolerated taint(s)"]
+    assert get_version("1.34.1").git_version == "v1.34.1"
 
 
 def test_compare_version_names_the_cause(inputs: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:

@@ -9,6 +9,7 @@ resize) infer nothing for scheduling and are listed for completeness.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -82,10 +83,16 @@ FEATURES: tuple[DeclaredFeature, ...] = tuple(
 )
 
 
+@functools.cache
+def _schedulable_features(minor: int) -> tuple[DeclaredFeature, ...]:
+    """The registry of v1.<minor> without the features that never infer anything at scheduling."""
+    return tuple(
+        f
+        for f in FEATURES
+        if f.since <= minor and (f.until is None or minor < f.until) and f.infer_for_scheduling is not _never
+    )
+
+
 def required_features(pod: Pod, minor: int) -> tuple[str, ...]:
     """`InferForPodScheduling` with the scheduler at v1.<minor>: the features the pod needs."""
-    return tuple(
-        f.name
-        for f in FEATURES
-        if f.since <= minor and (f.until is None or minor < f.until) and f.infer_for_scheduling(pod)
-    )
+    return tuple(f.name for f in _schedulable_features(minor) if f.infer_for_scheduling(pod))

@@ -25,7 +25,7 @@ __all__ = [
     "FeatureGates",
     "Version",
     "get_version",
-    "parse_minor",
+    "parse_version",
     "reference_version",
 ]
 
@@ -61,15 +61,15 @@ _BASE_PLUGINS: tuple[tuple[str, int], ...] = (
 )
 
 
-def parse_minor(text: str, flag: str = "--version") -> int:
-    """`1.36`, `v1.36`, `1.36.2` → 36; a version outside the supported range is an InputError."""
+def parse_version(text: str, flag: str = "--version") -> tuple[int, int]:
+    """`1.36`, `v1.36`, `1.36.2` → (36, 2); a version outside the supported range is an InputError."""
     match = _VERSION.match(text.strip())
     if not match:
         raise InputError(f"{flag} {text!r}: expected a Kubernetes version such as 1.{NEWEST}; supported: {RANGE_TEXT}")
     minor = int(match.group(2))
     if match.group(1) != "1" or minor not in SUPPORTED:
         raise InputError(f"{flag} {text}: unsupported Kubernetes version; supported: {RANGE_TEXT}")
-    return minor
+    return minor, int(match.group(3) or 0)
 
 
 @dataclass(frozen=True)
@@ -78,22 +78,26 @@ class Version:
 
     minor: int
     gates: FeatureGates
+    patch: int = 0
 
     @property
     def name(self) -> str:
-        return f"1.{self.minor}"
+        return f"1.{self.minor}" + (f".{self.patch}" if self.patch else "")
 
     @property
     def git_version(self) -> str:
-        return f"v1.{self.minor}.0"
+        return f"v1.{self.minor}.{self.patch}"
 
     def __str__(self) -> str:
         return f"v{self.name}"
 
     def has(self, key: str) -> bool:
-        """Whether this version (with its gates) carries the change `key` (versions/changes.py)."""
+        """Whether this version (with its gates) carries the change `key` (versions/changes.py):
+        from its minor on, or from a patch release it was backported to."""
         change = _CHANGES[key]
-        return self.minor >= change.since and (change.gate is None or self.gates.enabled(change.gate))
+        backported = any(minor == self.minor and self.patch >= patch for minor, patch in change.backports)
+        arrived = self.minor >= change.since or backported
+        return arrived and (change.gate is None or self.gates.enabled(change.gate))
 
     def changes(self) -> tuple[Change, ...]:
         return tuple(c for c in CHANGES if self.has(c.key))
@@ -120,8 +124,8 @@ _CHANGES = {change.key: change for change in CHANGES}
 
 
 @functools.cache
-def _default(minor: int) -> Version:
-    return Version(minor, FeatureGates(minor))
+def _default(minor: int, patch: int = 0) -> Version:
+    return Version(minor, FeatureGates(minor), patch)
 
 
 def get_version(
@@ -129,12 +133,15 @@ def get_version(
 ) -> Version:
     """The version named (default: the newest supported) with `--feature-gates` applied; errors
     name `flag`, the option the version came from."""
-    minor = NEWEST if text is None else text if isinstance(text, int) else parse_minor(str(text), flag)
-    if isinstance(text, int) and minor not in SUPPORTED:
-        raise InputError(f"version 1.{minor}: unsupported Kubernetes version; supported: {RANGE_TEXT}")
+    if text is None or isinstance(text, int):
+        minor, patch = NEWEST if text is None else text, 0
+        if minor not in SUPPORTED:
+            raise InputError(f"version 1.{minor}: unsupported Kubernetes version; supported: {RANGE_TEXT}")
+    else:
+        minor, patch = parse_version(str(text), flag)
     overrides = parse_gate_overrides(feature_gates) if isinstance(feature_gates, str) else dict(feature_gates)
     if not overrides:
-        return _default(minor)
+        return _default(minor, patch)
     gates = FeatureGates.build(minor, overrides)
     for gate, value in gates.overrides.items():
         if value and gate in NOT_MODELLED and not FeatureGates(minor).enabled(gate):
@@ -142,7 +149,7 @@ def get_version(
                 f"--feature-gates: {gate}=true: {NOT_MODELLED[gate]} are not modelled by clusterviz "
                 f"(see docs/versions.md)"
             )
-    return Version(minor, gates)
+    return Version(minor, gates, patch)
 
 
 def reference_version() -> Version:

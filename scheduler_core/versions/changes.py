@@ -20,6 +20,7 @@ class Change:
     plugins: tuple[str, ...]
     source: str
     summary: str
+    backports: tuple[tuple[int, int], ...] = ()  # (minor, first patch) of earlier minors that got it
 
 
 CHANGES: tuple[Change, ...] = (
@@ -31,6 +32,7 @@ CHANGES: tuple[Change, ...] = (
         "kubernetes/kubernetes#134740",
         "TaintToleration's Filter reason is the constant `node(s) had untolerated taint(s)`; the taint moved to "
         "a log line (v1.34.0 printed `node(s) had untolerated taint {key: value}`)",
+        backports=((34, 2),),  # #135023 in v1.34.2
     ),
     Change(
         "taint-comparison-operators",

@@ -49,15 +49,18 @@ class BalancedAllocation:
         columns = [resource_column(table, pod, idx, spec, use_requested=True) for spec in self.resources]
         valids = [c.alloc != 0 if not c.all_valid else None for c in columns]
         all_valid = all(c.all_valid for c in columns)
-        with_pod = _balance([c.req / c.divisor for c in columns], valids, all_valid, len(idx))
+        n = len(idx)
         if not self.score_change:
-            return with_pod
-        # the same resources' requests without the pod (resource_column adds the pod's request)
-        without = [
-            (c.req - (0 if is_dropped(table, pod, spec.name) else pod.requests.get(spec.name, 0))) / c.divisor
-            for spec, c in zip(self.resources, columns, strict=True)
-        ]
-        change = MAX_NODE_SCORE // 2 + with_pod - _balance(without, valids, all_valid, len(idx))
+            return _balance([c.req / c.divisor for c in columns], valids, all_valid, n)
+        # with the pod and without it (resource_column adds the pod's request), in one pass of 2n
+        fractions = []
+        for spec, c in zip(self.resources, columns, strict=True):
+            request = 0 if is_dropped(table, pod, spec.name) else pod.requests.get(spec.name, 0)
+            both = np.concatenate((c.req, c.req - request)) / np.concatenate((c.divisor, c.divisor))
+            fractions.append(both)
+        both_valids = [None if v is None else np.concatenate((v, v)) for v in valids]
+        balance = _balance(fractions, both_valids, all_valid, 2 * n)
+        change = MAX_NODE_SCORE // 2 + balance[:n] - balance[n:]
         halved = np.where(change < 0, -(-change // 2), change // 2)  # Go's division truncates toward 0
         return MAX_NODE_SCORE // 2 + halved
 
