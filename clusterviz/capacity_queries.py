@@ -22,6 +22,7 @@ from scheduler_core.capacity import (
     shape_of,
     workload_template,
 )
+from scheduler_core.versions import Version
 
 from . import profiles, scheduler_cache
 from .models import Cluster
@@ -79,13 +80,14 @@ def run_query(cluster: Cluster, data: Any) -> dict[str, Any]:
     """`data`: {"query": "fit"|"drain"|"add", …its fields}; the report as the CLI's `-o json` gives it
     (the same question of the same cluster state is answered once per process)."""
     cache = scheduler_cache.synced(cluster)
-    config = profiles.config_of(cluster)
+    config, version = profiles.settings_of(cluster)
     key = (
         cluster.pk,
         cluster.owner_token,  # this cluster, not one made later under a reused id
         cache.rv,
         json.dumps(data, sort_keys=True, default=str),
         json.dumps(config, sort_keys=True, default=str),
+        version,
     )
     # One query at a time per process (they are CPU-bound: the GIL would run them in turn anyway), so
     # followers asking together wait for the first answer instead of computing it again each.
@@ -93,14 +95,14 @@ def run_query(cluster: Cluster, data: Any) -> dict[str, Any]:
         if key in _answers:
             _answers.move_to_end(key)
             return _answers[key]
-        report = _run(cache, config, data)
+        report = _run(cache, config, version, data)
         _answers[key] = report
         while len(_answers) > MAX_ANSWERS:
             _answers.popitem(last=False)
         return report
 
 
-def _run(cache: scheduler_cache.SchedulerCache, config: dict[str, Any], data: Any) -> dict[str, Any]:
+def _run(cache: scheduler_cache.SchedulerCache, config: dict[str, Any], version: Version, data: Any) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise InputError('send {"query": "fit" | "drain" | "add", ...}')
     query = data.get("query")
@@ -120,9 +122,10 @@ def _run(cache: scheduler_cache.SchedulerCache, config: dict[str, Any], data: An
             namespace = _text(data, "namespace") or "default"
             template = workload_template(workload, namespace, cache.workloads.values(), classes, {})
         limit = _count(data, "max", DEFAULT_FIT, MAX_FIT)
-        profile = profiles.profile_for(config, template.info.pod.spec.scheduler_name or DEFAULT_SCHEDULER)
+        scheduler_name = template.info.pod.spec.scheduler_name or DEFAULT_SCHEDULER
+        profile = profiles.profile_for(config, scheduler_name, version=version)
         return fit(cache.new_table(), template, profile, limit=limit, seed=seed).to_json()
-    profile = profiles.profile_for(config, DEFAULT_SCHEDULER)
+    profile = profiles.profile_for(config, DEFAULT_SCHEDULER, version=version)
     table = cache.new_table()
     if query == "drain":
         choice = NodeChoice(_names(data), _text(data, "selector"), _text(data, "zone"), _text(data, "instanceType"))

@@ -37,6 +37,10 @@ class Cluster(models.Model):
     presenter_view = models.JSONField(default=dict, blank=True)
     # The cluster's KubeSchedulerConfiguration (as JSON); empty: upstream's default profile.
     scheduler_config = models.JSONField(default=dict, blank=True)
+    # The kube-scheduler version it answers as (scheduler_core/versions) and the feature gates set
+    # on it, as `--feature-gates` spells them ("" : the version's defaults).
+    kubernetes_version = models.CharField(max_length=16, default="1.34")
+    feature_gates = models.CharField(max_length=2000, blank=True)
     # The secret of the edit link (and of the kubeconfig's bearer token): whoever holds it may write.
     owner_token = models.CharField(max_length=64, default=new_token)
     owner = models.ForeignKey("auth.User", null=True, blank=True, on_delete=models.SET_NULL)

@@ -19,6 +19,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from scheduler_core.api.loading import InputError
 from scheduler_core.framework.profile import Profile
+from scheduler_core.versions import Version
 
 from . import actions, profiles, scheduling_queue, store
 from .publish import publish
@@ -37,24 +38,25 @@ def _json_body(request: HttpRequest) -> Any:
 @_api
 def api_profile(request: HttpRequest, slug: str) -> HttpResponse:
     cluster = _api_cluster(slug)
+    stored, version = profiles.settings_of(cluster)
     if request.method == "GET":
-        return JsonResponse(profiles.describe(profiles.config_of(cluster)))
+        return JsonResponse(profiles.describe(stored, version))
     if not _may_write(request, cluster):
         return _forbidden(cluster)
-    config = profiles.parse(_json_body(request))
+    config = profiles.parse(_json_body(request), version)
     profiles.store(cluster, config)
     # As a restarted kube-scheduler: every parked pod is tried again under the new profiles.
     scheduling_queue._requeue_all(cluster)
     publish(cluster.pk, {"type": "profile.updated"})  # browsers reload it; the cluster's runner wakes
-    return JsonResponse(profiles.describe(config))
+    return JsonResponse(profiles.describe(config, version))
 
 
 @csrf_exempt
 @require_POST
 @_api
 def api_profile_check(request: HttpRequest, slug: str) -> HttpResponse:
-    _api_cluster(slug)
-    return JsonResponse(profiles.describe(profiles.parse(_json_body(request))))
+    version = profiles.version_of(_api_cluster(slug))
+    return JsonResponse(profiles.describe(profiles.parse(_json_body(request), version), version))
 
 
 @require_GET
@@ -64,17 +66,17 @@ def api_profile_yaml(request: HttpRequest, slug: str) -> HttpResponse:
     return _download(profiles.to_yaml(profiles.config_of(cluster)), f"{cluster.slug}-scheduler-config.yaml")
 
 
-def _side(stored: dict[str, Any], raw: Any, pod_scheduler: str) -> Profile:
+def _side(stored: dict[str, Any], raw: Any, pod_scheduler: str, version: Version) -> Profile:
     """One side of a compare: null (the stored profile the pod's schedulerName names),
     `{"schedulerName": name}` (a stored profile), or a whole config (`{"yaml"}` / `{"config"}`)."""
     if isinstance(raw, dict) and set(raw) == {"schedulerName"}:
-        profile = profiles.profile_for(stored, raw["schedulerName"], fallback=False)
+        profile = profiles.profile_for(stored, raw["schedulerName"], fallback=False, version=version)
         if profile is None:
-            known = ", ".join(f'"{name}"' for name in profiles.profiles_of(stored))
+            known = ", ".join(f'"{name}"' for name in profiles.profiles_of(stored, version))
             raise InputError(f'schedulerName: Not found: "{raw["schedulerName"]}" (the profiles: {known})')
         return profile
-    config = stored if raw is None else profiles.parse(raw)
-    found = profiles.profile_for(config, pod_scheduler)
+    config = stored if raw is None else profiles.parse(raw, version)
+    found = profiles.profile_for(config, pod_scheduler, version=version)
     assert found is not None
     return found
 
@@ -91,12 +93,12 @@ def api_compare(request: HttpRequest, slug: str) -> HttpResponse:
     limits = actions.limits_for(request.META.get("REMOTE_ADDR") or "", cluster.slug)
     if not limits.allow("explain"):
         return _status(store.StoreError("too many compare actions: slow down"), 429, "TooManyRequests")
-    stored = profiles.config_of(cluster)
+    stored, version = profiles.settings_of(cluster)
     pod_scheduler = _scheduler_name(data["pod"])
     sides: dict[str, Profile] = {}
     for side in ("a", "b"):
         try:
-            sides[side] = _side(stored, data.get(side), pod_scheduler)
+            sides[side] = _side(stored, data.get(side), pod_scheduler, version)
         except InputError as exc:
             raise InputError(f"{side}: {exc}") from None
     seed = data.get("seed") or 0

@@ -22,7 +22,8 @@ from scheduler_core.framework.profile import (
     profiles_from_config,
 )
 from scheduler_core.framework.runtime import _POINT_METHODS
-from scheduler_core.plugins.registry import IN_TREE_REGISTRY, new_framework
+from scheduler_core.plugins.registry import IN_TREE_REGISTRY, new_framework, registry_for
+from scheduler_core.versions import Version, get_version, reference_version
 
 from . import scheduler_cache, services
 from .models import Cluster
@@ -45,6 +46,25 @@ def config_of(cluster: Cluster | int) -> dict[str, Any]:
     return stored or DEFAULT_CONFIG
 
 
+def settings_of(cluster: Cluster | int) -> tuple[dict[str, Any], Version]:
+    """The stored configuration and the version it runs under, read fresh in one query."""
+    pk = cluster.pk if isinstance(cluster, Cluster) else cluster
+    row = Cluster.objects.filter(pk=pk).values_list("scheduler_config", "kubernetes_version", "feature_gates").first()
+    if row is None:
+        return DEFAULT_CONFIG, reference_version()
+    config, version, gates = row
+    return config or DEFAULT_CONFIG, _version(version, gates)
+
+
+@functools.lru_cache(maxsize=64)
+def _version(text: str, gates: str) -> Version:
+    return get_version(text, gates)
+
+
+def version_of(cluster: Cluster | int) -> Version:
+    return settings_of(cluster)[1]
+
+
 def to_yaml(config: dict[str, Any]) -> str:
     """The configuration as a file kube-scheduler's `--config` reads."""
     head = {"apiVersion": API_VERSION, "kind": "KubeSchedulerConfiguration"}
@@ -52,7 +72,7 @@ def to_yaml(config: dict[str, Any]) -> str:
     return yaml.safe_dump({**head, **body}, sort_keys=False, default_flow_style=False)
 
 
-def parse(payload: Any) -> dict[str, Any]:
+def parse(payload: Any, version: Version | None = None) -> dict[str, Any]:
     """A configuration sent as `{"yaml": text}` or `{"config": object}`, validated as kube-scheduler
     validates it; InputError names `profile.yaml:<line>: <field path>: <upstream's message>` (an
     object is written as YAML first, so the line is the one the YAML view shows)."""
@@ -71,27 +91,30 @@ def parse(payload: Any) -> dict[str, Any]:
     documents = load_yaml_documents(text, SOURCE)
     if len(documents) != 1:
         raise InputError(f"{SOURCE}: expected one KubeSchedulerConfiguration document, found {len(documents)}")
-    profiles_from_config(documents[0].data, SOURCE, documents[0].node)
+    profiles_from_config(documents[0].data, SOURCE, documents[0].node, version=version)
     return documents[0].data
 
 
 @functools.lru_cache(maxsize=64)
-def _profiles(key: str) -> dict[str, Profile]:
-    return profiles_from_config(json.loads(key), SOURCE)
+def _profiles(key: str, version: Version) -> dict[str, Profile]:
+    return profiles_from_config(json.loads(key), SOURCE, version=version)
 
 
-def profiles_of(config: dict[str, Any]) -> dict[str, Profile]:
-    """Every profile by schedulerName (validated configs only are stored; resolved once per config)."""
-    return _profiles(json.dumps(config, sort_keys=True))
+def profiles_of(config: dict[str, Any], version: Version | None = None) -> dict[str, Profile]:
+    """Every profile by schedulerName in `version` (the reference v1.34 when None); validated configs
+    only are stored; resolved once per config and version."""
+    return _profiles(json.dumps(config, sort_keys=True), version or reference_version())
 
 
-def profile_for(config: dict[str, Any], scheduler_name: str | None, fallback: bool = True) -> Profile | None:
+def profile_for(
+    config: dict[str, Any], scheduler_name: str | None, fallback: bool = True, version: Version | None = None
+) -> Profile | None:
     """The profile a pod with `scheduler_name` is scheduled by; with `fallback`, the first profile
     when none has that name (a what-if still explains the pod)."""
-    profiles = profiles_of(config)
+    profiles = profiles_of(config, version)
     found = profiles.get(scheduler_name or "default-scheduler")
     if found is None and fallback:
-        return next(iter(profiles.values()), default_profile())
+        return next(iter(profiles.values()), default_profile(version))
     return found
 
 
@@ -106,10 +129,10 @@ def store(cluster: Cluster, config: dict[str, Any]) -> None:
 @functools.cache
 def _implements() -> dict[str, list[str]]:
     """The extension points each in-tree plugin implements (in EXTENSION_POINTS order)."""
-    framework = new_framework()
+    framework = new_framework(default_profile(get_version()))  # the newest registry: every plugin
     out: dict[str, list[str]] = {}
-    for name in IN_TREE_REGISTRY:
-        instance = framework.plugin(name)
+    for name, factory in IN_TREE_REGISTRY.items():
+        instance = framework.plugin(name) or factory({}, framework)
         out[name] = [p for p in EXTENSION_POINTS if p in _POINT_METHODS and hasattr(instance, _POINT_METHODS[p])]
     return out
 
@@ -117,7 +140,8 @@ def _implements() -> dict[str, list[str]]:
 def form_of(profile: Profile) -> dict[str, Any]:
     """What the form shows of one resolved profile: each plugin's points (on/off) and weight, the
     scoring strategy, percentageOfNodesToScore and PodTopologySpread's defaults."""
-    implements = _implements()
+    registry = registry_for(profile.version)  # the plugins of the profile's version only
+    implements = {name: points for name, points in _implements().items() if name in registry}
     placed = {
         point: [ref.name for ref in profile.plugins_for(point, {k: set(v) for k, v in implements.items()})]
         for point in EXTENSION_POINTS
@@ -149,13 +173,13 @@ def form_of(profile: Profile) -> dict[str, Any]:
     }
 
 
-def describe(config: dict[str, Any]) -> dict[str, Any]:
+def describe(config: dict[str, Any], version: Version | None = None) -> dict[str, Any]:
     """Everything the editor shows: the config, its YAML, each profile's form, the default form."""
     return {
         "config": config,
         "yaml": to_yaml(config),
-        "forms": [form_of(profile) for profile in profiles_of(config).values()],
-        "defaultForm": form_of(default_profile()),
+        "forms": [form_of(profile) for profile in profiles_of(config, version).values()],
+        "defaultForm": form_of(default_profile(version)),
     }
 
 

@@ -399,7 +399,8 @@ def _what_if(cluster: Cluster, text: str | bytes, seed: int, profile: Profile | 
     cache = scheduler_cache.synced(cluster)  # the scheduler's own view: no re-read of the cluster
     pod = load_pod(text, "pod.yaml", dict(cache.priority_classes), {})
     if profile is None:
-        profile = profiles.profile_for(profiles.config_of(cluster), pod.spec.scheduler_name)
+        config, version = profiles.settings_of(cluster)
+        profile = profiles.profile_for(config, pod.spec.scheduler_name, version=version)
     table = cache.table()
     try:
         workload = WorkloadIndex(cache.workloads.values()).workload_of(pod.metadata)
@@ -447,7 +448,8 @@ def fix_pod(cluster: Cluster, text: str | bytes, seed: int = 0) -> dict[str, Any
     classes = {pc.metadata.name: pc for pc in snap.objects.priority_classes}
     pod = load_pod(text, "pod.yaml", classes, {})  # a clear, located error for bad input first
     documents = load_yaml_documents(text, "pod.yaml")
-    profile = profiles.profile_for(profiles.config_of(cluster), pod.spec.scheduler_name)
+    config, version = profiles.settings_of(cluster)
+    profile = profiles.profile_for(config, pod.spec.scheduler_name, version=version)
 
     def load(body: dict[str, Any]) -> Any:
         return load_pod(json.dumps(body), "pod.yaml", classes, {})

@@ -1,7 +1,7 @@
 from django.urls import include, path, re_path
 from django.views.i18n import JavaScriptCatalog
 
-from . import capacity_views, classroom, import_views, join_views, profile_views, recording_views, views
+from . import capacity_views, classroom, import_views, join_views, profile_views, recording_views, version_views, views
 from .kube_api.views import root_endpoint
 
 urlpatterns = [
@@ -33,6 +33,7 @@ urlpatterns = [
     path("api/clusters/<slug:slug>/profile/check", profile_views.api_profile_check),
     path("api/clusters/<slug:slug>/profile.yaml", profile_views.api_profile_yaml, name="clusterviz-profile-yaml"),
     path("api/clusters/<slug:slug>/compare", profile_views.api_compare, name="clusterviz-compare"),
+    path("api/clusters/<slug:slug>/version", version_views.api_version, name="clusterviz-version"),
     path("api/clusters/<slug:slug>/capacity", capacity_views.api_capacity, name="clusterviz-capacity"),
     path("api/clusters/<slug:slug>/lesson", views.api_lesson, name="clusterviz-lesson"),
     path("api/clusters/<slug:slug>/recording", recording_views.api_recording, name="clusterviz-recording"),

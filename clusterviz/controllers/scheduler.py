@@ -59,8 +59,8 @@ def schedule_next(cluster: Cluster, queue: list[KubeObject] | None = None) -> bo
     queue = active_unbound_pods(cluster) if queue is None else queue
     if not queue:  # (most steps): the configuration is not read
         return False
-    config = profiles.config_of(cluster)
-    by_name = profiles.profiles_of(config)
+    config, version = profiles.settings_of(cluster)
+    by_name = profiles.profiles_of(config, version)
     held, revealing = prediction.questioned_pods(cluster)
     row = next_pod(cluster, by_name, queue, held)
     if row is None:
@@ -221,8 +221,8 @@ def schedule_batch(cluster: Cluster, limit: int | None = None) -> bool:
         return False
     if limit <= 1 or len(queue) <= 1 or parked_pods_depend_on_binds(cluster):
         return schedule_next(cluster, queue)
-    config = profiles.config_of(cluster)
-    by_name = profiles.profiles_of(config)
+    config, version = profiles.settings_of(cluster)
+    by_name = profiles.profiles_of(config, version)
     queued = queued_pods(cluster, by_name, limit, queue)
     if len(queued) <= 1:
         return schedule_next(cluster, queue)

@@ -151,6 +151,9 @@ class FeatureGates:
     overrides: Mapping[str, bool] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
 
+    def __hash__(self) -> int:  # a Version keys caches (profiles resolved once per version)
+        return hash((self.minor, tuple(sorted(self.overrides.items()))))
+
     @classmethod
     def build(cls, minor: int, overrides: Mapping[str, bool]) -> FeatureGates:
         """`featureGate.SetFromMap`: refuses an unknown gate or a locked one set against its lock."""

@@ -415,7 +415,7 @@ function handle(msg) {
   } else if (msg.type === "recording.changed") {
     if (recorder) recorder.refresh(); // record a lesson: a step was recorded
     return;
-  } else if (msg.type === "profile.updated") {
+  } else if (msg.type === "profile.updated" || msg.type === "version.updated") {
     if (profilesPanel) profilesPanel.refreshStored(); // profiles
   } else if (msg.type === "presenter.view" && readOnly) {
     followPresenter(msg);

@@ -1,0 +1,103 @@
+"""A cluster's kube-scheduler version (clusterviz/version_views.py): read by anyone, changed by the
+owner only, validated (the version, its gates, the stored profile under it), and every pending pod
+tried again under the new version."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import yaml
+from django.test import Client
+
+from clusterviz.controllers.runner import reconcile
+from clusterviz.models import Cluster, KubeObject
+
+from .conftest import node_yaml, pod_yaml
+
+TAINTED = node_yaml("tainted").replace(
+    "status:", "spec: {taints: [{key: qqq, value: value1, effect: NoSchedule}]}\nstatus:"
+)
+
+
+def put(client: Client, slug: str, body: Any) -> Any:
+    return client.put(f"/api/clusters/{slug}/version", json.dumps(body), content_type="application/json")
+
+
+def scheduled_message(cluster: Cluster, name: str) -> str:
+    body = KubeObject.objects.get(cluster=cluster, name=name).body
+    condition = next(c for c in body["status"]["conditions"] if c["type"] == "PodScheduled")
+    return condition["message"]
+
+
+@pytest.mark.django_db
+def test_a_cluster_answers_as_v134_until_its_owner_changes_it(client: Client, make_cluster: Any) -> None:
+    cluster = make_cluster("v1", TAINTED + "---\n" + pod_yaml("waiting"))
+    shown = client.get("/api/clusters/v1/version").json()
+    assert (shown["version"], shown["gitVersion"]) == ("1.34", "v1.34.0")
+    assert shown["supported"] == ["1.34", "1.35", "1.36", "1.37"]
+    assert "NodeDeclaredFeatures" not in shown["gates"]
+    reconcile(cluster)
+    assert "1 node(s) had untolerated taint {qqq: value1}." in scheduled_message(cluster, "waiting")
+
+    response = put(client, "v1", {"version": "1.35"})
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["version"] == "1.35" and [c["change"] for c in body["changes"]] == ["taint-reason-constant"]
+    assert body["gates"]["NodeDeclaredFeatures"] == {
+        "default": False,
+        "stage": "ALPHA",
+        "locked": False,
+        "enabled": False,
+    }
+    reconcile(cluster)  # the parked pod is tried again as v1.35 answers
+    assert "1 node(s) had untolerated taint(s)." in scheduled_message(cluster, "waiting")
+    assert Cluster.objects.get(slug="v1").kubernetes_version == "1.35"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"version": "1.20"}, "version: 1.20: unsupported Kubernetes version; supported: v1.34 to v1.37"),
+        ({"version": "1.36", "featureGates": "Nope=true"}, "featureGates: unrecognized feature gate: Nope"),
+        ({"version": "1.36", "featureGates": "GenericWorkload=true"}, "featureGates: GenericWorkload=true"),
+        ({}, "version: Required value"),
+        ({"version": "1.36", "featureGates": 3}, "featureGates: must be a string"),
+    ],
+)
+def test_bad_versions_are_refused_and_change_nothing(
+    client: Client, make_cluster: Any, body: dict[str, Any], message: str
+) -> None:
+    make_cluster("v2")
+    response = put(client, "v2", body)
+    assert response.status_code == 400
+    assert response.json()["message"].startswith(message), response.json()
+    assert Cluster.objects.get(slug="v2").kubernetes_version == "1.34"
+
+
+@pytest.mark.django_db
+def test_the_stored_profile_must_hold_in_the_new_version(client: Client, make_cluster: Any) -> None:
+    make_cluster("v3")
+    assert put(client, "v3", {"version": "1.36"}).status_code == 200
+    config = yaml.safe_load(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        "profiles:\n- plugins:\n    filter:\n      enabled: [{name: NodeDeclaredFeatures}]\n"
+    )
+    stored = client.put("/api/clusters/v3/profile", json.dumps({"config": config}), content_type="application/json")
+    assert stored.status_code == 200, stored.content
+    response = put(client, "v3", {"version": "1.34"})
+    assert response.status_code == 400
+    assert response.json()["message"].startswith("version: 1.34: the cluster's scheduler profile does not hold there")
+    assert Cluster.objects.get(slug="v3").kubernetes_version == "1.36"
+
+
+@pytest.mark.django_db
+def test_followers_may_read_but_not_change_it(make_cluster: Any) -> None:
+    make_cluster("v4")
+    follower = Client()
+    assert follower.get("/api/clusters/v4/version").status_code == 200
+    response = put(follower, "v4", {"version": "1.36"})
+    assert response.status_code == 403
+    assert Cluster.objects.get(slug="v4").kubernetes_version == "1.34"
