@@ -30,6 +30,7 @@ from django.views.decorators.http import condition, require_GET, require_POST
 
 from scheduler_core.api.limits import MAX_YAML_BYTES, MAX_YAML_CHARS
 from scheduler_core.api.loading import InputError
+from scheduler_core.versions import SUPPORTED
 
 from . import access, actions, cycle_traces, join_codes, join_views, prediction, retention, services, store
 from .controllers.scheduler import CYCLES_KEPT
@@ -217,6 +218,7 @@ def cluster_page(request: HttpRequest, slug: str) -> HttpResponse:
         "can_write": can_write,
         "edit_url": request.build_absolute_uri(access.edit_url(cluster)) if can_write else "",
         "nickname": request.session.get(join_views.NICKNAME_KEY, ""),
+        "versions": [f"1.{minor}" for minor in SUPPORTED],  # the board's kube-scheduler version choice
     }
     if can_write:  # the presenter's screen shows the class's join code and a QR code of the follower link
         code = join_codes.issue(cluster)

@@ -2,6 +2,7 @@
 
 import { $, frameBatcher, h } from "./lib/dom.js";
 import { gettext, interpolate, localized } from "./lib/i18n.js";
+import { callJson } from "./lib/http.js";
 import { ClusterSocket } from "./lib/socket.js";
 import { ageOf, applyEviction, applyRequested, applySnapshot, applyWatch, emptyState, nodesChangedSince, objectKey } from "./model/cluster_state.js";
 import { CyclePlayer, eventDuration, frameAt, mergeSummaries } from "./model/cycle_player.js";
@@ -416,7 +417,8 @@ function handle(msg) {
     if (recorder) recorder.refresh(); // record a lesson: a step was recorded
     return;
   } else if (msg.type === "profile.updated" || msg.type === "version.updated") {
-    if (profilesPanel) profilesPanel.refreshStored(); // profiles
+    if (profilesPanel) profilesPanel.refreshStored(); // profiles (their plugins are the version's)
+    if (msg.type === "version.updated" && versionSelect) versionSelect.value = msg.version;
   } else if (msg.type === "presenter.view" && readOnly) {
     followPresenter(msg);
   } else if (String(msg.type).startsWith("prediction.")) {
@@ -846,6 +848,21 @@ $("#pipeline select.speed").addEventListener("change", (event) => {
   broadcastView();
 });
 
+// The kube-scheduler version (owner only): the server re-tries every pending pod under it.
+const versionSelect = $("#k8s-version");
+if (versionSelect && !versionSelect.disabled) {
+  versionSelect.addEventListener("change", async () => {
+    const wanted = versionSelect.value;
+    try {
+      const shown = await callJson(`/api/clusters/${slug}/version`, "PUT", { version: wanted });
+      toast(interpolate(gettext("the scheduler now answers as Kubernetes v%(version)s"), { version: shown.version }));
+    } catch (err) {
+      toast(err.message, "error");
+      versionSelect.value = versionSelect.dataset.current || versionSelect.value;
+    }
+    versionSelect.dataset.current = versionSelect.value;
+  });
+}
 const paceSelect = $("#pace");
 if (paceSelect) {
   paceSelect.addEventListener("change", () => apply({ action: "pace", pace: paceSelect.value }).catch(() => {}));
