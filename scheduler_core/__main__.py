@@ -11,7 +11,12 @@ from .api.loading import MAX_YAML_BYTES, ClusterObjects, InputError, load_kept_c
 from .api.objects import Pod
 from .capacity.cli import add_parsers
 from .framework.profile import Profile
-from .versions.arguments import add_version_arguments, profile_from_arguments, version_from_arguments
+from .versions.arguments import (
+    add_version_arguments,
+    note_snapshot_version,
+    profile_from_arguments,
+    version_from_arguments,
+)
 
 
 def _read(path: str) -> bytes:
@@ -31,6 +36,7 @@ def _explain(args: argparse.Namespace) -> int:
     runtimes = {rc.metadata.name: rc for rc in cluster.runtime_classes}
     pod = load_pod(_read(args.pod), args.pod, classes, runtimes)
     version = version_from_arguments(args)
+    note_snapshot_version(args, cluster.nodes, args.cluster)
     # Upstream picks the profile whose schedulerName is the pod's spec.schedulerName.
     profile = profile_from_arguments(args, _read, pod.spec.scheduler_name, version)
     if args.compare_version:

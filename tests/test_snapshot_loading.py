@@ -112,7 +112,8 @@ def test_unread_fields_are_dropped_and_read_ones_kept(issue_dump: dict[str, str]
     node = cluster.nodes[0]
     assert 20 <= len(node.status.images) <= 40
     assert "kubernetes.io/hostname" in node.metadata.labels and node.status.allocatable["cpu"]
-    assert "nodeInfo" not in (node.status.model_extra or {})
+    # of nodeInfo, only the kubelet's version is kept (it suggests the snapshot's version)
+    assert node.status.model_extra["nodeInfo"] == {"kubeletVersion": "v1.34.0-eks-4096722"}
 
 
 def test_a_generated_1000_node_dump_loads_and_explains(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -123,9 +124,14 @@ def test_a_generated_1000_node_dump_loads_and_explains(tmp_path: Path, capsys: p
     captured = capsys.readouterr()
     result = json.loads(captured.out)
     assert result["scheduled"] is True and len(result["nodes"]) == 1000
-    # the skipped kinds: one line on stderr, never an error
-    (note,) = captured.err.splitlines()
+    # the skipped kinds and the kubelets' version: notes on stderr, never an error
+    note, version = captured.err.splitlines()
     assert note.startswith(f"note: {path}: skipped ") and "kinds the scheduler does not read" in note
+    assert version == (
+        f"note: {path}: the nodes run kubelet v1.34 (1000 nodes); no kubelet is newer than its control plane, "
+        "so the scheduler is at least v1.34: answering as v1.37 (the default); --version 1.34 answers as the "
+        "snapshot's"
+    )
 
 
 def test_generator_is_deterministic_by_seed() -> None:

@@ -373,3 +373,25 @@ def test_volume_binding_scores_storage_capacity_in_v137() -> None:
     assert "VolumeBinding" not in v37["skippedScorePlugins"]
     assert v37["selectedNode"] == "n2"
     assert "VolumeBinding" in _cycle("1.36", nodes, objects, pod)["skippedScorePlugins"]
+
+
+@pytest.mark.parametrize(
+    ("kubelets", "version", "why"),
+    [
+        (
+            ["v1.35.2-eks-1", "v1.34.0", "v1.35.1"],
+            "1.35",
+            "the nodes run kubelet v1.35 (2 nodes), v1.34 (1 node); no kubelet",
+        ),
+        (["v1.29.0"], "1.34", "the nodes run kubelet v1.29 (1 node), older than v1.34, the oldest modelled"),
+        (["v1.40.1"], "1.37", "the nodes run kubelet v1.40 (1 node), newer than v1.37, the newest modelled"),
+    ],
+)
+def test_the_kubelets_suggest_the_version(kubelets: list[str], version: str, why: str) -> None:
+    """The version skew policy: no kubelet is newer than its API server, so the newest kubelet's minor
+    is the control plane's lower bound."""
+    from scheduler_core.versions.suggest import suggest_version
+
+    suggestion = suggest_version(kubelets)
+    assert suggestion is not None and suggestion.version == version and suggestion.why.startswith(why)
+    assert suggest_version(["", "unknown"]) is None

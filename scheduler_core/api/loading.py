@@ -97,7 +97,7 @@ class Kind:
 #: Every kind the scheduler reads; any other kind in a snapshot is skipped and counted
 #: (`ClusterObjects.skipped`). Adding a kind: one line here and its list in `ClusterObjects`.
 KINDS: dict[str, Kind] = {
-    "Node": Kind(Node, "nodes", status=("capacity", "allocatable", "images", "declaredFeatures")),
+    "Node": Kind(Node, "nodes", status=("capacity", "allocatable", "images", "declaredFeatures", "nodeInfo")),
     "Pod": Kind(Pod, "pods", status=("phase", "nominatedNodeName", "startTime", "conditions", "resourceClaimStatuses")),
     "Namespace": Kind(Namespace, "namespaces", status=()),
     "PriorityClass": Kind(PriorityClass, "priority_classes"),

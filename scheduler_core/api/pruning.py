@@ -92,6 +92,9 @@ def prune(data: dict[str, Any], status: tuple[str, ...] | None) -> dict[str, Any
     current = data.get("status")
     if status is not None and isinstance(current, dict):
         data["status"] = current = {name: current[name] for name in status if name in current}
+        info = current.get("nodeInfo")
+        if isinstance(info, dict):  # a Node: only the kubelet's version is read (versions/suggest.py)
+            current["nodeInfo"] = {k: v for k, v in info.items() if k == "kubeletVersion"}
     if data.get("kind") == "Pod":
         conditions = current.get("conditions") if isinstance(current, dict) else None
         if isinstance(conditions, list):

@@ -15,7 +15,12 @@ from ..api.workloads import WorkloadIndex
 from ..api.yaml_reading import load_yaml_documents
 from ..explain import build_table
 from ..framework.profile import Profile
-from ..versions.arguments import add_version_arguments, profile_from_arguments, version_from_arguments
+from ..versions.arguments import (
+    add_version_arguments,
+    note_snapshot_version,
+    profile_from_arguments,
+    version_from_arguments,
+)
 from .add import add_nodes, pending_pods, shape_of
 from .drain import drain
 from .evictions import DrainOptions
@@ -31,11 +36,13 @@ Read = Callable[[str], bytes]
 DEFAULT_SCHEDULER = "default-scheduler"
 
 
-def _cluster(path: str) -> ClusterObjects:
+def _cluster(args: argparse.Namespace) -> ClusterObjects:
+    path = args.cluster
     cluster = load_kept_cluster_file(path)
     notice = cluster.skipped_notice()
     if notice:
         print(f"note: {path}: {notice}", file=sys.stderr)
+    note_snapshot_version(args, cluster.nodes, path)
     return cluster
 
 
@@ -65,7 +72,7 @@ def _template(args: argparse.Namespace, cluster: ClusterObjects, read: Read) -> 
 def _fit(args: argparse.Namespace, read: Read) -> int:
     if args.max is not None and args.max < 1:
         raise InputError(f"--max must be at least 1 (got {args.max})")
-    cluster = _cluster(args.cluster)
+    cluster = _cluster(args)
     template = _template(args, cluster, read)
     profile = _profile(args, read, template.info.pod.spec.scheduler_name or DEFAULT_SCHEDULER)
     progress = TerminalProgress("fit", sys.stderr)
@@ -78,7 +85,7 @@ def _fit(args: argparse.Namespace, read: Read) -> int:
 
 def _drain(args: argparse.Namespace, read: Read) -> int:
     choice = NodeChoice(tuple(args.nodes), args.selector or "", args.zone or "", args.instance_type or "")
-    cluster = _cluster(args.cluster)
+    cluster = _cluster(args)
     options = DrainOptions(args.ignore_daemonsets, args.force, args.delete_emptydir_data)
     progress = TerminalProgress("drain", sys.stderr)
     try:
@@ -108,7 +115,7 @@ def _written_node(path: str, read: Read) -> Node:
 def _add(args: argparse.Namespace, read: Read) -> int:
     if bool(args.like) == bool(args.node):
         raise InputError("add: give exactly one of --like NODE and --node FILE")
-    cluster = _cluster(args.cluster)
+    cluster = _cluster(args)
     table = build_table(cluster)
     shape, shape_text = shape_of(table, args.like, _written_node(args.node, read) if args.node else None)
     profile = _profile(args, read, DEFAULT_SCHEDULER)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
+from ..api.objects import Node
 from ..framework.profile import Profile, default_profile, load_profile
 from . import NEWEST, RANGE_TEXT, Version, get_version
+from .suggest import kubelet_versions, suggest_version
 
-__all__ = ["add_version_arguments", "profile_from_arguments", "version_from_arguments"]
+__all__ = ["add_version_arguments", "note_snapshot_version", "profile_from_arguments", "version_from_arguments"]
 
 
 def add_version_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,6 +35,19 @@ def version_from_arguments(args: argparse.Namespace) -> Version:
     for warning in version.gates.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     return version
+
+
+def note_snapshot_version(args: argparse.Namespace, nodes: Iterable[Node], path: str) -> None:
+    """Without --version, a stderr note when the snapshot's kubelets point to another version."""
+    if args.kube_version is not None:
+        return
+    suggestion = suggest_version(kubelet_versions(nodes))
+    if suggestion is not None and suggestion.version != f"1.{NEWEST}":
+        print(
+            f"note: {path}: {suggestion.why}: answering as v1.{NEWEST} (the default); "
+            f"--version {suggestion.version} answers as the snapshot's",
+            file=sys.stderr,
+        )
 
 
 def profile_from_arguments(
