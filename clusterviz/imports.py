@@ -27,6 +27,7 @@ from django.db import transaction
 
 from scheduler_core.api.loading import KINDS, InputError, locate, parse_object
 from scheduler_core.api.objects import PriorityClass
+from scheduler_core.versions.suggest import Suggestion, suggest_version
 
 from . import import_process, services, store
 from .dump_reading import Dump, Item, read_dump
@@ -204,8 +205,11 @@ def _check_meta(item: Item, source: str) -> None:
         raise InputError(f"{locate(source, item.node, (*item.prefix, 'metadata', 'name'))}: Required value")
 
 
-def _rows(job: ImportJob, dump: Dump, classes: dict[str, PriorityClass], first_rv: int) -> Iterator[list[KubeObject]]:
-    """Validated objects as rows of the staging cluster, in batches; duplicates refused with their place."""
+def _rows(
+    job: ImportJob, dump: Dump, classes: dict[str, PriorityClass], first_rv: int, kubelets: list[str]
+) -> Iterator[list[KubeObject]]:
+    """Validated objects as rows of the staging cluster, in batches; duplicates refused with their place.
+    The Nodes' kubelet versions are gathered in `kubelets`."""
     assert job.staging_id is not None
     seen: dict[tuple[str, str, str], tuple[int | str, ...]] = {}
     uids: set[str] = set()
@@ -215,6 +219,10 @@ def _rows(job: ImportJob, dump: Dump, classes: dict[str, PriorityClass], first_r
     source = dump.source
     for item, body in _validated(dump, classes):
         kind, meta = body["kind"], body["metadata"]
+        if kind == "Node":
+            info = (body.get("status") or {}).get("nodeInfo")
+            if isinstance(info, dict) and isinstance(info.get("kubeletVersion"), str):
+                kubelets.append(info["kubeletVersion"])
         namespace = "" if kind in store.CLUSTER_SCOPED else (meta.get("namespace") or "default")
         if kind not in store.CLUSTER_SCOPED:
             meta["namespace"] = namespace
@@ -273,7 +281,8 @@ def run(
         target = Cluster.objects.filter(slug=job.slug).first()
         first_rv = (target.resource_version if target else 0) + 1
         read = stored = 0
-        for batch in _rows(job, dump, classes, first_rv):
+        kubelets: list[str] = []
+        for batch in _rows(job, dump, classes, first_rv, kubelets):
             _check_cancel(job)
             read += len(batch)
             _write(batch)
@@ -286,7 +295,7 @@ def run(
         del dump
         _check_cancel(job)
         _progress(job, phase="swapping")
-        cluster = _swap(job, first_rv, stored, announce)
+        cluster = _swap(job, first_rv, stored, announce, suggest_version(kubelets))
     except ImportCancelled:
         _finish(job, IMPORT_CANCELLED, "cancelled")
         raise
@@ -313,8 +322,9 @@ def _write(batch: list[KubeObject]) -> None:
             KubeObject.objects.bulk_create(batch[start : start + WRITE_ROWS])
 
 
-def _swap(job: ImportJob, first_rv: int, stored: int, announce: bool) -> Cluster:
-    """Move the staged rows into the target in one transaction; the watch log restarts after them."""
+def _swap(job: ImportJob, first_rv: int, stored: int, announce: bool, suggestion: Suggestion | None) -> Cluster:
+    """Move the staged rows into the target in one transaction; the watch log restarts after them.
+    The target answers as the version the snapshot's kubelets suggest, the why kept beside it."""
     with transaction.atomic():
         target = Cluster.objects.select_for_update().filter(slug=job.slug).first()
         if target is None:
@@ -334,6 +344,10 @@ def _swap(job: ImportJob, first_rv: int, stored: int, announce: bool) -> Cluster
         Change.objects.filter(cluster=target).delete()
         rv = max(target.resource_version, first_rv + stored - 1)
         Cluster.objects.filter(pk=target.pk).update(resource_version=rv)
+        if suggestion is not None:
+            Cluster.objects.filter(pk=target.pk).update(
+                kubernetes_version=suggestion.version, feature_gates="", version_hint=suggestion.to_json()
+            )
         target.resource_version = rv
         staging_id = job.staging_id
         ImportJob.objects.filter(pk=job.pk).update(state=IMPORT_DONE, phase="done", staging=None, heartbeat=time.time())

@@ -41,6 +41,9 @@ class Cluster(models.Model):
     # on it, as `--feature-gates` spells them ("" : the version's defaults).
     kubernetes_version = models.CharField(max_length=16, default="1.34")
     feature_gates = models.CharField(max_length=2000, blank=True)
+    # What an imported snapshot's kubelets suggested ({version, why, kubelets}), shown beside the
+    # version until the owner chooses one; {} otherwise.
+    version_hint = models.JSONField(default=dict, blank=True)
     # The secret of the edit link (and of the kubeconfig's bearer token): whoever holds it may write.
     owner_token = models.CharField(max_length=64, default=new_token)
     owner = models.ForeignKey("auth.User", null=True, blank=True, on_delete=models.SET_NULL)

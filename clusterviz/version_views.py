@@ -79,8 +79,8 @@ def api_version(request: HttpRequest, slug: str) -> HttpResponse:
         raise InputError(
             f"version: {version.name}: the cluster's scheduler profile does not hold there: {exc}"
         ) from None
-    Cluster.objects.filter(pk=cluster.pk).update(
-        kubernetes_version=version.name, feature_gates=version.gates.spec_text()
+    Cluster.objects.filter(pk=cluster.pk).update(  # the owner chose: an import's suggestion is done
+        kubernetes_version=version.name, feature_gates=version.gates.spec_text(), version_hint={}
     )
     # As a kube-scheduler restarted at another version: every parked pod is tried again.
     scheduling_queue._requeue_all(cluster)

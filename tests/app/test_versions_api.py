@@ -11,6 +11,8 @@ import pytest
 import yaml
 from django.test import Client
 
+from bench.cluster_dump import dump_json
+from clusterviz import access, imports
 from clusterviz.controllers.runner import reconcile
 from clusterviz.models import Cluster, KubeObject
 
@@ -101,3 +103,17 @@ def test_followers_may_read_but_not_change_it(make_cluster: Any) -> None:
     response = put(follower, "v4", {"version": "1.36"})
     assert response.status_code == 403
     assert Cluster.objects.get(slug="v4").kubernetes_version == "1.34"
+
+
+@pytest.mark.django_db
+def test_an_import_answers_as_its_kubelets_version_until_the_owner_chooses(client: Client) -> None:
+    data = dump_json(3, 2).replace(b'"kubeletVersion": "v1.34.0"', b'"kubeletVersion": "v1.36.2"')
+    cluster = imports.run(imports.new_job("v5", "dump.json"), data, announce=False)
+    cluster.refresh_from_db()
+    assert cluster.kubernetes_version == "1.36"
+    assert cluster.version_hint["kubelets"] == [["v1.36", 3]]
+    assert cluster.version_hint["why"].startswith("the nodes run kubelet v1.36 (3 nodes)")
+    client.get(access.edit_url(cluster))  # hold the edit link, as the owner does
+    assert put(client, "v5", {"version": "1.37"}).status_code == 200
+    cluster.refresh_from_db()
+    assert (cluster.kubernetes_version, cluster.version_hint) == ("1.37", {})

@@ -38,7 +38,8 @@ def state(server: LiveServer, slug: str) -> dict[str, Any]:
 def test_upload_a_1000_node_dump_with_its_progress_bar(page: Page, cv_server: LiveServer, tmp_path: Path) -> None:
     slug = new_empty_cluster(page, cv_server)
     dump = tmp_path / "cluster.json"
-    dump.write_bytes(dump_json(1000, 10))  # 11,000 objects
+    # 11,000 objects, the kubelets at v1.36 (the generator's are v1.34): the import suggests v1.36
+    dump.write_bytes(dump_json(1000, 10).replace(b'"kubeletVersion": "v1.34.0"', b'"kubeletVersion": "v1.36.2"'))
     panel = page.locator("#import")
     expect(panel).to_be_visible()
     panel.locator("input[type=file]").set_input_files(str(dump))
@@ -54,6 +55,9 @@ def test_upload_a_1000_node_dump_with_its_progress_bar(page: Page, cv_server: Li
     objects = state(cv_server, slug)["objects"]
     assert (len(objects["Node"]), len(objects["Pod"])) == (1000, 10_000)
     assert page.url.endswith(f"/clusters/{slug}/")
+    # the cluster answers as the version its kubelets suggest, and the board says why
+    expect(page.locator("#k8s-version")).to_have_value("1.36")
+    expect(page.locator("#version-hint")).to_have_text("suggested by the nodes' kubelets: v1.36 ×1000")
 
 
 def test_a_bad_paste_shows_the_located_error_and_stores_nothing(page: Page, cv_server: LiveServer) -> None:
