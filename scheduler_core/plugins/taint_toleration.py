@@ -8,6 +8,7 @@ import numpy as np
 
 from ..framework.columns import constant
 from ..framework.cycle_state import CycleState
+from ..framework.events import NodeNames
 from ..framework.node_table import NodeTable
 from ..framework.pod_info import PodInfo
 from ..framework.runtime import Framework
@@ -38,6 +39,7 @@ class TaintToleration:
     def filter(self, state: CycleState, pod: PodInfo, table: NodeTable) -> NodeVerdicts:
         by_reason: dict[str, list[int]] = {}
         taint_of: dict[str, dict[str, str]] = {}  # reason → the taint it names, for the browser's fix
+        sigs_of: dict[tuple[str, str, str], list[int]] = {}  # each untolerated taint → its taint sets
         for sig, taints in enumerate(table.taint_sets):
             taint = find_untolerated_taint(taints, pod.tolerations, comparison_operators=self.comparison_operators)
             if taint is not None:
@@ -46,6 +48,7 @@ class TaintToleration:
                 )
                 by_reason.setdefault(reason, []).append(sig)
                 taint_of.setdefault(reason, {"key": taint.key, "value": taint.value or "", "effect": taint.effect})
+                sigs_of.setdefault((taint.key, taint.value or "", taint.effect), []).append(sig)
         if not by_reason:
             return NodeVerdicts.all_pass(table.n)
         codes = np.zeros(table.n, dtype=np.int8)
@@ -54,7 +57,18 @@ class TaintToleration:
             mask = np.isin(table.taint_sig, sigs)
             codes[mask] = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
             reasons.append((reason, mask))
-        return NodeVerdicts(codes, reasons, {"taints": taint_of} if taint_of else None)
+        detail: dict[str, Any] = {"taints": taint_of}
+        if self.constant_reason:  # one reason for every taint: which nodes have which (the fix names each)
+            detail["taintNodes"] = [
+                {
+                    "key": key,
+                    "value": value,
+                    "effect": effect,
+                    "nodes": NodeNames(np.flatnonzero(np.isin(table.taint_sig, sigs))),
+                }
+                for (key, value, effect), sigs in sigs_of.items()
+            ]
+        return NodeVerdicts(codes, reasons, detail)
 
     def pre_score(self, state: CycleState, pod: PodInfo, table: NodeTable, idx: np.ndarray) -> Status:
         state[PRE_SCORE_STATE_KEY] = tuple(t for t in pod.tolerations if t.effect in ("", "PreferNoSchedule"))

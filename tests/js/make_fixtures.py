@@ -12,6 +12,8 @@ from typing import Any
 
 from scheduler_core.api.loading import load_cluster, load_pod
 from scheduler_core.explain import explain
+from scheduler_core.framework.profile import default_profile
+from scheduler_core.versions import get_version
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = Path(__file__).with_name("fixtures") / "cycles.json"
@@ -64,11 +66,18 @@ spec:
 }
 
 
+# The same pods under another version (name → (pod, version)): v1.35's constant taint reason.
+VERSIONED = {"taint-and-selector-v1.35": ("taint-and-selector", "1.35")}
+
+
 def cycles() -> dict[str, Any]:
     cluster = load_cluster(CLUSTER, "cluster.yaml")
     out: dict[str, Any] = {}
-    for name, text in PODS.items():
-        explanation = explain(cluster, load_pod(text, "pod.yaml", {}, {}), seed=0)
+    runs = [(name, text, None) for name, text in PODS.items()]
+    runs += [(name, PODS[pod], version) for name, (pod, version) in VERSIONED.items()]
+    for name, text, version in runs:
+        profile = default_profile(get_version(version)) if version else None
+        explanation = explain(cluster, load_pod(text, "pod.yaml", {}, {}), profile, seed=0)
         assert explanation.result is not None
         names = explanation.result.table.names
         events = [event.to_dict(names) for event in explanation.events]

@@ -39,6 +39,17 @@ test("Why Pending: taints and missing labels from the core's detail", () => {
   assert.match(why.preemption.text, /^Why preemption did not help: on node01, node02, node03 the reasons are ones evicting pods cannot fix/);
 });
 
+test("Why Pending under v1.35: one taint reason, a fix per taint (#134740)", () => {
+  const why = whyPending(end(CYCLES["taint-and-selector-v1.35"]));
+  const group = why.groups.find((g) => g.reason === "node(s) had untolerated taint(s)");
+  assert.deepEqual(group.nodes, ["node01", "node02"]);
+  assert.deepEqual(
+    group.items.map((item) => item.text),
+    ["node01 has taint qqq=value1:NoSchedule — add this toleration to the pod", "node02 has taint gpu=true:NoSchedule — add this toleration to the pod"],
+  );
+  assert.equal(group.items[1].command, "kubectl taint node node02 gpu:NoSchedule-");
+});
+
 test("Why Pending: resources as the core counts them (the sidecar's 250m included)", () => {
   const frame = end(CYCLES["insufficient-cpu"]);
   const detail = frame.detail.NodeResourcesFit.cpu;

@@ -23,19 +23,29 @@ function taintText(taint) {
   return `${taint.key}${taint.value ? "=" + taint.value : ""}:${taint.effect}`;
 }
 
+function taintFix(taint, nodes) {
+  return {
+    text: interpolate(
+      ngettext("%(nodes)s has taint %(taint)s — add this toleration to the pod", "%(nodes)s have taint %(taint)s — add this toleration to the pod", nodes.length),
+      { nodes: nodes.join(", "), taint: taintText(taint) },
+    ),
+    snippet: tolerationSnippet(taint),
+    command: nodes.map((n) => `kubectl taint node ${n} ${taint.key}:${taint.effect}-`).join("; "),
+  };
+}
+
 function explainTaint(frame, group) {
-  const taint = ((frame.detail.TaintToleration || {}).taints || {})[group.reason];
-  if (!taint) return null;
-  return [
-    {
-      text: interpolate(
-        ngettext("%(nodes)s has taint %(taint)s — add this toleration to the pod", "%(nodes)s have taint %(taint)s — add this toleration to the pod", group.nodes.length),
-        { nodes: group.nodes.join(", "), taint: taintText(taint) },
-      ),
-      snippet: tolerationSnippet(taint),
-      command: group.nodes.map((n) => `kubectl taint node ${n} ${taint.key}:${taint.effect}-`).join("; "),
-    },
-  ];
+  const detail = frame.detail.TaintToleration || {};
+  // v1.35+: one reason for every taint; the core says which nodes have which
+  if (detail.taintNodes) {
+    const mine = new Set(group.nodes);
+    return detail.taintNodes
+      .map((t) => [t, t.nodes.filter((n) => mine.has(n))])
+      .filter(([, nodes]) => nodes.length)
+      .map(([t, nodes]) => taintFix(t, nodes));
+  }
+  const taint = (detail.taints || {})[group.reason];
+  return taint ? [taintFix(taint, group.nodes)] : null;
 }
 
 function explainAffinity(frame, group) {
