@@ -343,11 +343,14 @@ def _swap(job: ImportJob, first_rv: int, stored: int, announce: bool, suggestion
         # Changes before the import cannot be replayed on top of it: watchers relist (410 Gone upstream).
         Change.objects.filter(cluster=target).delete()
         rv = max(target.resource_version, first_rv + stored - 1)
-        Cluster.objects.filter(pk=target.pk).update(resource_version=rv)
+        version: dict[str, Any] = {}
         if suggestion is not None:
-            Cluster.objects.filter(pk=target.pk).update(
-                kubernetes_version=suggestion.version, feature_gates="", version_hint=suggestion.to_json()
-            )
+            version = {
+                "kubernetes_version": suggestion.version,
+                "feature_gates": "",
+                "version_hint": suggestion.to_json(),
+            }
+        Cluster.objects.filter(pk=target.pk).update(resource_version=rv, **version)
         target.resource_version = rv
         staging_id = job.staging_id
         ImportJob.objects.filter(pk=job.pk).update(state=IMPORT_DONE, phase="done", staging=None, heartbeat=time.time())

@@ -41,9 +41,7 @@ MAX_CONFIG_CHARS = 256 * 1024
 
 def config_of(cluster: Cluster | int) -> dict[str, Any]:
     """The stored configuration, read fresh (another process may have changed it)."""
-    pk = cluster.pk if isinstance(cluster, Cluster) else cluster
-    stored = Cluster.objects.filter(pk=pk).values_list("scheduler_config", flat=True).first()
-    return stored or DEFAULT_CONFIG
+    return settings_of(cluster)[0]
 
 
 def settings_of(cluster: Cluster | int) -> tuple[dict[str, Any], Version]:

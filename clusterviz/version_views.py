@@ -56,11 +56,7 @@ def _requested(data: Any) -> Version:
     gates = data.get("featureGates") or ""
     if not isinstance(gates, str):
         raise InputError('featureGates: must be a string such as "A=true,B=false"')
-    try:
-        return get_version(data["version"], gates, flag="version:")
-    except InputError as exc:
-        text = str(exc)
-        raise InputError(text.replace("--feature-gates:", "featureGates:", 1)) from None
+    return get_version(data["version"], gates, flag="version:", gates_flag="featureGates")
 
 
 @csrf_exempt

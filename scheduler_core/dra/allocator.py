@@ -51,12 +51,12 @@ class DeviceID(NamedTuple):
 
 
 # The device fields each gate's unmodelled "on" behaviour reads (versions/changes.py NOT_MODELLED).
-_GATED_DEVICE_FIELDS = (
-    ("DRAPartitionableDevices", "consumesCounters"),
-    ("DRADeviceBindingConditions", "bindingConditions"),
-    ("DRADeviceTaints", "taints"),
-    ("DRAConsumableCapacity", "allowMultipleAllocations"),
-)
+_GATED_DEVICE_FIELDS = {
+    "DRAPartitionableDevices": "consumesCounters",
+    "DRADeviceBindingConditions": "bindingConditions",
+    "DRADeviceTaints": "taints",
+    "DRAConsumableCapacity": "allowMultipleAllocations",
+}
 
 
 @dataclass(frozen=True)
@@ -75,9 +75,8 @@ class Features:
     @classmethod
     def of(cls, version: Version) -> Features:
         gates = version.gates
-        unmodelled = tuple(
-            (gate, version.unmodelled(gate)) for gate, _ in _GATED_DEVICE_FIELDS if gate in version.unmodelled_gates()
-        )
+        on = version.unmodelled_gates()
+        unmodelled = tuple((gate, version.unmodelled(gate)) for gate in _GATED_DEVICE_FIELDS if gate in on)
         return cls(
             admin_access=gates.enabled("DRAAdminAccess"),
             prioritized_list=gates.enabled("DRAPrioritizedList"),
@@ -91,9 +90,8 @@ class Features:
     def unmodelled_use(self, device: PoolDevice) -> str:
         """The error for a device using a gated field whose behaviour is on but not modelled, else ""."""
         extra = device.device.model_extra or {}
-        fields = dict(_GATED_DEVICE_FIELDS)
         for gate, text in self.unmodelled:
-            if extra.get(fields[gate]):
+            if extra.get(_GATED_DEVICE_FIELDS[gate]):
                 return f"device {device.driver}/{device.pool}/{device.name}: {text}"
         return ""
 

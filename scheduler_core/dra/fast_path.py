@@ -41,13 +41,7 @@ class FastOutcome:
 class DeviceColumns:
     """The node-local devices of a SliceIndex, one row each, grouped by node in GatherPools order."""
 
-    def __init__(
-        self,
-        slices: SliceIndex,
-        partitionable_devices: bool,
-        binding_conditions: bool,
-        unmodelled: Features | None = None,
-    ) -> None:
+    def __init__(self, slices: SliceIndex, features: Features) -> None:
         self.nodes: list[str] = []
         self.starts: list[int] = []
         self.invalid: set[str] = set()  # nodes with an invalid pool: general path
@@ -61,12 +55,12 @@ class DeviceColumns:
                 if pool.invalid:
                     self.invalid.add(name)
                 for device in pool.devices:
-                    if unmodelled is not None and unmodelled.unmodelled_use(device):
+                    if features.unmodelled and features.unmodelled_use(device):
                         self.invalid.add(name)  # the general path refuses it with the gate's error
                     devices.append(device)
                     extra = device.device.model_extra or {}
-                    usable.append(binding_conditions or not extra.get("bindingConditions"))
-                    counters.append(not partitionable_devices and bool(extra.get("consumesCounters")))
+                    usable.append(features.device_binding_conditions or not extra.get("bindingConditions"))
+                    counters.append(not features.partitionable_devices and bool(extra.get("consumesCounters")))
         self.devices = devices
         self.row_of: dict[DeviceID, int] = {DeviceID(d.driver, d.pool, d.name): k for k, d in enumerate(devices)}
         self.usable = np.array(usable, dtype=bool)
@@ -124,18 +118,11 @@ class DeviceColumns:
 
 
 def columns_of(slices: SliceIndex, allocator: Allocator) -> DeviceColumns:
-    """The SliceIndex's columns (built once per index)."""
+    """The SliceIndex's columns (built once per index and set of gates)."""
     features = allocator.features
-    key = (features.partitionable_devices, features.device_binding_conditions, features.unmodelled)
-    cache = slices.fast_columns
-    columns = cache.get(key)
+    columns = slices.fast_columns.get(features)
     if columns is None:
-        columns = cache[key] = DeviceColumns(
-            slices,
-            features.partitionable_devices,
-            features.device_binding_conditions,
-            features if features.unmodelled else None,
-        )
+        columns = slices.fast_columns[features] = DeviceColumns(slices, features)
     return columns
 
 

@@ -83,7 +83,7 @@ class SliceIndex:
         self._next_serial = 0
         self._local_pools: dict[str, list[Pool]] = {}
         self.selector_results: dict[tuple[str, int], Any] = {}  # (expression, device serial) → bool | SelectorError
-        self.fast_columns: dict[tuple[Any, ...], Any] = {}  # fast_path.DeviceColumns per set of gates
+        self.fast_columns: dict[Any, Any] = {}  # allocator.Features → fast_path.DeviceColumns
         for item in sorted(slices, key=lambda s: s.metadata.name):
             spec = item.spec
             if spec.per_device_node_selection is not None and not partitionable_devices:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from ..framework.profile import Profile, default_profile
 from ..framework.runtime import Framework, PluginFactory
 from ..versions import SUPPORTED, Version
@@ -57,8 +59,13 @@ _ADDED_IN: dict[str, int] = {names.NODE_DECLARED_FEATURES: 35}
 
 
 def registry_for(version: Version) -> dict[str, PluginFactory]:
-    """The in-tree registry of kube-scheduler `version`."""
-    return {name: f for name, f in IN_TREE_REGISTRY.items() if _ADDED_IN.get(name, 0) <= version.minor}
+    """The in-tree registry of kube-scheduler `version` (one shared dict per minor: read, never changed)."""
+    return _registry_of(version.minor)
+
+
+@functools.cache
+def _registry_of(minor: int) -> dict[str, PluginFactory]:
+    return {name: f for name, f in IN_TREE_REGISTRY.items() if _ADDED_IN.get(name, 0) <= minor}
 
 
 def plugin_versions(name: str) -> list[int]:

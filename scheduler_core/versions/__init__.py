@@ -129,25 +129,30 @@ def _default(minor: int, patch: int = 0) -> Version:
 
 
 def get_version(
-    text: str | int | None = None, feature_gates: str | Mapping[str, bool] = "", flag: str = "--version"
+    text: str | int | None = None,
+    feature_gates: str | Mapping[str, bool] = "",
+    flag: str = "--version",
+    gates_flag: str = "--feature-gates",
 ) -> Version:
     """The version named (default: the newest supported) with `--feature-gates` applied; errors
-    name `flag`, the option the version came from."""
+    name `flag` and `gates_flag`, the options the version and the gates came from."""
     if text is None or isinstance(text, int):
         minor, patch = NEWEST if text is None else text, 0
         if minor not in SUPPORTED:
             raise InputError(f"version 1.{minor}: unsupported Kubernetes version; supported: {RANGE_TEXT}")
     else:
         minor, patch = parse_version(str(text), flag)
-    overrides = parse_gate_overrides(feature_gates) if isinstance(feature_gates, str) else dict(feature_gates)
-    if not overrides:
-        return _default(minor, patch)
-    gates = FeatureGates.build(minor, overrides)
+    try:
+        overrides = parse_gate_overrides(feature_gates) if isinstance(feature_gates, str) else dict(feature_gates)
+        if not overrides:
+            return _default(minor, patch)
+        gates = FeatureGates.build(minor, overrides)
+    except InputError as exc:
+        raise InputError(f"{gates_flag}: {exc}") from None
     for gate, value in gates.overrides.items():
         if value and gate in NOT_MODELLED and not FeatureGates(minor).enabled(gate):
             raise InputError(
-                f"--feature-gates: {gate}=true: {NOT_MODELLED[gate]} are not modelled by clusterviz "
-                f"(see docs/versions.md)"
+                f"{gates_flag}: {gate}=true: {NOT_MODELLED[gate]} are not modelled by clusterviz (see docs/versions.md)"
             )
     return Version(minor, gates, patch)
 

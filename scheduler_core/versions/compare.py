@@ -82,7 +82,7 @@ def compare_answers(a: dict[str, Any], b: dict[str, Any], va: Version, vb: Versi
             if sa != sb:
                 scores[plugin].append((name, sa, sb))
     for (before, after, plugin), nodes in verdicts.items():
-        plugins = {p for p in (plugin,) if p}
+        plugins = {plugin} if plugin else set()
         out.append(Difference("filter", plugin or None, before, after, tuple(nodes), _causes(changes, plugins)))
     for plugin, rows in scores.items():
         examples = [f"{node}: {sa} → {sb}" for node, sa, sb in rows[:MAX_EXAMPLES]]

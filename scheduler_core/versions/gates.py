@@ -124,20 +124,19 @@ def _parse_bool(name: str, text: str) -> bool:
         return True
     if text in ("0", "f", "F", "false", "FALSE", "False"):
         return False
-    raise InputError(
-        f'--feature-gates: invalid value of {name}={text}, err: strconv.ParseBool: parsing "{text}": invalid syntax'
-    )
+    raise InputError(f'invalid value of {name}={text}, err: strconv.ParseBool: parsing "{text}": invalid syntax')
 
 
 def parse_gate_overrides(text: str) -> dict[str, bool]:
-    """`--feature-gates=A=true,B=false` (cliflag.MapStringBool.Set), in the order given."""
+    """`--feature-gates=A=true,B=false` (cliflag.MapStringBool.Set), in the order given; errors
+    without the flag's name (get_version adds it)."""
     out: dict[str, bool] = {}
     for part in text.split(","):
         part = part.strip()
         if not part:
             continue
         if "=" not in part:
-            raise InputError(f"--feature-gates: missing bool value for {part}")
+            raise InputError(f"missing bool value for {part}")
         name, value = (s.strip() for s in part.split("=", 1))
         out[name] = _parse_bool(name, value)
     return out
@@ -169,12 +168,10 @@ class FeatureGates:
                 continue
             spec = known.get(name)
             if spec is None:
-                raise InputError(
-                    f"--feature-gates: unrecognized feature gate: {name} (not a gate kube-scheduler v1.{minor} reads)"
-                )
+                raise InputError(f"unrecognized feature gate: {name} (not a gate kube-scheduler v1.{minor} reads)")
             if spec.locked and value != spec.default:
                 raise InputError(
-                    f"--feature-gates: cannot set feature gate {name} to {str(value).lower()}, "
+                    f"cannot set feature gate {name} to {str(value).lower()}, "
                     f"feature is locked to {str(spec.default).lower()} (v1.{minor})"
                 )
             if spec.stage == Stage.GA:
@@ -192,15 +189,6 @@ class FeatureGates:
         if spec is not None:
             return spec.default
         return name in REMOVED and REMOVED[name][0] <= self.minor and REMOVED[name][1]
-
-    def stage(self, name: str) -> Stage | None:
-        spec = known_at(self.minor).get(name)
-        return spec.stage if spec else None
-
-    def changed(self) -> dict[str, bool]:
-        """The overrides that differ from this version's defaults (what a profile's summary shows)."""
-        known = known_at(self.minor)
-        return {name: value for name, value in self.overrides.items() if known[name].default != value}
 
     def spec_text(self) -> str:
         """The overrides as `--feature-gates` spells them."""

@@ -30,9 +30,6 @@ class Suggestion:
     def to_json(self) -> dict[str, object]:
         return {"version": self.version, "why": self.why, "kubelets": [list(k) for k in self.kubelets]}
 
-    def kubelets_text(self) -> str:
-        return ", ".join(f"{version} ×{n}" for version, n in self.kubelets)
-
 
 def suggest_version(kubelet_versions: Iterable[str]) -> Suggestion | None:
     """The version the nodes' kubelets point to; None when no node reports one."""
