@@ -17,8 +17,10 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from scheduler_core.api.loading import InputError
 from scheduler_core.api.text import quote
 from scheduler_core.api.yaml_reading import format_validation_error, line_of, load_yaml_documents, locate
+from scheduler_core.versions import SUPPORTED, get_version
 
 from . import profiles, services, store
+from .cluster_versions import set_version
 from .kube_api.tables import pod_status as pod_status_column  # kubectl get pods' STATUS (printPod)
 from .messages import parse_action, perform
 from .models import Cluster
@@ -107,8 +109,21 @@ class Lesson(Spec):
     objects: str = ""
     # the KubeSchedulerConfiguration the lesson's cluster runs (empty: upstream's default profile)
     profile: str = ""
+    # the Kubernetes version the lesson's cluster starts at (empty: the cluster's own, v1.34 by default)
+    version: str = ""
     steps: list[LessonStep] = Field(min_length=1)
     expect: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("version")
+    @classmethod
+    def _supported_version(cls, value: str) -> str:
+        if value:
+            try:
+                get_version(value, flag="version")
+            except InputError:  # the field's error, with its line
+                supported = ", ".join(f"1.{minor}" for minor in SUPPORTED)
+                raise ValueError(f"Unsupported value: {quote(value)}: supported values: {supported}") from None
+        return value
 
     @field_validator("topic")
     @classmethod
@@ -293,6 +308,8 @@ def _load(cluster: Cluster, lesson: Lesson, text: str) -> Lesson:
         services.create_from_yaml(cluster, lesson.objects, "kubectl", source=f"lesson {lesson.name}")
     if lesson.pace is not None:
         services.set_pace(cluster, lesson.pace)
+    if lesson.version:
+        set_version(cluster, get_version(lesson.version))
     profiles.store(cluster, profiles.parse({"yaml": lesson.profile}) if lesson.profile else {})
     cluster.lesson, cluster.lesson_yaml, cluster.lesson_step = lesson.name, text, 0
     cluster.save(update_fields=["lesson", "lesson_yaml", "lesson_step"])

@@ -9,8 +9,10 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from scheduler_core.api.limits import MAX_YAML_CHARS
 from scheduler_core.api.loading import InputError
 from scheduler_core.api.text import quote
+from scheduler_core.versions import get_version
 
 from . import lesson_recording, recorded_steps, services
+from .cluster_versions import set_version
 from .models import Cluster
 from .prediction import PredictAction
 from .publish import publish
@@ -120,6 +122,14 @@ class Pace(_Action):
     delay_ms: int | None = Field(default=None, alias="delayMs")
 
 
+class SetVersion(_Action):
+    """Run the cluster as another Kubernetes version (`featureGates` as kube-scheduler's flag takes them)."""
+
+    action: Literal["version"]
+    version: str = Field(min_length=1, max_length=16)
+    feature_gates: str = Field(default="", max_length=4096, alias="featureGates")
+
+
 class Step(_Action):
     action: Literal["step"]
     steps: int = Field(default=1, ge=1, le=100)
@@ -200,6 +210,7 @@ Action = Annotated[
     | Explain
     | Fixes
     | Pace
+    | SetVersion
     | Step
     | LessonNext
     | View
@@ -282,6 +293,10 @@ def _perform(cluster: Cluster, action: Any, component: str) -> dict[str, Any]:
     if isinstance(action, Pace):
         services.set_pace(cluster, action.pace, action.delay_ms)
         return {"pace": cluster.pace, "delayMs": cluster.pace_delay_ms}
+    if isinstance(action, SetVersion):
+        version = get_version(action.version, action.feature_gates, flag="version", gates_flag="featureGates")
+        set_version(cluster, version)
+        return {"version": version.name}
     if isinstance(action, Step):
         return {"steps": action.steps}
     if isinstance(action, LessonNext):

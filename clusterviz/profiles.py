@@ -63,6 +63,11 @@ def version_of(cluster: Cluster | int) -> Version:
     return settings_of(cluster)[1]
 
 
+def loaded_version(cluster: Cluster) -> Version:
+    """The version of a cluster row already read (no query): what its API server serves."""
+    return _version(cluster.kubernetes_version, cluster.feature_gates)
+
+
 def to_yaml(config: dict[str, Any]) -> str:
     """The configuration as a file kube-scheduler's `--config` reads."""
     head = {"apiVersion": API_VERSION, "kind": "KubeSchedulerConfiguration"}

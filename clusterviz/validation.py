@@ -37,7 +37,7 @@ from scheduler_core.api.validation import (
 from scheduler_core.framework.selectors import compile_label_selector
 
 from .defaults import default_namespace, default_pod, default_workload
-from .kube_api.schema import fields_of, kind_type
+from .kube_api.schema import releases, schema_of
 
 __all__ = ["SUPPORTED_KINDS", "admit", "prune", "prune_as"]
 
@@ -157,9 +157,14 @@ def prune(value: Any, in_map: bool = False) -> Any:
 
 def prune_as(kind: str, body: dict[str, Any]) -> dict[str, Any]:
     """`prune` guided by the kind's schema: an empty struct stays (`emptyDir: {}`, `resources: {}` —
-    a set pointer or a struct is written even when empty), empty lists and maps go."""
-    type_name = kind_type(kind)
+    a set pointer or a struct is written even when empty), empty lists and maps go. The newest
+    release's schema answers which fields are structs (it knows every type the older ones have)."""
+    type_name = schema_of(max(releases())).kind_type(kind)
     return _prune_typed(body, type_name) if type_name else prune(body)
+
+
+def _fields_of(type_name: str) -> dict[str, Any] | None:
+    return schema_of(max(releases())).fields_of(type_name)
 
 
 def _prune_typed(value: Any, go_type: str) -> Any:
@@ -170,8 +175,8 @@ def _prune_typed(value: Any, go_type: str) -> Any:
     if go_type.startswith("map[string]"):
         inner = go_type[len("map[string]") :]
         out = {k: _prune_typed(v, inner) for k, v in value.items()}
-        return {k: v for k, v in out.items() if v not in (None, [], {}) or (v == {} and fields_of(inner) is not None)}
-    fields = fields_of(go_type)
+        return {k: v for k, v in out.items() if v not in (None, [], {}) or (v == {} and _fields_of(inner) is not None)}
+    fields = _fields_of(go_type)
     if fields is None:
         return prune(value)
     kept: dict[str, Any] = {}
@@ -180,7 +185,7 @@ def _prune_typed(value: Any, go_type: str) -> Any:
         pruned = _prune_typed(item, field.type) if field is not None else prune(item, key in _STRING_MAPS)
         if pruned is None or pruned == [] or pruned == "" or (key == "unschedulable" and pruned is False):
             continue
-        if pruned == {} and (field is None or fields_of(field.type) is None):
+        if pruned == {} and (field is None or _fields_of(field.type) is None):
             continue
         kept[key] = pruned
     return kept

@@ -18,10 +18,9 @@ from scheduler_core.api.loading import InputError
 from scheduler_core.versions import SUPPORTED, Version, get_version
 from scheduler_core.versions.gates import known_at
 
-from . import profiles, scheduling_queue
-from .models import Cluster
+from . import profiles
+from .cluster_versions import set_version
 from .profile_views import _json_body
-from .publish import publish
 from .views import _api, _api_cluster, _forbidden, _may_write
 
 
@@ -69,16 +68,5 @@ def api_version(request: HttpRequest, slug: str) -> HttpResponse:
     if not _may_write(request, cluster):
         return _forbidden(cluster)
     version = _requested(_json_body(request))
-    try:  # the stored profiles must hold in the new version (a plugin it lacks, an argument it refuses)
-        profiles.profiles_of(profiles.config_of(cluster), version)
-    except InputError as exc:
-        raise InputError(
-            f"version: {version.name}: the cluster's scheduler profile does not hold there: {exc}"
-        ) from None
-    Cluster.objects.filter(pk=cluster.pk).update(  # the owner chose: an import's suggestion is done
-        kubernetes_version=version.name, feature_gates=version.gates.spec_text(), version_hint={}
-    )
-    # As a kube-scheduler restarted at another version: every parked pod is tried again.
-    scheduling_queue._requeue_all(cluster)
-    publish(cluster.pk, {"type": "version.updated", "version": version.name})
+    set_version(cluster, version)
     return JsonResponse(describe(version))

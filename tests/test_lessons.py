@@ -258,6 +258,8 @@ def _command_for(action: dict[str, Any]) -> str:
     kind = action["action"]
     if kind == "create":
         return r"kubectl (apply|create) -f \S+\.yaml"
+    if kind == "version":  # the cluster upgraded (or downgraded) to another release
+        return rf"kubeadm upgrade apply v{re.escape(action['version'])}\.0"
     if kind == "delete":
         return rf"kubectl delete {action['kind'].lower()} {action['name']}"
     if kind == "label":

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -395,3 +396,26 @@ def test_the_kubelets_suggest_the_version(kubelets: list[str], version: str, why
     suggestion = suggest_version(kubelets)
     assert suggestion is not None and suggestion.version == version and suggestion.why.startswith(why)
     assert suggest_version(["", "unknown"]) is None
+
+
+def test_compare_names_only_the_changes_behind_a_difference() -> None:
+    """A message that differs because only v1.36 runs NodeDeclaredFeatures is caused by that plugin's
+    changes, not by every change to a filter plugin both versions run (TaintToleration's here)."""
+    from scheduler_core.versions.compare import compare_answers
+
+    def answer(declared: bool) -> dict[str, Any]:
+        plugins = ["NodeUnschedulable", "TaintToleration", *(["NodeDeclaredFeatures"] if declared else [])]
+        rejected = {"plugin": "NodeDeclaredFeatures", "reasons": ["node(s) lack features"], "code": "Unschedulable"}
+        return {
+            "nodes": {
+                "n1": {"filter": rejected if declared else None, "filters": [{"plugin": p} for p in plugins], "scores": {}}
+            },
+            "message": "0/1 nodes are available: 1 node(s) lack features." if declared else None,
+            "selectedNode": None if declared else "n1",
+        }
+
+    differences = compare_answers(answer(False), answer(True), get_version("1.34"), get_version("1.36"))
+    causes = {d.what: {c.key for c in d.causes} for d in differences}
+    declared = {"node-declared-features", "node-declared-features-constant-reason"}
+    assert causes["plugins"] == declared
+    assert causes["message"] == declared and causes["placement"] == declared  # not taint-reason-constant

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .schema import LIST, MAP, fields_of, kind_type
+from .schema import LIST, MAP, Schema
 
 __all__ = ["QUANTITY_PATTERN", "type_error"]
 
@@ -65,13 +65,14 @@ class _Mismatch(Exception):
     pass
 
 
-def type_error(kind: str, body: Any) -> str | None:
-    """The decoder's error for the first value of `body` whose JSON type its field does not take."""
-    type_name = kind_type(kind)
+def type_error(kind: str, body: Any, schema: Schema) -> str | None:
+    """The decoder's error for the first value of `body` whose JSON type its field (in `schema`'s
+    release) does not take."""
+    type_name = schema.kind_type(kind)
     if type_name is None or not isinstance(body, dict):
         return None
     try:
-        _check(type_name, body, kind, [], "")
+        _check(schema, type_name, body, kind, [], "")
     except _Mismatch as mismatch:
         return str(mismatch)
     return None
@@ -82,7 +83,7 @@ def _fail(value: Any, struct: str, path: list[str], go_type: str, number: bool =
     return _Mismatch(f"json: cannot unmarshal {shown} into Go struct field {struct}.{'.'.join(path)} of type {go_type}")
 
 
-def _check(type_name: str, value: Any, struct: str, path: list[str], key: str) -> None:
+def _check(schema: Schema, type_name: str, value: Any, struct: str, path: list[str], key: str) -> None:
     if value is None:
         return  # null decodes as the zero value
     if key in QUANTITY_FIELDS or (type_name == "map[string]string" and key in QUANTITY_MAPS):
@@ -96,13 +97,13 @@ def _check(type_name: str, value: Any, struct: str, path: list[str], key: str) -
         if not isinstance(value, list):
             raise _fail(value, struct, path, go_type)
         for item in value:
-            _check(type_name[len(LIST) :], item, struct, path, key)
+            _check(schema, type_name[len(LIST) :], item, struct, path, key)
         return
     if type_name.startswith(MAP):
         if not isinstance(value, dict):
             raise _fail(value, struct, path, go_type)
         for item in value.values():
-            _check(type_name[len(MAP) :], item, struct, path, key)
+            _check(schema, type_name[len(MAP) :], item, struct, path, key)
         return
     if type_name in ("Object", "Time"):
         return  # IntOrString, RawExtension, free-form objects; times are parsed later
@@ -124,7 +125,7 @@ def _check(type_name: str, value: Any, struct: str, path: list[str], key: str) -
         if not isinstance(value, bool):
             raise _fail(value, struct, path, go_type)
         return
-    fields = fields_of(type_name)
+    fields = schema.fields_of(type_name)
     if fields is None:
         return
     if not isinstance(value, dict):
@@ -132,4 +133,4 @@ def _check(type_name: str, value: Any, struct: str, path: list[str], key: str) -
     for name, item in value.items():
         field = fields.get(name)
         if field is not None:
-            _check(field.type, item, type_name, [*path, name], name)
+            _check(schema, field.type, item, type_name, [*path, name], name)

@@ -5,29 +5,48 @@ from __future__ import annotations
 
 from typing import Any
 
+from scheduler_core.versions import Version
+
 from .accept import negotiate
 from .resources import GROUPS, RESOURCES, SUBRESOURCE_KINDS, Resource, subresource_kind
 
-__all__ = ["VERSION", "aggregated_version", "api_group", "api_groups", "api_resources", "core_api", "version"]
+__all__ = ["BUILDS", "aggregated_version", "api_group", "api_groups", "api_resources", "core_api", "version"]
 
-# The Cloud-SDK kubectl dispatcher picks the client binary matching `minor`: 32 runs its built-in
-# v1.32.4, the client this endpoint was measured against (docs: /work/shared/kubectl-api.md §2).
-VERSION = {
-    "major": "1",
-    "minor": "32",
-    "gitVersion": "v1.32.4",
-    "gitCommit": "0000000000000000000000000000000000000000",
-    "gitTreeState": "clean",
-    "buildDate": "2025-04-22T00:00:00Z",
-    "goVersion": "go1.23.8",
-    "compiler": "gc",
-    "platform": "linux/amd64",
+# The Cloud-SDK kubectl dispatcher picks the client binary by `minor`: it bundles 1.27–1.33 and runs its
+# built-in v1.32.4 for any other minor, so a cluster at 1.34–1.37 is driven by kubectl 1.32.4, the
+# client this endpoint was measured against (docs: /work/shared/kubectl-api.md §2; measured again for
+# minors 34 and 37). kubectl prints its version-skew warning, as against a real cluster that new.
+# The build of each release: its release date and the Go it was built with (the CHANGELOG's "built
+# using Go" entries; clusterviz is not a build, so gitCommit is zeros).
+BUILDS = {
+    34: ("2025-08-27T00:00:00Z", "go1.24.6"),
+    35: ("2025-12-17T00:00:00Z", "go1.25.5"),
+    36: ("2026-04-22T00:00:00Z", "go1.26.0"),
+    37: ("2026-08-26T00:00:00Z", "go1.26.4"),
 }
 DISCOVERY_CONTENT_TYPE = "application/json;g=apidiscovery.k8s.io;v={v};as=APIGroupDiscoveryList"
 
 
-def version() -> dict[str, Any]:
-    return dict(VERSION)
+def version(served: Version) -> dict[str, Any]:
+    """`/version` of a kube-apiserver at `served` (k8s.io/apimachinery/pkg/version.Info, with the
+    emulation and minimum-compatibility versions a 1.34+ apiserver reports)."""
+    build_date, go_version = BUILDS.get(served.minor, BUILDS[max(BUILDS)])
+    minor = str(served.minor)
+    return {
+        "major": "1",
+        "minor": minor,
+        "emulationMajor": "1",
+        "emulationMinor": minor,
+        "minCompatibilityMajor": "1",
+        "minCompatibilityMinor": str(served.minor - 1),
+        "gitVersion": served.git_version,
+        "gitCommit": "0" * 40,
+        "gitTreeState": "clean",
+        "buildDate": build_date,
+        "goVersion": go_version,
+        "compiler": "gc",
+        "platform": "linux/amd64",
+    }
 
 
 def aggregated_version(accept: str) -> str | None:

@@ -1,4 +1,5 @@
-"""Field validation as kube-apiserver 1.32 does it (`fieldValidation=Strict|Warn|Ignore`; kubectl
+"""Field validation as kube-apiserver does it, against the schema of the cluster's release
+(`fieldValidation=Strict|Warn|Ignore`; kubectl
 sends Strict, the server's default is Warn): an unknown or duplicate field is refused with upstream's
 text (Strict), reported in a `Warning` header (Warn) or dropped (Ignore) — never silently kept.
 
@@ -21,7 +22,7 @@ from .decoding import type_error
 from .options import OPTIONS_KIND, invalid_option
 from .patch import MERGE_KEYS, STRATEGIC
 from .resources import Resource
-from .schema import unknown_fields
+from .schema import Schema
 from .status import ApiError
 
 __all__ = ["FieldValidation", "check_apply", "go_value"]
@@ -52,17 +53,18 @@ def _go_quote(text: str) -> str:
 class FieldValidation:
     """The directive of one write request, and the warnings it produced."""
 
+    schema: Schema
     directive: str = WARN
     warnings: list[str] = field(default_factory=list)
 
     @classmethod
-    def of(cls, method: str, params: Any) -> FieldValidation:
+    def of(cls, method: str, params: Any, schema: Schema) -> FieldValidation:
         value = params.get("fieldValidation", "")
         if value not in DIRECTIVES:
             supported = ", ".join(_go_quote(d) for d in DIRECTIVES)
             detail = f"Unsupported value: {_go_quote(value)}: supported values: {supported}"
             raise invalid_option(OPTIONS_KIND[method], "fieldValidation", detail)
-        return cls(value or WARN)
+        return cls(schema, value or WARN)
 
     def _settle(self, problems: list[str], refusal: ApiError | None) -> None:
         if not problems:
@@ -78,21 +80,21 @@ class FieldValidation:
             return
         kind = str(body.get("kind") or res.kind)
         version = str(body.get("apiVersion") or res.api_version).rpartition("/")[2]
-        error = type_error(res.kind, body)  # a decoding error, whatever the directive
+        error = type_error(res.kind, body, self.schema)  # a decoding error, whatever the directive
         if error:
             raise ApiError(
                 400, "BadRequest", f"{kind} in version {_go_quote(version)} cannot be handled as a {res.kind}: {error}"
             )
         problems = [f"duplicate field {_go_quote(p)}" for p in duplicates]
-        problems += [f"unknown field {_go_quote(p)}" for p in unknown_fields(res.kind, body, prune=True)]
+        problems += [f"unknown field {_go_quote(p)}" for p in self.schema.unknown_fields(res.kind, body, prune=True)]
         text = f"{kind} in version {_go_quote(version)} cannot be handled as a {res.kind}: " + _strict(problems)
         self._settle(problems, ApiError(400, "BadRequest", text))
 
     def patched(self, res: Resource, content_type: str, patch: Any, current: Obj, patched: Obj) -> None:
         """The object a merge, JSON or strategic merge patch made: the fields it added that the kind
         does not have are reported and dropped from `patched` (the stored object's own are kept)."""
-        before = set(unknown_fields(res.kind, current))
-        added = [p for p in unknown_fields(res.kind, patched) if p not in before]
+        before = set(self.schema.unknown_fields(res.kind, current))
+        added = [p for p in self.schema.unknown_fields(res.kind, patched) if p not in before]
         if not added:
             return
         _drop(patched, added)
@@ -132,12 +134,12 @@ def _prune(value: Any, path: str, wanted: set[str]) -> None:
             _prune(item, f"{path}[{index}]", wanted)
 
 
-def check_apply(res: Resource, namespace: str, name: str, body: Any) -> None:
+def check_apply(res: Resource, namespace: str, name: str, body: Any, schema: Schema) -> None:
     """Server-side apply converts the applied object to its typed form, which has no room for a
     field the schema lacks: refused whatever the directive."""
     if not isinstance(body, dict):
         return
-    paths = unknown_fields(res.kind, body)
+    paths = schema.unknown_fields(res.kind, body)
     if not paths:
         return
     errors = [f"{_smd_path(body, p)}: field not declared in schema" for p in paths]

@@ -15,7 +15,7 @@ from typing import Any
 
 from .patch import MERGE_KEYS, MERGE_PRIMITIVES
 from .resources import GROUPS, RESOURCES, Resource
-from .schema import LIST, MAP, PRIMITIVES, fields_of, kind_type, type_description
+from .schema import LIST, MAP, PRIMITIVES, Schema
 
 __all__ = ["V2_PROTOBUF", "group_document", "index", "v2_document"]
 
@@ -56,10 +56,10 @@ def _type_schema(go_type: str, names: dict[str, str]) -> dict[str, Any]:
     return {"allOf": [{"$ref": f"#/components/schemas/{names[go_type]}"}]}
 
 
-def _referenced(type_name: str, seen: set[str]) -> None:
+def _referenced(schema: Schema, type_name: str, seen: set[str]) -> None:
     if type_name in seen:
         return
-    fields = fields_of(type_name)
+    fields = schema.fields_of(type_name)
     if fields is None:
         return
     seen.add(type_name)
@@ -67,7 +67,7 @@ def _referenced(type_name: str, seen: set[str]) -> None:
         inner = field.type
         while inner.startswith((LIST, MAP)):
             inner = inner[len(LIST) :] if inner.startswith(LIST) else inner[len(MAP) :]
-        _referenced(inner, seen)
+        _referenced(schema, inner, seen)
 
 
 # Fields of type intstr.IntOrString (the schema of the Python client calls them `object`): OpenAPI
@@ -94,19 +94,19 @@ INT_OR_STRING_DESCRIPTION = (
 )
 
 
-def _components(kinds: list[Resource]) -> dict[str, Any]:
+def _components(kinds: list[Resource], schema: Schema) -> dict[str, Any]:
     """`components.schemas` of a group-version document: its kinds and every type they reach, each
     with its own description and its fields' (what `kubectl explain` prints), required fields and
     the strategic merge patch keys kubectl's `apply` reads."""
-    roots = {kind_type(res.kind): res for res in kinds}
+    roots = {schema.kind_type(res.kind): res for res in kinds}
     reached: set[str] = set()
     for root in roots:
         if root is not None:
-            _referenced(root, reached)
+            _referenced(schema, root, reached)
     names = {t: _schema_name(t, roots.get(t)) for t in sorted(reached)}
     schemas: dict[str, Any] = {}
     for type_name, schema_name in names.items():
-        fields = fields_of(type_name) or {}
+        fields = schema.fields_of(type_name) or {}
         properties: dict[str, Any] = {}
         for json_name, field in fields.items():
             if (type_name, json_name) in INT_OR_STRING:
@@ -126,30 +126,31 @@ def _components(kinds: list[Resource]) -> dict[str, Any]:
             elif field.type.startswith(LIST) and json_name in MERGE_PRIMITIVES:
                 prop["x-kubernetes-patch-strategy"] = "merge"
             properties[json_name] = prop
-        schema: dict[str, Any] = {"type": "object", "properties": properties}
-        description = type_description(type_name)
+        component: dict[str, Any] = {"type": "object", "properties": properties}
+        description = schema.type_description(type_name)
         if description:
-            schema["description"] = description
+            component["description"] = description
         res = roots.get(type_name)
         if res is not None:
-            schema["x-kubernetes-group-version-kind"] = [{"group": res.group, "kind": res.kind, "version": res.version}]
+            gvk = {"group": res.group, "kind": res.kind, "version": res.version}
+            component["x-kubernetes-group-version-kind"] = [gvk]
         required = [name for name, field in fields.items() if field.required]
         if required:
-            schema["required"] = required
-        schemas[schema_name] = schema
+            component["required"] = required
+        schemas[schema_name] = component
     return schemas
 
 
-def group_document(group: str, version: str) -> dict[str, Any] | None:
-    """`/openapi/v3/api/v1`, `/openapi/v3/apis/<g>/<v>`: one PATCH operation per kind and the kinds'
-    schemas; None if not served."""
+def group_document(group: str, version: str, schema: Schema, git_version: str) -> dict[str, Any] | None:
+    """`/openapi/v3/api/v1`, `/openapi/v3/apis/<g>/<v>` of a cluster at release `schema`: one PATCH
+    operation per kind and the kinds' schemas; None if not served."""
     if GROUPS.get(group) != version:
         return None
-    return _group_document(group, version)
+    return _group_document(group, version, schema, git_version)
 
 
 @cache
-def _group_document(group: str, version: str) -> dict[str, Any]:
+def _group_document(group: str, version: str, schema: Schema, git_version: str) -> dict[str, Any]:
     paths: dict[str, Any] = {}
     kinds = [res for res in RESOURCES if res.group == group]
     manifest_kinds = _manifest_kinds(group)
@@ -166,9 +167,9 @@ def _group_document(group: str, version: str) -> dict[str, Any]:
             }
     return {
         "openapi": "3.0.0",
-        "info": {"title": "clusterviz", "version": "v1.32.4"},
+        "info": {"title": "Kubernetes", "version": git_version},
         "paths": paths,
-        "components": {"schemas": _components(kinds)},
+        "components": {"schemas": _components(kinds, schema)},
     }
 
 
@@ -176,30 +177,32 @@ def _hash(document: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(document, sort_keys=True).encode()).hexdigest()[:32].upper()
 
 
-def index(prefix: str) -> dict[str, Any]:
-    """`/openapi/v3`: where each group-version's document is, with `prefix` (e.g. `/k8s/demo`) in front."""
+def index(prefix: str, schema: Schema, git_version: str) -> dict[str, Any]:
+    """`/openapi/v3`: where each group-version's document is, with `prefix` (e.g. `/k8s/demo`) in front;
+    the hashes are the documents' of the cluster's release (kubectl caches a document by its URL)."""
     paths: dict[str, Any] = {}
     for group, version in GROUPS.items():
         gv = _gv_path(group, version)
-        paths[gv] = {"serverRelativeURL": f"{prefix}/openapi/v3/{gv}?hash={_document_hash(group, version)}"}
+        digest = _document_hash(group, version, schema, git_version)
+        paths[gv] = {"serverRelativeURL": f"{prefix}/openapi/v3/{gv}?hash={digest}"}
     return {"paths": paths}
 
 
 @cache
-def _document_hash(group: str, version: str) -> str:
-    return _hash(_group_document(group, version))
+def _document_hash(group: str, version: str, schema: Schema, git_version: str) -> str:
+    return _hash(_group_document(group, version, schema, git_version))
 
 
 V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"  # what kubectl asks for
 V2_PROTOBUF_TYPE = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"  # "@" breaks Go's mime parser
 
 
-def v2_document(accept: str) -> tuple[bytes, str]:
+def v2_document(accept: str, git_version: str) -> tuple[bytes, str]:
     """`/openapi/v2` with no definitions: kubectl validates `kind: List` manifests client-side against it
     (OpenAPI v3 is never consulted for v1/List), and skips every kind it finds no schema for; `apply`
     then falls back to its compiled-in patch metadata. Protobuf (a Document with only `swagger: "2.0"`,
     field 1) when asked for, else JSON."""
     if V2_PROTOBUF in accept or "protobuf" in accept:
         return b"\n\x032.0", V2_PROTOBUF_TYPE
-    body = {"swagger": "2.0", "info": {"title": "clusterviz", "version": "v1.32.4"}, "paths": {}, "definitions": {}}
+    body = {"swagger": "2.0", "info": {"title": "Kubernetes", "version": git_version}, "paths": {}, "definitions": {}}
     return json.dumps(body).encode(), "application/json"

@@ -18,7 +18,6 @@ from .selectors import format_label_selector
 __all__ = ["node_addresses", "present", "scale_of", "synthetic_lease"]
 
 Obj = dict[str, Any]
-KUBELET_VERSION = "v1.32.4"
 
 
 def node_addresses(cluster: Cluster) -> dict[str, str]:
@@ -27,8 +26,9 @@ def node_addresses(cluster: Cluster) -> dict[str, str]:
     return {name: f"192.168.{i // 250}.{10 + i % 250}" for i, name in enumerate(names)}
 
 
-def present(res: Resource, body: Obj, addresses: dict[str, str] | None = None) -> Obj:
-    """A copy of `body` as served (kind, apiVersion and the simulated status)."""
+def present(res: Resource, body: Obj, addresses: dict[str, str] | None = None, kubelet: str = "") -> Obj:
+    """A copy of `body` as served (kind, apiVersion and the simulated status; a node without a
+    nodeInfo.kubeletVersion of its own runs `kubelet`, the cluster's release)."""
     obj = copy.deepcopy(body)
     if res.group == events_v1.GROUP:
         return to_events_v1(obj)
@@ -36,7 +36,7 @@ def present(res: Resource, body: Obj, addresses: dict[str, str] | None = None) -
     obj["kind"] = res.kind
     obj.setdefault("metadata", {})
     if res.kind == "Node":
-        _node(obj, (addresses or {}).get(obj["metadata"].get("name", "")))
+        _node(obj, (addresses or {}).get(obj["metadata"].get("name", "")), kubelet)
     elif res.kind == "Pod":
         _pod(obj)
     elif res.kind == "Event":
@@ -58,7 +58,7 @@ NODE_CONDITIONS = (
 )
 
 
-def _node(obj: Obj, address: str | None) -> None:
+def _node(obj: Obj, address: str | None, kubelet: str) -> None:
     meta, status = obj["metadata"], obj.setdefault("status", {})
     obj.setdefault("spec", {})
     created = meta.get("creationTimestamp") or now_rfc3339()
@@ -84,7 +84,7 @@ def _node(obj: Obj, address: str | None) -> None:
         status["addresses"] = addresses
     info = status.setdefault("nodeInfo", {})
     for key, value in (
-        ("kubeletVersion", KUBELET_VERSION),
+        ("kubeletVersion", kubelet),
         ("kubeProxyVersion", ""),
         ("osImage", "clusterviz simulated node"),
         ("kernelVersion", "simulated"),

@@ -14,6 +14,7 @@ from ..resource_quotas import with_status
 from .present import node_addresses, present, synthetic_lease
 from .resources import Resource
 from .selectors import FieldSelector, LabelSelector
+from .served import served_version
 from .status import not_found
 
 __all__ = ["BUILTIN_NAMESPACES", "get_object", "list_objects", "namespace_exists", "presenter"]
@@ -25,11 +26,12 @@ BUILTIN_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system"
 def presenter(cluster: Cluster, res: Resource) -> Any:
     """A function presenting stored bodies of `res` (node addresses are looked up once)."""
     addresses = node_addresses(cluster) if res.kind == "Node" else None
+    kubelet = served_version(cluster).git_version if res.kind == "Node" else ""
 
     def prepare(bodies: list[Obj]) -> list[Obj]:
         if res.kind == "ResourceQuota":  # its status as the resourcequota controller keeps it
             bodies = [with_status(cluster, body) for body in bodies]
-        return [present(res, body, addresses) for body in bodies]
+        return [present(res, body, addresses, kubelet) for body in bodies]
 
     return prepare
 

@@ -1,15 +1,17 @@
-"""The served kinds' schemas (kube_schema.json, generated at build time by schema_build.py from the
-official Kubernetes client's models of release 1.32): which fields each type has, their types and
-descriptions. Field validation (`fields.py`) and the OpenAPI v3 documents (`openapi.py`) read them."""
+"""The served kinds' schemas per Kubernetes release (kube_schema.json, generated at build time by
+schema_build.py from each release's official Kubernetes client models): which fields each type has,
+their types and descriptions. Field validation (`fields.py`), decoding (`decoding.py`) and the OpenAPI
+documents (`openapi.py`) read the schema of the cluster's release (`schema_of(cluster minor)`)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any, NamedTuple
 
-__all__ = ["PRIMITIVES", "Field", "fields_of", "kind_type", "type_description", "unknown_fields"]
+__all__ = ["LIST", "MAP", "PRIMITIVES", "Field", "Schema", "releases", "schema_of"]
 
 SCHEMA_FILE = Path(__file__).with_name("kube_schema.json")
 PRIMITIVES = ("string", "integer", "boolean", "number", "Time", "Object")
@@ -24,59 +26,100 @@ class Field(NamedTuple):
 
 
 @cache
-def _schema() -> Obj:
+def _file() -> Obj:
     return json.loads(SCHEMA_FILE.read_text())
 
 
-def kind_type(kind: str) -> str | None:
-    """The schema type of a served kind (`Event` → `Event`), or None."""
-    return _schema()["kinds"].get(kind)
+def releases() -> tuple[int, ...]:
+    """The minors whose schema the file holds (34, 35, …)."""
+    return (int(_file()["base"]), *sorted(int(minor) for minor in _file()["releases"]))
 
 
-def type_description(type_name: str) -> str:
-    """A type's own description (what `kubectl explain` prints under a field's), or ""."""
-    return str(_schema().get("descriptions", {}).get(type_name, ""))
+class Schema:
+    """One release's kinds, types and descriptions (the base release with that release's changes)."""
+
+    def __init__(self, minor: int, source: str, kinds: Obj, types: Obj, descriptions: Obj) -> None:
+        self.minor, self.source, self.kinds, self.types, self.descriptions = minor, source, kinds, types, descriptions
+        self._fields: dict[str, dict[str, Field] | None] = {}
+
+    @cached_property
+    def hash(self) -> str:
+        """A short digest of the release's schema (the OpenAPI documents' hashes change with it)."""
+        text = json.dumps([self.types, self.descriptions], sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+    def kind_type(self, kind: str) -> str | None:
+        """The schema type of a served kind (`Event` → `Event`), or None."""
+        return self.kinds.get(kind)
+
+    def type_description(self, type_name: str) -> str:
+        """A type's own description (what `kubectl explain` prints under a field's), or ""."""
+        return str(self.descriptions.get(type_name, ""))
+
+    def fields_of(self, type_name: str) -> dict[str, Field] | None:
+        """A struct type's fields by JSON name, or None for a primitive, list, map or unknown type."""
+        if type_name not in self._fields:
+            raw = self.types.get(type_name)
+            self._fields[type_name] = (
+                None if raw is None else {name: Field(e[0], e[1], len(e) > 2) for name, e in raw.items()}
+            )
+        return self._fields[type_name]
+
+    def unknown_fields(self, kind: str, obj: Any, prune: bool = False) -> list[str]:
+        """Paths (as kube-apiserver's strict decoder writes them: `spec.containers[0].imagee`) of the
+        fields of `obj` that its kind does not have in this release; `prune` also removes them."""
+        found: list[str] = []
+        type_name = self.kind_type(kind)
+        if type_name is not None:
+            self._walk(type_name, obj, "", found, prune)
+        return found
+
+    def _walk(self, type_name: str, value: Any, path: str, found: list[str], prune: bool) -> None:
+        if type_name.startswith(LIST):
+            if isinstance(value, list):
+                for index, item in enumerate(value):
+                    self._walk(type_name[len(LIST) :], item, f"{path}[{index}]", found, prune)
+            return
+        if type_name.startswith(MAP):
+            if isinstance(value, dict):
+                for key, item in value.items():
+                    self._walk(type_name[len(MAP) :], item, f"{path}.{key}" if path else str(key), found, prune)
+            return
+        fields = self.fields_of(type_name)
+        if fields is None or not isinstance(value, dict):
+            return
+        for key in list(value):
+            where = f"{path}.{key}" if path else str(key)
+            field = fields.get(key)
+            if field is None:
+                found.append(where)
+                if prune:
+                    del value[key]
+            else:
+                self._walk(field.type, value[key], where, found, prune)
+
+
+def schema_of(minor: int) -> Schema:
+    """The schema of release 1.<minor> (a minor the file lacks — the app only serves 1.34 to 1.37 —
+    gets the nearest release below it, or the base release)."""
+    known = [m for m in releases() if m <= minor] or [releases()[0]]
+    return _release(known[-1])
 
 
 @cache
-def fields_of(type_name: str) -> dict[str, Field] | None:
-    """A struct type's fields by JSON name, or None for a primitive, list, map or unknown type."""
-    raw = _schema()["types"].get(type_name)
-    if raw is None:
-        return None
-    return {name: Field(entry[0], entry[1], len(entry) > 2) for name, entry in raw.items()}
-
-
-def unknown_fields(kind: str, obj: Any, prune: bool = False) -> list[str]:
-    """Paths (as kube-apiserver's strict decoder writes them: `spec.containers[0].imagee`) of the
-    fields of `obj` that its kind does not have; `prune` also removes them from `obj`."""
-    found: list[str] = []
-    type_name = kind_type(kind)
-    if type_name is not None:
-        _walk(type_name, obj, "", found, prune)
-    return found
-
-
-def _walk(type_name: str, value: Any, path: str, found: list[str], prune: bool) -> None:
-    if type_name.startswith(LIST):
-        if isinstance(value, list):
-            for index, item in enumerate(value):
-                _walk(type_name[len(LIST) :], item, f"{path}[{index}]", found, prune)
-        return
-    if type_name.startswith(MAP):
-        if isinstance(value, dict):
-            for key, item in value.items():
-                _walk(type_name[len(MAP) :], item, f"{path}.{key}" if path else str(key), found, prune)
-        return
-    fields = fields_of(type_name)
-    if fields is None or not isinstance(value, dict):
-        return
-    for key in list(value):
-        where = f"{path}.{key}" if path else str(key)
-        field = fields.get(key)
-        if field is None:
-            found.append(where)
-            if prune:
-                del value[key]
-        else:
-            _walk(field.type, value[key], where, found, prune)
+def _release(minor: int) -> Schema:
+    """The base release's schema with release `minor`'s changes applied."""
+    data = _file()
+    base = int(data["base"])
+    if minor == base:
+        return Schema(base, data["source"], data["kinds"], data["types"], data["descriptions"])
+    delta = data["releases"][str(minor)]
+    types = {name: dict(fields) for name, fields in data["types"].items() if name not in delta["removed_types"]}
+    for name, fields in delta["types"].items():
+        types.setdefault(name, {}).update(fields)
+    for name, gone in delta["removed_fields"].items():
+        for field in gone:
+            types[name].pop(field, None)
+    descriptions = {k: v for k, v in data["descriptions"].items() if k not in delta["removed_descriptions"]}
+    descriptions.update(delta["descriptions"])
+    return Schema(minor, delta["source"], data["kinds"], types, descriptions)

@@ -1,28 +1,22 @@
-"""Build-time generator of `kube_schema.json`: the fields (JSON name, type, description, required)
-of every type reachable from the served kinds, read from the model sources of the official
-`kubernetes` Python client (the wheel pinned in requirements-dev.txt; its models are generated from
-kube-apiserver's OpenAPI document of release-1.32). Nothing here runs at request time.
+"""Build-time generator of `kube_schema.json`: for each supported release (1.34 to 1.37), the fields
+(JSON name, type, description, required) of every type reachable from the served kinds, read from the
+model sources of that release's official `kubernetes` Python client (generated from kube-apiserver's
+OpenAPI document of the release branch). Nothing here runs at request time.
 
 The client's models leave out two kinds of description that `kubectl explain` prints: each type's
 own ("Affinity is a group of affinity scheduling rules.") and those of the fields whose type is
 another struct ("Describes node affinity scheduling rules for the pod."). Both are read from the
-docstrings of `lightkube-models` 1.32 (also generated from the release-1.32 OpenAPI document).
+docstrings of the same release's `lightkube-models`.
 
-    pip download kubernetes==32.0.1 lightkube-models==1.32.0.8 --no-deps -d /tmp/k8s
-    python -m clusterviz.kube_api.schema_build /tmp/k8s/kubernetes-32.0.1-py2.py3-none-any.whl \
-        /tmp/k8s/lightkube_models-1.32.0.8-py3-none-any.whl
+    pip download --no-deps -d /tmp/k8s kubernetes==34.1.0 kubernetes==35.0.0 kubernetes==36.0.3 \
+        kubernetes==37.0.3 lightkube-models==1.34.0.8 lightkube-models==1.35.0.8 \
+        lightkube-models==1.36.3.8 lightkube-models==1.37.0.8
+    python -m clusterviz.kube_api.schema_build /tmp/k8s
 
-The kinds release-1.32 lacks or that the scheduler reads beside them — resource.k8s.io/v1
-(DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate; v1 is new in 1.34) and the
-storage.k8s.io kinds of VolumeBinding — come from the 1.34 packages, given as two more arguments
-(a type both releases have keeps its 1.32 text):
-
-    pip download kubernetes==34.1.0 lightkube-models==1.34.0.8 --no-deps -d /tmp/k8s
-    python -m clusterviz.kube_api.schema_build /tmp/k8s/kubernetes-32.0.1-py2.py3-none-any.whl \
-        /tmp/k8s/lightkube_models-1.32.0.8-py3-none-any.whl \
-        /tmp/k8s/kubernetes-34.1.0-py2.py3-none-any.whl /tmp/k8s/lightkube_models-1.34.0.8-py3-none-any.whl
-
-The sources are parsed (ast), never imported: neither package nor its dependencies is needed.
+The file keeps release 1.34 whole and, for each later release, only the types and descriptions that
+differ from 1.34's (`schema.py` puts a release back together). Releases up to 36 generate classic
+models (`openapi_types`, getters with docstrings); release 37's client generates pydantic models
+(`Field(description=...)`): both are read. The sources are parsed (ast), never imported.
 """
 
 from __future__ import annotations
@@ -54,9 +48,6 @@ ROOTS = {
     "DeleteOptions": "V1DeleteOptions",
     "LimitRange": "V1LimitRange",
     "ResourceQuota": "V1ResourceQuota",
-}
-# served kind → model class, from the release-1.34 packages
-ROOTS_1_34 = {
     "DeviceClass": "V1DeviceClass",
     "ResourceSlice": "V1ResourceSlice",
     "ResourceClaim": "ResourceV1ResourceClaim",
@@ -84,10 +75,13 @@ def type_name(model: str) -> str:
 
 
 def _go_type(python_type: str, refs: list[str]) -> str:
-    """The client's type notation → Go-style (`[]Container`, `map[string]string`); refs collected."""
-    if python_type.startswith("list[") and python_type.endswith("]"):
+    """The client's type notation (`list[Container]`, `dict(str, str)`, `dict[str, str]`; release 37:
+    `List[…]`, `Dict[str, …]`) → Go-style (`[]Container`, `map[string]string`); refs collected."""
+    if python_type.startswith(("list[", "List[")) and python_type.endswith("]"):
         return "[]" + _go_type(python_type[5:-1], refs)
     if python_type.startswith("dict(str, ") and python_type.endswith(")"):
+        return "map[string]" + _go_type(python_type[10:-1], refs)
+    if python_type.startswith(("Dict[str, ", "dict[str, ")) and python_type.endswith("]"):
         return "map[string]" + _go_type(python_type[10:-1], refs)
     if python_type in PRIMITIVES:
         return PRIMITIVES[python_type]
@@ -109,22 +103,41 @@ def _description(docstring: str) -> str:
 
 
 def _parse_model(source: str) -> tuple[dict[str, str], dict[str, str], dict[str, str], set[str]]:
+    """(attribute → client type, attribute → JSON name, attribute → description, required attributes)."""
     tree = ast.parse(source)
     cls = next(node for node in tree.body if isinstance(node, ast.ClassDef))
     types: dict[str, str] = {}
     names: dict[str, str] = {}
     docs: dict[str, str] = {}
+    required = set(_REQUIRED.findall(source))  # classic models: the setter refuses None
     for node in cls.body:
-        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
-            if node.targets[0].id == "openapi_types":
+        target = node.targets[0] if isinstance(node, ast.Assign) else getattr(node, "target", None)
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(target, ast.Name) and node.value:
+            if target.id == "openapi_types":
                 types = ast.literal_eval(node.value)
-            elif node.targets[0].id == "attribute_map":
+            elif target.id == "attribute_map":
                 names = ast.literal_eval(node.value)
+            elif isinstance(node, ast.AnnAssign):  # a pydantic field (release 37)
+                _pydantic_field(target.id, node, docs, required)
+        elif isinstance(node, ast.AnnAssign) and isinstance(target, ast.Name) and not target.id.startswith("_"):
+            required.add(target.id)  # `name: StrictStr` with no default at all
         elif isinstance(node, ast.FunctionDef) and any(
             isinstance(d, ast.Name) and d.id == "property" for d in node.decorator_list
         ):
             docs[node.name] = _description(ast.get_docstring(node, clean=False) or "")
-    return types, names, docs, set(_REQUIRED.findall(source))
+    return types, names, docs, required
+
+
+def _pydantic_field(attribute: str, node: ast.AnnAssign, docs: dict[str, str], required: set[str]) -> None:
+    """`x: Optional[T] = Field(default=None, description="…")`: its description; required when it has no
+    default (`x: T = Field(description="…")`)."""
+    value = node.value
+    keywords = {kw.arg: kw.value for kw in value.keywords} if isinstance(value, ast.Call) else {}
+    description = keywords.get("description")
+    if isinstance(description, ast.Constant) and isinstance(description.value, str):
+        docs[attribute] = description.value
+    if isinstance(value, ast.Call) and "default" not in keywords and "default_factory" not in keywords:
+        required.add(attribute)
 
 
 # lightkube's modules, searched in this order for a type's bare name
@@ -205,7 +218,7 @@ def _model_sources(wheel: Path) -> dict[str, str]:
         ]
     by_class: dict[str, str] = {}
     for source in sources:
-        match = re.search(r"^class (\w+)\(object\):", source, re.M)
+        match = re.search(r"^class (\w+)\((?:object|BaseModel)\):", source, re.M)
         if match:
             by_class[match.group(1)] = source
     return by_class
@@ -243,42 +256,81 @@ def _describe(types: dict[str, Any], lightkube: Path, names: set[str], descripti
                 entry[1] = field_docs[json_name]
 
 
-def build(
-    wheel: Path, lightkube: Path | None = None, wheel_1_34: Path | None = None, lightkube_1_34: Path | None = None
-) -> dict[str, Any]:
+def build(wheel: Path, lightkube: Path | None = None) -> dict[str, Any]:
+    """One release's schema: the served kinds, every type they reach, and the types' descriptions."""
     types: dict[str, Any] = {}
     descriptions: dict[str, str] = {}
     _collect(ROOTS, _model_sources(wheel), types)
     if lightkube is not None:
         _describe(types, lightkube, set(types), descriptions)
-    roots = dict(ROOTS)
-    source = f"kubernetes Python client {wheel.name} (kube-apiserver release-1.32 OpenAPI)" + (
-        f", descriptions of types and struct fields from {lightkube.name}" if lightkube else ""
-    )
-    if wheel_1_34 is not None:
-        before = set(types)
-        _collect(ROOTS_1_34, _model_sources(wheel_1_34), types)
-        if lightkube_1_34 is not None:
-            _describe(types, lightkube_1_34, set(types) - before, descriptions)
-        roots.update(ROOTS_1_34)
-        source += f"; the resource.k8s.io and storage.k8s.io kinds from {wheel_1_34.name}" + (
-            f" and {lightkube_1_34.name}" if lightkube_1_34 else ""
-        )
+    source = f"{wheel.name}" + (f", descriptions of types and struct fields from {lightkube.name}" if lightkube else "")
     return {
         "source": source,
-        "kinds": {kind: type_name(model) for kind, model in roots.items()},
+        "kinds": {kind: type_name(model) for kind, model in ROOTS.items()},
         "types": dict(sorted(types.items())),
         "descriptions": dict(sorted(descriptions.items())),
     }
 
 
+# release minor → (client wheel, lightkube-models wheel) file name prefixes
+RELEASES = {
+    34: ("kubernetes-34.1.0", "lightkube_models-1.34.0.8"),
+    35: ("kubernetes-35.0.0", "lightkube_models-1.35.0.8"),
+    36: ("kubernetes-36.0.3", "lightkube_models-1.36.3.8"),
+    37: ("kubernetes-37.0.3", "lightkube_models-1.37.0.8"),
+}
+BASE = min(RELEASES)
+
+
+def _delta(base: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
+    """What `other` changes of `base`: the fields added or changed per type (a new type whole), the
+    fields and types removed, and the descriptions added, changed or removed."""
+    types: dict[str, Any] = {}
+    removed_fields: dict[str, list[str]] = {}
+    for name, fields in other["types"].items():
+        before = base["types"].get(name, {})
+        changed = {field: entry for field, entry in fields.items() if before.get(field) != entry}
+        if changed or name not in base["types"]:
+            types[name] = changed
+        gone = sorted(set(before) - set(fields))
+        if gone:
+            removed_fields[name] = gone
+    before_descriptions = base["descriptions"]
+    descriptions = {k: text for k, text in other["descriptions"].items() if before_descriptions.get(k) != text}
+    return {
+        "source": other["source"],
+        "types": types,
+        "removed_fields": removed_fields,
+        "removed_types": sorted(set(base["types"]) - set(other["types"])),
+        "descriptions": descriptions,
+        "removed_descriptions": sorted(set(base["descriptions"]) - set(other["descriptions"])),
+    }
+
+
+def build_all(directory: Path) -> dict[str, Any]:
+    """Every release in RELEASES, from the wheels in `directory`: 1.34 whole, the others as deltas."""
+    schemas = {}
+    for minor, (client, lightkube) in RELEASES.items():
+        wheel = next(directory.glob(f"{client}-*.whl"))
+        models = next(directory.glob(f"{lightkube}-*.whl"))
+        schemas[minor] = build(wheel, models)
+    base = schemas[BASE]
+    return {
+        "base": BASE,
+        **base,
+        "releases": {str(minor): _delta(base, schema) for minor, schema in schemas.items() if minor != BASE},
+    }
+
+
 def main(argv: list[str]) -> int:
-    if not 1 <= len(argv) <= 4:
+    if len(argv) != 1 or not Path(argv[0]).is_dir():
         print(__doc__, file=sys.stderr)
         return 2
-    schema = build(*(Path(arg) for arg in argv))
+    schema = build_all(Path(argv[0]))
     OUTPUT.write_text(json.dumps(schema, separators=(",", ":"), sort_keys=False) + "\n")
-    print(f"{OUTPUT}: {len(schema['types'])} types, {OUTPUT.stat().st_size // 1024} KiB")
+    changed = {minor: len(delta["types"]) for minor, delta in schema["releases"].items()}
+    size = OUTPUT.stat().st_size // 1024
+    print(f"{OUTPUT}: {len(schema['types'])} types in 1.{BASE}, changed later: {changed}, {size} KiB")
     return 0
 
 

@@ -31,6 +31,7 @@ from .reads import get_object, list_objects, presenter
 from .resources import GROUPS, REVIEW_KINDS
 from .routing import Target, method_not_allowed, not_served, route
 from .selectors import FieldSelector, LabelSelector
+from .served import served_schema, served_version
 from .status import ApiError, from_exception, success_body
 from .tables import table, table_version
 from .watch import stream
@@ -84,7 +85,7 @@ class Call:
     @cached_property
     def fields(self) -> FieldValidation:
         """The fieldValidation directive of a create, update or patch (and the warnings it collects)."""
-        return FieldValidation.of(self.method, self.params)
+        return FieldValidation.of(self.method, self.params, served_schema(self.cluster))
 
 
 def _encode_one(call: Call, obj: Obj) -> Obj:
@@ -381,11 +382,12 @@ def _error(error: ApiError) -> HttpResponse:
     return response
 
 
-def _meta(what: str, details: Any, request: HttpRequest, prefix: str) -> Reply:
-    """Discovery, OpenAPI, /version and the root paths."""
+def _meta(what: str, details: Any, request: HttpRequest, prefix: str, cluster: Cluster | None) -> Reply:
+    """Discovery, OpenAPI, /version and the root paths, as the cluster's release serves them."""
     accept = request.headers.get("Accept", "")
+    served = served_version(cluster)
     if what == "version":
-        return Reply(200, discovery.version())
+        return Reply(200, discovery.version(served))
     if what == "health":
         return Reply(200, "ok", "text/plain")
     if what == "root":
@@ -414,12 +416,12 @@ def _meta(what: str, details: Any, request: HttpRequest, prefix: str) -> Reply:
             raise not_served(request.path)
         return Reply(200, body)
     if what == "openapi":
-        return Reply(200, openapi.index(prefix))
+        return Reply(200, openapi.index(prefix, served_schema(cluster), served.git_version))
     if what == "openapi-v2":
-        content, content_type = openapi.v2_document(accept)
+        content, content_type = openapi.v2_document(accept, served.git_version)
         return Reply(200, content, content_type)
     if what == "openapi-group":
-        body = openapi.group_document(*details)
+        body = openapi.group_document(*details, served_schema(cluster), served.git_version)
         if body is None:
             raise not_served(request.path)
         return Reply(200, body)
@@ -583,9 +585,17 @@ async def root_endpoint(request: HttpRequest, path: str) -> HttpResponse:
             raise not_served(request.path)
         if request.method not in ("GET", "HEAD"):
             raise method_not_allowed(str(request.method).lower(), path)
-        return _respond(await sync_to_async(_meta)(what, details, request, ""))
+        return _respond(await sync_to_async(_root_meta)(what, details, request))
     except ApiError as error:
         return _error(error)
+
+
+def _root_meta(what: str, details: Any, request: HttpRequest) -> Reply:
+    """A root path carries no `/k8s/<slug>`: the owner token, when sent, names the cluster whose
+    release answers; without one the reference release does."""
+    token = access.token_from_headers(request.META)
+    cluster = Cluster.objects.filter(owner_token=token).first() if token else None
+    return _meta(what, details, request, "", cluster)
 
 
 @csrf_exempt
@@ -611,7 +621,7 @@ async def endpoint(request: HttpRequest, slug: str, path: str = "", key: str | N
             prefix = request.path[: len(request.path) - len(path)].rstrip("/")
             if what == "openapi":
                 prefix = request.path[: -len("/openapi/v3")] if request.path.endswith("/openapi/v3") else prefix
-            return _respond(_meta(what, details, request, prefix))
+            return _respond(_meta(what, details, request, prefix, cluster))
         target = details
         owner = _authenticate(cluster, request, key) is True  # before the body is read, as upstream
         if request.method not in ("GET", "HEAD") and not owner and target.res.kind not in REVIEW_KINDS:

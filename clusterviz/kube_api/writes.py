@@ -30,6 +30,7 @@ from .patch import APPLY, MERGE, STRATEGIC, apply_patch
 from .present import scale_of
 from .reads import namespace_exists
 from .resources import Resource
+from .served import served_schema
 from .status import ADMIT_SOURCE, ApiError, already_exists, invalid
 
 __all__ = ["COMPONENT", "create", "delete", "patch", "replace", "update_scale"]
@@ -295,7 +296,7 @@ def patch(
     `manager` owns what the patch sets; a server-side apply's conflicts are refused unless `force`."""
     if content_type == APPLY:
         manager = check_manager(manager, doc)
-        check_apply(res, namespace, name, doc)
+        check_apply(res, namespace, name, doc, served_schema(cluster))
     if not dry_run:
         _materialize(cluster, res, name, False)
     try:

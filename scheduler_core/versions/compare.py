@@ -88,7 +88,9 @@ def compare_answers(a: dict[str, Any], b: dict[str, Any], va: Version, vb: Versi
         examples = [f"{node}: {sa} → {sb}" for node, sa, sb in rows[:MAX_EXAMPLES]]
         nodes = tuple(node for node, _, _ in rows)
         out.append(Difference("score", plugin, examples, len(rows), nodes, _causes(changes, {plugin})))
-    touched = {d.plugin for d in out if d.plugin} | {p for d in out if d.what == "plugins" for p in d.before + d.after}
+    # the plugins behind a differing message or placement: those whose verdict or score differs, and
+    # those only one version runs (not every filter plugin of both lists)
+    touched = {d.plugin for d in out if d.plugin} | (set(plugins_a) ^ set(plugins_b))
     if a.get("message") != b.get("message"):
         out.append(Difference("message", None, a.get("message"), b.get("message"), (), _causes(changes, touched)))
     if a.get("selectedNode") != b.get("selectedNode"):

@@ -117,3 +117,33 @@ def test_an_import_answers_as_its_kubelets_version_until_the_owner_chooses(clien
     assert put(client, "v5", {"version": "1.37"}).status_code == 200
     cluster.refresh_from_db()
     assert (cluster.kubernetes_version, cluster.version_hint) == ("1.37", {})
+
+
+@pytest.mark.django_db
+def test_the_version_action_is_the_same_change_as_the_api(make_cluster: Any) -> None:
+    """A lesson's step (or a client) sends {"action": "version"}: the same checks and requeue as PUT."""
+    from scheduler_core.api.loading import InputError
+
+    from clusterviz.messages import parse_action, perform
+
+    cluster = make_cluster("v-action", TAINTED + "---\n" + pod_yaml("waiting"))
+    reconcile(cluster)
+    assert perform(cluster, parse_action({"action": "version", "version": "1.35"}), "kubectl") == {"version": "1.35"}
+    reconcile(cluster)
+    assert "1 node(s) had untolerated taint(s)." in scheduled_message(cluster, "waiting")
+    with pytest.raises(InputError, match=r"^version 1\.20: unsupported Kubernetes version; supported: v1\.34 to v1\.37$"):
+        perform(cluster, parse_action({"action": "version", "version": "1.20"}), "kubectl")
+    with pytest.raises(InputError, match=r"^featureGates: .*NoSuchGate"):
+        perform(cluster, parse_action({"action": "version", "version": "1.36", "featureGates": "NoSuchGate=true"}), "")
+    assert Cluster.objects.get(slug="v-action").kubernetes_version == "1.35"  # nothing changed
+
+
+def test_a_lesson_names_a_supported_version() -> None:
+    from scheduler_core.api.loading import InputError
+
+    from clusterviz.lessons import get_lesson, parse_lesson
+
+    assert get_lesson("scheduler-versions").version == "1.34"
+    text = "name: t\ntitle: T\nversion: '1.20'\nsteps:\n- {say: s, after: a}\n"
+    with pytest.raises(InputError, match=r'^t\.yaml:3: version: Unsupported value: "1\.20": supported values: 1\.34, 1\.35, 1\.36, 1\.37$'):
+        parse_lesson(text, "t.yaml")

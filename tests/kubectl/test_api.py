@@ -54,7 +54,8 @@ def call(
 
 def test_version_discovery_and_openapi(api_cluster: Cluster) -> None:
     version = call(api_cluster, "GET", "/version").json()
-    assert (version["major"], version["minor"], version["gitVersion"]) == ("1", "32", "v1.32.4")
+    assert (version["major"], version["minor"], version["gitVersion"]) == ("1", "34", "v1.34.0")
+    assert (version["emulationMinor"], version["minCompatibilityMinor"]) == ("34", "33")
 
     core = call(api_cluster, "GET", "/api", accept=AGGREGATED)
     assert core.headers["Content-Type"] == "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"

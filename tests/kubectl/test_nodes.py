@@ -54,9 +54,9 @@ def test_get_nodes_wide_and_show_labels(cluster: Cluster) -> None:
     rows = cluster.kubectl("get", "nodes").rows()
     assert rows[0] == ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]
     assert [(r[0], r[1], r[2], r[4]) for r in rows[1:]] == [
-        ("node01", "Ready", "<none>", "v1.32.4"),
-        ("node02", "Ready", "<none>", "v1.32.4"),
-        ("node03", "Ready", "<none>", "v1.32.4"),
+        ("node01", "Ready", "<none>", "v1.34.0"),
+        ("node02", "Ready", "<none>", "v1.34.0"),
+        ("node03", "Ready", "<none>", "v1.34.0"),
     ]
     labelled = cluster.kubectl("get", "nodes", "--show-labels").rows()
     assert labelled[0][-1] == "LABELS"

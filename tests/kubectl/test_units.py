@@ -10,6 +10,7 @@ import pytest
 from clusterviz.kube_api import discovery, openapi, tables
 from clusterviz.kube_api.patch import json_merge_patch, json_patch, strategic_merge_patch
 from clusterviz.kube_api.resources import by_kind
+from clusterviz.kube_api.schema import releases, schema_of
 from clusterviz.kube_api.selectors import FieldSelector, LabelSelector, format_label_selector
 from clusterviz.kube_api.status import ApiError, invalid
 
@@ -275,7 +276,7 @@ def test_table_negotiation() -> None:
 
 
 def test_openapi_index_carries_the_prefix() -> None:
-    paths = openapi.index("/k8s/demo")["paths"]
+    paths = openapi.index("/k8s/demo", schema_of(34), "v1.34.0")["paths"]
     assert set(paths) == {
         "api/v1",
         "apis/apps/v1",
@@ -291,7 +292,7 @@ def test_openapi_index_carries_the_prefix() -> None:
         "apis/authentication.k8s.io/v1",
     }
     assert paths["api/v1"]["serverRelativeURL"].startswith("/k8s/demo/openapi/v3/api/v1?hash=")
-    leases = openapi.group_document("coordination.k8s.io", "v1")
+    leases = openapi.group_document("coordination.k8s.io", "v1", schema_of(34), "v1.34.0")
     assert leases is not None
     # read-only: a path for explain, no PATCH (so no server-side field validation is advertised)
     assert leases["paths"] == {
@@ -321,3 +322,22 @@ def test_invalid_status_names_the_field() -> None:
     assert error.body()["details"]["causes"] == [
         {"reason": "FieldValueRequired", "message": "Required value", "field": "spec.containers[0].image"}
     ]
+
+
+def test_each_release_serves_its_own_schema() -> None:
+    """kube_schema.json keeps 1.34 whole and each later release as its changes (schema_build.py):
+    a field a release added is there from that release on, one it removed is gone."""
+    assert releases() == (34, 35, 36, 37)
+    node_status = {minor: set(schema_of(minor).fields_of("NodeStatus") or {}) for minor in releases()}
+    assert "declaredFeatures" not in node_status[34]  # NodeDeclaredFeatures' field is new in 1.35
+    assert all("declaredFeatures" in node_status[minor] for minor in (35, 36, 37))
+    pod_spec = {minor: set(schema_of(minor).fields_of("PodSpec") or {}) for minor in releases()}
+    assert "workloadRef" in pod_spec[35] and "workloadRef" not in pod_spec[36]  # replaced by schedulingGroup
+    assert "schedulingGroup" in pod_spec[36] and "schedulingGroup" not in pod_spec[34]
+    # 1.37's OpenAPI no longer marks a DeploymentCondition's status and type required
+    assert schema_of(36).fields_of("DeploymentCondition")["type"].required  # type: ignore[index]
+    assert not schema_of(37).fields_of("DeploymentCondition")["type"].required  # type: ignore[index]
+    assert schema_of(99) is schema_of(37) and schema_of(20) is schema_of(34)
+    # the OpenAPI documents differ, so their hashes do (kubectl caches a document by its URL)
+    hashes = {openapi.index("", schema_of(m), f"v1.{m}.0")["paths"]["api/v1"]["serverRelativeURL"] for m in releases()}
+    assert len(hashes) == 4
