@@ -408,7 +408,11 @@ def test_compare_names_only_the_changes_behind_a_difference() -> None:
         rejected = {"plugin": "NodeDeclaredFeatures", "reasons": ["node(s) lack features"], "code": "Unschedulable"}
         return {
             "nodes": {
-                "n1": {"filter": rejected if declared else None, "filters": [{"plugin": p} for p in plugins], "scores": {}}
+                "n1": {
+                    "filter": rejected if declared else None,
+                    "filters": [{"plugin": p} for p in plugins],
+                    "scores": {},
+                }
             },
             "message": "0/1 nodes are available: 1 node(s) lack features." if declared else None,
             "selectedNode": None if declared else "n1",

@@ -122,16 +122,16 @@ def test_an_import_answers_as_its_kubelets_version_until_the_owner_chooses(clien
 @pytest.mark.django_db
 def test_the_version_action_is_the_same_change_as_the_api(make_cluster: Any) -> None:
     """A lesson's step (or a client) sends {"action": "version"}: the same checks and requeue as PUT."""
-    from scheduler_core.api.loading import InputError
-
     from clusterviz.messages import parse_action, perform
+    from scheduler_core.api.loading import InputError
 
     cluster = make_cluster("v-action", TAINTED + "---\n" + pod_yaml("waiting"))
     reconcile(cluster)
     assert perform(cluster, parse_action({"action": "version", "version": "1.35"}), "kubectl") == {"version": "1.35"}
     reconcile(cluster)
     assert "1 node(s) had untolerated taint(s)." in scheduled_message(cluster, "waiting")
-    with pytest.raises(InputError, match=r"^version 1\.20: unsupported Kubernetes version; supported: v1\.34 to v1\.37$"):
+    unsupported = r"^version 1\.20: unsupported Kubernetes version; supported: v1\.34 to v1\.37$"
+    with pytest.raises(InputError, match=unsupported):
         perform(cluster, parse_action({"action": "version", "version": "1.20"}), "kubectl")
     with pytest.raises(InputError, match=r"^featureGates: .*NoSuchGate"):
         perform(cluster, parse_action({"action": "version", "version": "1.36", "featureGates": "NoSuchGate=true"}), "")
@@ -139,11 +139,11 @@ def test_the_version_action_is_the_same_change_as_the_api(make_cluster: Any) -> 
 
 
 def test_a_lesson_names_a_supported_version() -> None:
-    from scheduler_core.api.loading import InputError
-
     from clusterviz.lessons import get_lesson, parse_lesson
+    from scheduler_core.api.loading import InputError
 
     assert get_lesson("scheduler-versions").version == "1.34"
     text = "name: t\ntitle: T\nversion: '1.20'\nsteps:\n- {say: s, after: a}\n"
-    with pytest.raises(InputError, match=r'^t\.yaml:3: version: Unsupported value: "1\.20": supported values: 1\.34, 1\.35, 1\.36, 1\.37$'):
+    refused = r'^t\.yaml:3: version: Unsupported value: "1\.20": supported values: 1\.34, 1\.35, 1\.36, 1\.37$'
+    with pytest.raises(InputError, match=refused):
         parse_lesson(text, "t.yaml")
