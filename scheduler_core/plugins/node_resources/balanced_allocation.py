@@ -24,6 +24,10 @@ from ..names import NODE_RESOURCES_BALANCED_ALLOCATION
 from .resource_allocation import ResourceSpec, is_dropped, parse_resources, request_key, resource_column
 
 NAME = NODE_RESOURCES_BALANCED_ALLOCATION
+# Up to this many nodes to (re)score, Python floats beat numpy's cost per call (after the first
+# cycle the memo rescores only the nodes a bind changed, usually one); the arithmetic is the same
+# IEEE double arithmetic in the same order, so the scores are identical.
+SCALAR_NODES = 8
 
 
 class BalancedAllocation:
@@ -50,12 +54,14 @@ class BalancedAllocation:
         valids = [c.alloc != 0 if not c.all_valid else None for c in columns]
         all_valid = all(c.all_valid for c in columns)
         n = len(idx)
+        requests = [0 if is_dropped(table, pod, s.name) else pod.requests.get(s.name, 0) for s in self.resources]
+        if n <= SCALAR_NODES and len(columns) == 2 and all_valid:
+            return self._few_node_scores(columns, requests, n)
         if not self.score_change:
             return _balance([c.req / c.divisor for c in columns], valids, all_valid, n)
         # with the pod and without it (resource_column adds the pod's request), in one pass of 2n
         fractions = []
-        for spec, c in zip(self.resources, columns, strict=True):
-            request = 0 if is_dropped(table, pod, spec.name) else pod.requests.get(spec.name, 0)
+        for request, c in zip(requests, columns, strict=True):
             both = np.concatenate((c.req, c.req - request)) / np.concatenate((c.divisor, c.divisor))
             fractions.append(both)
         both_valids = [None if v is None else np.concatenate((v, v)) for v in valids]
@@ -63,6 +69,28 @@ class BalancedAllocation:
         change = MAX_NODE_SCORE // 2 + balance[:n] - balance[n:]
         halved = np.where(change < 0, -(-change // 2), change // 2)  # Go's division truncates toward 0
         return MAX_NODE_SCORE // 2 + halved
+
+    def _few_node_scores(self, columns: list[Any], requests: list[int], n: int) -> np.ndarray:
+        """`_node_scores` for two resources, every allocatable > 0 and at most SCALAR_NODES nodes."""
+        (req0, req1), (div0, div1) = ([c.req.tolist() for c in columns], [c.divisor.tolist() for c in columns])
+        out = []
+        for i in range(n):
+            with_pod = _pair_balance(float(req0[i]) / float(div0[i]), float(req1[i]) / float(div1[i]))
+            if not self.score_change:
+                out.append(with_pod)
+                continue
+            without = _pair_balance(
+                float(req0[i] - requests[0]) / float(div0[i]), float(req1[i] - requests[1]) / float(div1[i])
+            )
+            change = MAX_NODE_SCORE // 2 + with_pod - without
+            out.append(MAX_NODE_SCORE // 2 + (-(-change // 2) if change < 0 else change // 2))
+        return np.array(out, dtype=np.int64)
+
+
+def _pair_balance(f0: float, f1: float) -> int:
+    """`_balance` of one node with two resources: int64((1 − |f0 − f1| / 2) · 100), fractions capped at 1."""
+    std = abs((min(f0, 1.0) - min(f1, 1.0)) / 2)
+    return int((1 - std) * MAX_NODE_SCORE)
 
 
 def _balance(fractions: list[np.ndarray], valids: list[np.ndarray | None], all_valid: bool, n: int) -> np.ndarray:
