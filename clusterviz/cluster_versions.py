@@ -22,13 +22,12 @@ def set_version(cluster: Cluster, version: Version) -> None:
         raise InputError(
             f"version: {version.name}: the cluster's scheduler profile does not hold there: {exc}"
         ) from None
-    Cluster.objects.filter(pk=cluster.pk).update(  # chosen: an import's suggestion is done
-        kubernetes_version=version.name, feature_gates=version.gates.spec_text(), version_hint={}
-    )
     cluster.kubernetes_version, cluster.feature_gates, cluster.version_hint = (
         version.name,
         version.gates.spec_text(),
         {},
     )
+    # chosen: an import's suggestion is done
+    cluster.save(update_fields=["kubernetes_version", "feature_gates", "version_hint"])
     scheduling_queue._requeue_all(cluster)
     publish(cluster.pk, {"type": "version.updated", "version": version.name})

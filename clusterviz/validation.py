@@ -37,7 +37,7 @@ from scheduler_core.api.validation import (
 from scheduler_core.framework.selectors import compile_label_selector
 
 from .defaults import default_namespace, default_pod, default_workload
-from .kube_api.schema import releases, schema_of
+from .kube_api.schema import newest_schema
 
 __all__ = ["SUPPORTED_KINDS", "admit", "prune", "prune_as"]
 
@@ -159,12 +159,12 @@ def prune_as(kind: str, body: dict[str, Any]) -> dict[str, Any]:
     """`prune` guided by the kind's schema: an empty struct stays (`emptyDir: {}`, `resources: {}` —
     a set pointer or a struct is written even when empty), empty lists and maps go. The newest
     release's schema answers which fields are structs (it knows every type the older ones have)."""
-    type_name = schema_of(max(releases())).kind_type(kind)
+    type_name = newest_schema().kind_type(kind)
     return _prune_typed(body, type_name) if type_name else prune(body)
 
 
 def _fields_of(type_name: str) -> dict[str, Any] | None:
-    return schema_of(max(releases())).fields_of(type_name)
+    return newest_schema().fields_of(type_name)
 
 
 def _prune_typed(value: Any, go_type: str) -> Any:

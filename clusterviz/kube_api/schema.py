@@ -5,13 +5,12 @@ documents (`openapi.py`) read the schema of the cluster's release (`schema_of(cl
 
 from __future__ import annotations
 
-import hashlib
 import json
-from functools import cache, cached_property
+from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
-__all__ = ["LIST", "MAP", "PRIMITIVES", "Field", "Schema", "releases", "schema_of"]
+__all__ = ["LIST", "MAP", "PRIMITIVES", "Field", "Schema", "newest_schema", "releases", "schema_of"]
 
 SCHEMA_FILE = Path(__file__).with_name("kube_schema.json")
 PRIMITIVES = ("string", "integer", "boolean", "number", "Time", "Object")
@@ -30,6 +29,7 @@ def _file() -> Obj:
     return json.loads(SCHEMA_FILE.read_text())
 
 
+@cache
 def releases() -> tuple[int, ...]:
     """The minors whose schema the file holds (34, 35, …)."""
     return (int(_file()["base"]), *sorted(int(minor) for minor in _file()["releases"]))
@@ -41,12 +41,6 @@ class Schema:
     def __init__(self, minor: int, source: str, kinds: Obj, types: Obj, descriptions: Obj) -> None:
         self.minor, self.source, self.kinds, self.types, self.descriptions = minor, source, kinds, types, descriptions
         self._fields: dict[str, dict[str, Field] | None] = {}
-
-    @cached_property
-    def hash(self) -> str:
-        """A short digest of the release's schema (the OpenAPI documents' hashes change with it)."""
-        text = json.dumps([self.types, self.descriptions], sort_keys=True)
-        return hashlib.sha256(text.encode()).hexdigest()[:12]
 
     def kind_type(self, kind: str) -> str | None:
         """The schema type of a served kind (`Event` → `Event`), or None."""
@@ -104,6 +98,11 @@ def schema_of(minor: int) -> Schema:
     gets the nearest release below it, or the base release)."""
     known = [m for m in releases() if m <= minor] or [releases()[0]]
     return _release(known[-1])
+
+
+def newest_schema() -> Schema:
+    """The newest release's schema: it knows every type the older releases have."""
+    return schema_of(releases()[-1])
 
 
 @cache

@@ -30,6 +30,7 @@ from .present import scale_of
 from .reads import get_object, list_objects, presenter
 from .resources import GROUPS, REVIEW_KINDS
 from .routing import Target, method_not_allowed, not_served, route
+from .schema import schema_of
 from .selectors import FieldSelector, LabelSelector
 from .served import served_schema, served_version
 from .status import ApiError, from_exception, success_body
@@ -416,12 +417,12 @@ def _meta(what: str, details: Any, request: HttpRequest, prefix: str, cluster: C
             raise not_served(request.path)
         return Reply(200, body)
     if what == "openapi":
-        return Reply(200, openapi.index(prefix, served_schema(cluster), served.git_version))
+        return Reply(200, openapi.index(prefix, schema_of(served.minor), served.git_version))
     if what == "openapi-v2":
         content, content_type = openapi.v2_document(accept, served.git_version)
         return Reply(200, content, content_type)
     if what == "openapi-group":
-        body = openapi.group_document(*details, served_schema(cluster), served.git_version)
+        body = openapi.group_document(*details, schema_of(served.minor), served.git_version)
         if body is None:
             raise not_served(request.path)
         return Reply(200, body)
