@@ -1,8 +1,14 @@
-"""What kube-apiserver 1.32 fills in before it stores an object: the API defaults
-(pkg/apis/core/v1/defaults.go SetDefaults_PodSpec / _Container / _Probe / _ContainerPort,
-pkg/apis/apps/v1/defaults.go SetDefaults_Deployment / _ReplicaSet) and the DefaultTolerationSeconds
+"""What kube-apiserver 1.34–1.37 fills in before it stores an object: the API defaults
+(pkg/apis/core/v1/defaults.go SetDefaults_PodSpec / _Pod / _Container / _Probe / _Volume /
+_HostPathVolumeSource / _ObjectFieldSelector / _ServiceAccountTokenProjection, the volume sources'
+defaultMode; pkg/apis/apps/v1/defaults.go SetDefaults_Deployment / _ReplicaSet) and the DefaultTolerationSeconds
 admission plugin (plugin/pkg/admission/defaulttolerationseconds: pods tolerate the not-ready and
-unreachable NoExecute taints for 300 s unless they say otherwise). Plain dict transforms, no Django."""
+unreachable NoExecute taints for 300 s unless they say otherwise). Plain dict transforms, no Django.
+
+What only a Pod gets (SetDefaults_Pod: requests from limits, pod-level requests, hostNetwork
+ports) is the core model's (`PodSpec.default_as_pod`); `enableServiceLinks` is SetDefaults_Pod's
+too, so a workload's template never shows it. The gated defaults do not differ across 1.34–1.37:
+PodLevelResources is on from 1.34; ImageVolume's pullPolicy default is not modelled."""
 
 from __future__ import annotations
 
@@ -46,6 +52,9 @@ def _default_container(container: Any) -> None:
     if isinstance(container.get("image"), str) and container["image"]:
         container.setdefault("imagePullPolicy", image_pull_policy(container["image"]))
     container.setdefault("resources", {})
+    for env in container.get("env") or []:
+        if isinstance(env, dict):
+            _default_field_ref(env.get("valueFrom"))
     for port in container.get("ports") or []:
         if isinstance(port, dict):
             port.setdefault("protocol", "TCP")
@@ -62,15 +71,39 @@ def default_pod_spec(spec: Obj) -> None:
     spec.setdefault("dnsPolicy", "ClusterFirst")
     spec.setdefault("securityContext", {})
     spec.setdefault("schedulerName", "default-scheduler")
-    spec.setdefault("enableServiceLinks", True)
     for field in ("initContainers", "containers"):
         for container in spec.get(field) or []:
             _default_container(container)
     for volume in spec.get("volumes") or []:
         if isinstance(volume, dict):
-            for source in ("secret", "configMap", "downwardAPI", "projected"):
-                if isinstance(volume.get(source), dict):
-                    volume[source].setdefault("defaultMode", 420)
+            _default_volume(volume)
+
+
+def _default_field_ref(holder: Any) -> None:
+    """SetDefaults_ObjectFieldSelector: a fieldRef's apiVersion is v1."""
+    if isinstance(holder, dict) and isinstance(holder.get("fieldRef"), dict):
+        holder["fieldRef"].setdefault("apiVersion", "v1")
+
+
+def _default_volume(volume: Obj) -> None:
+    """SetDefaults_Volume (no source: an emptyDir), the sources' defaultMode, a hostPath's type
+    (HostPathUnset, ""), a projected token's expirationSeconds (an hour) and fieldRefs' apiVersion."""
+    if not any(isinstance(value, dict) for key, value in volume.items() if key != "name"):
+        volume["emptyDir"] = {}
+    for source in ("secret", "configMap", "downwardAPI", "projected"):
+        if isinstance(volume.get(source), dict):
+            volume[source].setdefault("defaultMode", 420)
+    if isinstance(volume.get("hostPath"), dict):
+        volume["hostPath"].setdefault("type", "")
+    for item in (volume.get("downwardAPI") or {}).get("items") or []:
+        _default_field_ref(item)
+    for projection in (volume.get("projected") or {}).get("sources") or []:
+        if not isinstance(projection, dict):
+            continue
+        if isinstance(projection.get("serviceAccountToken"), dict):
+            projection["serviceAccountToken"].setdefault("expirationSeconds", 3600)
+        for item in (projection.get("downwardAPI") or {}).get("items") or []:
+            _default_field_ref(item)
 
 
 def _tolerates(tolerations: list[Any], key: str) -> bool:
@@ -84,6 +117,7 @@ def default_pod(pod: Obj) -> None:
     """A pod as admitted: spec defaults, then DefaultTolerationSeconds."""
     spec = pod.setdefault("spec", {})
     default_pod_spec(spec)
+    spec.setdefault("enableServiceLinks", True)
     tolerations = spec.setdefault("tolerations", [])
     for key in (NOT_READY, UNREACHABLE):
         if not _tolerates(tolerations, key):

@@ -27,6 +27,7 @@ from django.db import transaction
 
 from scheduler_core.api.loading import KINDS, InputError, locate, parse_object
 from scheduler_core.api.objects import PriorityClass
+from scheduler_core.api.version_document import server_git_version
 from scheduler_core.versions.suggest import Suggestion, suggest_version
 
 from . import import_process, services, store
@@ -133,14 +134,19 @@ def _check_cancel(job: ImportJob) -> None:
         raise ImportCancelled
 
 
-def _admission_pass(job: ImportJob, dump: Dump) -> dict[str, PriorityClass]:
+def _admission_pass(job: ImportJob, dump: Dump) -> tuple[dict[str, PriorityClass], str | None]:
     """First reading: every object is an object, how many there are (within the limit), the
-    PriorityClasses pods take their priority from, and the kinds that are left out."""
+    PriorityClasses pods take their priority from, the kinds that are left out, and the API
+    server's version when the dump holds a `kubectl version` document."""
     source = dump.source
     classes: dict[str, PriorityClass] = {}
     skipped: Counter[str] = Counter()
+    server: str | None = None
     total = 0
     for item in dump.items():
+        if server is None and (git_version := server_git_version(item.data)) is not None:
+            server = git_version
+            continue
         if not isinstance(item.data, dict) or not isinstance(item.data.get("kind"), str):
             where = locate(source, item.node, item.prefix)
             raise InputError(f"{where}: not a Kubernetes object (a mapping with kind, apiVersion and metadata)")
@@ -156,7 +162,7 @@ def _admission_pass(job: ImportJob, dump: Dump) -> dict[str, PriorityClass]:
         if total > max_objects():
             raise InputError(f"{source}: more than {max_objects()} objects (CLUSTERVIZ_IMPORT_MAX_OBJECTS)")
     _progress(job, total=total, skipped=dict(skipped), phase="storing")
-    return classes
+    return classes, server
 
 
 def _stored(kind: str) -> bool:
@@ -173,8 +179,8 @@ def _validated(dump: Dump, classes: dict[str, PriorityClass]) -> Iterator[tuple[
     """Second reading: every stored object admitted (validated and defaulted) as it comes."""
     runtimes: dict[str, Any] = {}
     for item in dump.items():
-        kind = item.data["kind"]
-        if not _stored(kind):
+        kind = item.data.get("kind")
+        if not isinstance(kind, str) or not _stored(kind):  # (kindless: the `kubectl version` document)
             continue
         meta = item.data.get("metadata")
         if isinstance(meta, dict):
@@ -277,7 +283,7 @@ def run(
             raise InputError(f"{source}: larger than {max_bytes() // 2**20} MiB (CLUSTERVIZ_IMPORT_MAX_BYTES)")
         dump = read_dump(data, source, max_bytes(), stored=_stored)
         del data
-        classes = _admission_pass(job, dump)  # syntax errors, too, are found before anything is stored
+        classes, server = _admission_pass(job, dump)  # syntax errors, too, are found before anything is stored
         target = Cluster.objects.filter(slug=job.slug).first()
         first_rv = (target.resource_version if target else 0) + 1
         read = stored = 0
@@ -295,7 +301,7 @@ def run(
         del dump
         _check_cancel(job)
         _progress(job, phase="swapping")
-        cluster = _swap(job, first_rv, stored, announce, suggest_version(kubelets))
+        cluster = _swap(job, first_rv, stored, announce, suggest_version(kubelets, server))
     except ImportCancelled:
         _finish(job, IMPORT_CANCELLED, "cancelled")
         raise
@@ -324,7 +330,7 @@ def _write(batch: list[KubeObject]) -> None:
 
 def _swap(job: ImportJob, first_rv: int, stored: int, announce: bool, suggestion: Suggestion | None) -> Cluster:
     """Move the staged rows into the target in one transaction; the watch log restarts after them.
-    The target answers as the version the snapshot's kubelets suggest, the why kept beside it."""
+    The target answers as the version the snapshot's API server or kubelets suggest, the why kept beside it."""
     with transaction.atomic():
         target = Cluster.objects.select_for_update().filter(slug=job.slug).first()
         if target is None:

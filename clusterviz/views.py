@@ -221,6 +221,8 @@ def cluster_page(request: HttpRequest, slug: str) -> HttpResponse:
         "versions": [f"1.{minor}" for minor in SUPPORTED],  # the board's kube-scheduler version choice
         # an imported snapshot's kubelets, until the owner chooses a version ("v1.35 ×12, v1.34 ×3")
         "version_hint": ", ".join(f"{v} ×{n}" for v, n in (cluster.version_hint or {}).get("kubelets", [])),
+        # or the API server a `kubectl version` document in the dump named ("v1.35.2"), which wins
+        "version_server": (cluster.version_hint or {}).get("server", ""),
     }
     if can_write:  # the presenter's screen shows the class's join code and a QR code of the follower link
         code = join_codes.issue(cluster)

@@ -36,7 +36,7 @@ def _explain(args: argparse.Namespace) -> int:
     runtimes = {rc.metadata.name: rc for rc in cluster.runtime_classes}
     pod = load_pod(_read(args.pod), args.pod, classes, runtimes)
     version = version_from_arguments(args)
-    note_snapshot_version(args, cluster.nodes, args.cluster)
+    note_snapshot_version(args, cluster.nodes, args.cluster, cluster.server_version)
     # Upstream picks the profile whose schedulerName is the pod's spec.schedulerName.
     profile = profile_from_arguments(args, _read, pod.spec.scheduler_name, version)
     if args.compare_version:

@@ -398,6 +398,52 @@ def test_the_kubelets_suggest_the_version(kubelets: list[str], version: str, why
     assert suggest_version(["", "unknown"]) is None
 
 
+@pytest.mark.parametrize(
+    ("server", "version", "why"),
+    [
+        ("v1.36.1", "1.36", "the dump's `kubectl version` reports the API server at v1.36.1 (its nodes run kubelet"),
+        ("v1.35.0", "1.35", "the dump's `kubectl version` reports the API server at v1.35.0"),
+        ("v1.31.4", "1.34", "the dump's `kubectl version` reports the API server at v1.31.4, older than v1.34"),
+        ("v1.41.0", "1.37", "the dump's `kubectl version` reports the API server at v1.41.0, newer than v1.37"),
+    ],
+)
+def test_the_dumps_api_server_names_the_version(server: str, version: str, why: str) -> None:
+    """A `kubectl version` document names the control plane exactly: it wins over the kubelets."""
+    from scheduler_core.versions.suggest import suggest_version
+
+    suggestion = suggest_version(["v1.35.2"], server)
+    assert suggestion is not None and (suggestion.version, suggestion.server) == (version, server)
+    assert suggestion.why.startswith(why)
+    assert suggestion.to_json()["server"] == server
+
+
+def test_the_cli_reads_a_kubectl_version_document(tmp_path: Path) -> None:
+    """`kubectl version -o yaml` as the first document of a YAML dump: kept out of the objects, named
+    in the note, and answered as with --version."""
+    from scheduler_core.api.loading import load_cluster_file
+
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(
+        "clientVersion: {gitVersion: v1.32.4}\nserverVersion: {gitVersion: v1.35.2, major: '1', minor: '35'}\n"
+        "---\napiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
+        "status: {allocatable: {cpu: '4', memory: 8Gi, pods: '110'}, nodeInfo: {kubeletVersion: v1.35.2}}\n"
+    )
+    cluster = load_cluster_file(str(dump))
+    assert (cluster.server_version, [n.name for n in cluster.nodes]) == ("v1.35.2", ["n1"])
+    pod = tmp_path / "pod.yaml"
+    pod.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: i}]}\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "scheduler_core", "explain", "--cluster", str(dump), "--pod", str(pod)],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert (
+        f"note: {dump}: the dump's `kubectl version` reports the API server at v1.35.2: answering as v1.37 "
+        "(the default); --version 1.35 answers as the snapshot's"
+    ) in proc.stderr
+
+
 def test_compare_names_only_the_changes_behind_a_difference() -> None:
     """A message that differs because only v1.36 runs NodeDeclaredFeatures is caused by that plugin's
     changes, not by every change to a filter plugin both versions run (TaintToleration's here)."""

@@ -45,6 +45,7 @@ from .pruning import (
 from .resource import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from .storage import CSIDriver, CSINode, CSIStorageCapacity, PersistentVolume, PersistentVolumeClaim, StorageClass
 from .text import quote
+from .version_document import server_git_version
 from .yaml_reading import (
     Document,
     Plan,
@@ -181,6 +182,9 @@ class ClusterObjects:
 
     skipped: dict[str, int] = field(default_factory=dict)
     """Objects of kinds the scheduler does not read (ConfigMap, Secret, Event, …), counted by kind."""
+
+    server_version: str | None = None
+    """The API server's gitVersion, when the dump holds a `kubectl version` document."""
 
     def add(self, obj: BaseModel) -> None:
         """Append `obj` to the list of its kind (see `KINDS`)."""
@@ -399,7 +403,11 @@ def _load_objects(objects: Callable[[], Iterator[RawObject]], source: str) -> Cl
             got = f"expected a Kubernetes object (a mapping), got {type(data).__name__}"
             raise InputError(f"{where}: {shown}: {got}" if shown else f"{where}: {got}")
         if not isinstance(kind, str):
-            raise _kind_error(kind, tuple(KINDS), source, lines, prefix)
+            git_version = server_git_version(data)
+            if git_version is None:
+                raise _kind_error(kind, tuple(KINDS), source, lines, prefix)
+            cluster.server_version = git_version
+            continue
         obj = _validate(prune(data, KINDS[kind].status), source, lines, prefix)
         cluster.add(obj)
         if kind == "Pod":

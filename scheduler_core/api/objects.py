@@ -3,7 +3,8 @@
 Field names follow the Kubernetes JSON (camelCase aliases). Unknown fields are kept, as the API
 server tolerates them; a malformed known field fails validation with its path. API-server
 defaulting that changes scheduling is applied here: a container's requests default to its limits,
-ports default to TCP, a pod's namespace to "default" and its schedulerName to "default-scheduler".
+ports default to TCP (and, with hostNetwork, their hostPort to their containerPort), a pod's
+namespace to "default" and its schedulerName to "default-scheduler".
 """
 
 from __future__ import annotations
@@ -351,13 +352,6 @@ class ResourceRequirements(K8sModel):
                 raise ValueError(f'[{name}]: Invalid value: "{quantity.text}": must be greater than or equal to 0')
         return value
 
-    @model_validator(mode="after")
-    def _default_requests_from_limits(self) -> ResourceRequirements:
-        # API-server defaulting (pkg/apis/core/v1/defaults.go): requests default to limits.
-        for name, quantity in self.limits.items():
-            self.requests.setdefault(name, quantity)
-        return self
-
 
 class Container(K8sModel):
     name: str = Field(min_length=1)
@@ -475,6 +469,7 @@ class PodSpec(K8sModel):
     resource_claims: Annotated[list[PodResourceClaim], at_most(limits.MAX_RESOURCE_CLAIMS)] = Field(
         default_factory=list
     )
+    host_network: bool | None = None  # omitempty: false is never written
 
     @field_validator(
         "node_selector",
@@ -512,25 +507,33 @@ class PodSpec(K8sModel):
 
     _none_str = none_as_empty(str, "node_name", "priority_class_name")
 
-    @field_validator("scheduler_name", mode="before")
+    @field_validator("host_network", mode="before")
     @classmethod
-    def _default_scheduler(cls, value: object) -> object:
-        return "default-scheduler" if value in (None, "") else value
+    def _false_is_absent(cls, value: object) -> object:
+        return None if value is False else value
 
-    @model_validator(mode="after")
-    def _default_pod_level_requests(self) -> PodSpec:
-        """pkg/apis/core/v1/defaults.go defaultPodRequests: a pod-level limit without a pod-level
-        request defaults the request to the limit only when no container requests that resource
-        (otherwise the containers' aggregate stands, as the scheduler computes it anyway)."""
-        if self.resources is None:
-            return self
-        for name, limit in self.resources.limits.items():
-            if name in self.resources.requests:
-                continue
-            containers = [*self.containers, *self.init_containers]
-            if not any(name in c.resources.requests for c in containers):
-                self.resources.requests[name] = limit
-        return self
+    def default_as_pod(self) -> None:
+        """pkg/apis/core/v1/defaults.go SetDefaults_Pod, which only a Pod gets (a workload's
+        template keeps what it was given): a container's requests default to its limits; a
+        pod-level limit without a pod-level request defaults the request to the limit when no
+        container requests that resource (defaultPodRequests; otherwise the containers' aggregate
+        stands, as the scheduler computes it anyway); with host networking a port without a
+        hostPort takes its containerPort (defaultHostNetworkPorts), so NodePorts sees the ports
+        the pod really binds."""
+        containers = (*self.containers, *self.init_containers)
+        for container in containers:
+            resources = container.resources
+            for name, quantity in resources.limits.items():
+                resources.requests.setdefault(name, quantity)
+        if self.resources is not None:
+            for name, limit in self.resources.limits.items():
+                if name not in self.resources.requests and not any(name in c.resources.requests for c in containers):
+                    self.resources.requests[name] = limit
+        if self.host_network:
+            for container in containers:
+                for port in container.ports:
+                    if port.host_port == 0:
+                        port.host_port = port.container_port
 
 
 class PodCondition(K8sModel):
@@ -563,6 +566,7 @@ class Pod(K8sModel):
             self.metadata.namespace = "default"
         if not self.spec.containers:
             raise ValueError("spec.containers: Required value")
+        self.spec.default_as_pod()
         return self
 
     @property

@@ -42,7 +42,7 @@ def _cluster(args: argparse.Namespace) -> ClusterObjects:
     notice = cluster.skipped_notice()
     if notice:
         print(f"note: {path}: {notice}", file=sys.stderr)
-    note_snapshot_version(args, cluster.nodes, path)
+    note_snapshot_version(args, cluster.nodes, path, cluster.server_version)
     return cluster
 
 

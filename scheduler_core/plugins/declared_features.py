@@ -39,7 +39,7 @@ def _restart_all_containers(pod: Pod) -> bool:
 
 def _user_namespaces_host_network(pod: Pod) -> bool:
     """usernamespaceshostnetwork: hostNetwork with hostUsers false."""
-    return bool(_extra(pod.spec, "hostNetwork")) and _extra(pod.spec, "hostUsers") is False
+    return bool(pod.spec.host_network) and _extra(pod.spec, "hostUsers") is False
 
 
 def _volume_bind_mount_options(pod: Pod) -> bool:
@@ -95,13 +95,13 @@ def _schedulable_features(minor: int) -> tuple[DeclaredFeature, ...]:
 
 # The pod fields some feature's inference reads: a pod with none of them needs no feature (checked
 # first, in one pass: every pod is inferred once per cycle)
-_SPEC_FIELDS = ("hostNetwork", "ephemeralContainers")
+_SPEC_FIELDS = ("ephemeralContainers",)
 _CONTAINER_FIELDS = ("restartPolicyRules", "volumeMounts")
 
 
 def _reads_nothing(pod: Pod) -> bool:
     spec = pod.spec.model_extra or {}
-    if any(spec.get(key) for key in _SPEC_FIELDS):
+    if pod.spec.host_network or any(spec.get(key) for key in _SPEC_FIELDS):
         return False
     for container in (*pod.spec.containers, *pod.spec.init_containers):
         extra = container.model_extra

@@ -548,6 +548,8 @@ class _Generator:
                 }
             }
             spec["hostNetwork"] = True
+            # as the API server stores it: with host networking, hostPort defaults to containerPort
+            container["ports"] = [{**port, "hostPort": port["containerPort"]} for port in container["ports"]]
         else:
             affinity: Obj = {}
             if workload.pool:

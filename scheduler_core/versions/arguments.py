@@ -37,11 +37,14 @@ def version_from_arguments(args: argparse.Namespace) -> Version:
     return version
 
 
-def note_snapshot_version(args: argparse.Namespace, nodes: Iterable[Node], path: str) -> None:
-    """Without --version, a stderr note when the snapshot's kubelets point to another version."""
+def note_snapshot_version(
+    args: argparse.Namespace, nodes: Iterable[Node], path: str, server: str | None = None
+) -> None:
+    """Without --version, a stderr note when the snapshot's API server (`server`, from a
+    `kubectl version` document) or its kubelets point to another version."""
     if args.kube_version is not None:
         return
-    suggestion = suggest_version(kubelet_versions(nodes))
+    suggestion = suggest_version(kubelet_versions(nodes), server)
     if suggestion is not None and suggestion.version != f"1.{NEWEST}":
         print(
             f"note: {path}: {suggestion.why}: answering as v1.{NEWEST} (the default); "

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import yaml
 from django.test import Client
+from django.urls import reverse
 
 from bench.cluster_dump import dump_json
 from clusterviz import access, imports
@@ -117,6 +118,23 @@ def test_an_import_answers_as_its_kubelets_version_until_the_owner_chooses(clien
     assert put(client, "v5", {"version": "1.37"}).status_code == 200
     cluster.refresh_from_db()
     assert (cluster.kubernetes_version, cluster.version_hint) == ("1.37", {})
+
+
+@pytest.mark.django_db
+def test_a_kubectl_version_document_in_the_dump_names_the_version(client: Client) -> None:
+    """`{ kubectl version -o json; kubectl get nodes,pods -A -o json; }`: the API server's release
+    wins over the kubelets' lower bound; the board names it."""
+    version = b'{"clientVersion": {"gitVersion": "v1.32.4"}, "serverVersion": {"gitVersion": "v1.35.2", "minor": "35"}}'
+    cluster = imports.run(imports.new_job("v6", "dump.json"), version + b"\n" + dump_json(3, 2), announce=False)
+    cluster.refresh_from_db()
+    assert cluster.kubernetes_version == "1.35"
+    assert cluster.version_hint["server"] == "v1.35.2"
+    assert cluster.version_hint["why"] == (
+        "the dump's `kubectl version` reports the API server at v1.35.2 (its nodes run kubelet v1.34 (3 nodes))"
+    )
+    assert sorted(set(cluster.kube_objects.values_list("kind", flat=True))) == ["Node", "Pod"]
+    page = client.get(reverse("clusterviz-cluster", args=[cluster.slug])).content.decode()
+    assert "suggested by the dump's API server: v1.35.2" in page
 
 
 @pytest.mark.django_db

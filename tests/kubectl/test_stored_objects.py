@@ -38,7 +38,23 @@ spec:
   template:
     metadata: {labels: {app: web}}
     spec:
-      containers: [{name: web, image: nginx@sha256:0000000000000000000000000000000000000000000000000000000000000000}]
+      containers:
+      - name: web
+        image: nginx@sha256:0000000000000000000000000000000000000000000000000000000000000000
+        resources: {limits: {cpu: 500m}}
+"""
+EXPORTER = """\
+apiVersion: v1
+kind: Pod
+metadata: {{name: {name}}}
+spec:
+  hostNetwork: true
+  volumes: [{{name: scratch}}]
+  containers:
+  - name: exporter
+    image: prom/node-exporter:v1.8.2
+    ports: [{{containerPort: 9100}}]
+    resources: {{limits: {{cpu: 100m, memory: 64Mi}}}}
 """
 
 
@@ -112,6 +128,33 @@ def test_a_pods_own_toleration_is_kept_and_workloads_are_defaulted(cluster: Clus
     template = deployment["spec"]["template"]["spec"]
     assert template["containers"][0]["imagePullPolicy"] == "IfNotPresent"  # a digest, no tag
     assert "tolerations" not in template  # DefaultTolerationSeconds admits pods, not templates
+    # SetDefaults_Pod is a Pod's alone: a template keeps limits without requests, no enableServiceLinks
+    assert template["containers"][0]["resources"] == {"limits": {"cpu": "500m"}}
+    assert "enableServiceLinks" not in template and "hostNetwork" not in template
+
+
+def test_a_host_network_pod_binds_its_ports_on_the_node(cluster: Cluster) -> None:
+    """SetDefaults_Pod: requests default to limits and, with hostNetwork, hostPort to containerPort;
+    SetDefaults_Volume: a volume without a source is an emptyDir. So a fourth node exporter on three
+    nodes stays Pending at NodePorts, as on a real cluster."""
+    for index in range(4):
+        text = EXPORTER.format(name=f"exporter{index}")
+        cluster.kubectl("create", "-f", cluster.write(f"exporter{index}.yaml", text))
+    pod = json.loads(cluster.kubectl("get", "pod", "exporter0", "-o", "json").stdout)
+    container = pod["spec"]["containers"][0]
+    assert container["ports"] == [{"containerPort": 9100, "hostPort": 9100, "protocol": "TCP"}]
+    assert container["resources"]["requests"] == {"cpu": "100m", "memory": "64Mi"}
+    assert pod["spec"]["volumes"][0] == {"name": "scratch", "emptyDir": {}}
+    assert pod["spec"]["enableServiceLinks"] is True
+
+    def verdict() -> str | None:
+        events = json.loads(cluster.kubectl("get", "events", "-o", "json").stdout)["items"]
+        return next((e["message"] for e in events if e["reason"] == "FailedScheduling"), None)
+
+    message = cluster.wait(verdict, what="the fourth exporter's verdict")
+    assert message.startswith("0/3 nodes are available: 3 node(s) didn't have free ports for the requested pod ports.")
+    placed = {p["spec"].get("nodeName") for p in cluster.pods().values()}
+    assert {"node01", "node02", "node03"} <= placed
 
 
 def test_the_scheduler_sees_the_default_tolerations(cluster: Cluster) -> None:

@@ -123,6 +123,23 @@ def test_node_ports_skip_filter() -> None:
     assert result.selected_node == "m1"
 
 
+def _host_network_pod(name: str, node_name: str = "", host_network: bool = True) -> Any:
+    container = {"name": "c", "image": "img", "ports": [{"containerPort": 9100}]}
+    return pod(name, node_name=node_name, hostNetwork=host_network, containers=[container])
+
+
+def test_host_network_ports_are_host_ports() -> None:
+    """(source) pkg/apis/core/v1/defaults.go SetDefaults_Pod → defaultHostNetworkPorts: the API
+    server gives a hostNetwork pod's ports their containerPort as hostPort, so two node exporters
+    (hostNetwork, containerPort 9100, no hostPort) never share a node; without hostNetwork they do."""
+    existing = _host_network_pod("exporter-a", node_name="m1")
+    result = schedule([node("m1"), node("m2")], _host_network_pod("exporter-b"), [existing])
+    assert filter_status(result, "m1") == PORTS_FAIL
+    assert result.selected_node == "m2"
+    plain = schedule([node("m1")], _host_network_pod("plain", host_network=False), [existing])
+    assert skipped(plain, "NodePorts") and plain.selected_node == "m1"
+
+
 def _init_port_pod(sidecar: bool) -> Any:
     init: dict[str, Any] = {"name": "init", "image": "img", "ports": ports("TCP//8001")}
     if sidecar:
