@@ -39,6 +39,7 @@ from scheduler_core.explain import add_workloads
 from scheduler_core.framework.node_table import NodeTable
 from scheduler_core.framework.pod_info import PodInfo
 from scheduler_core.framework.volume_index import VolumeIndex
+from scheduler_core.versions import Version
 
 from .adapters import READ_KINDS, scheduler_object
 from .models import Change, Cluster, KubeObject
@@ -103,7 +104,8 @@ class SchedulerCache:
         self.entries: dict[str, dict[tuple[str, str], Entry]] = {}  # kind → (namespace, name) → Entry
         self._listed: dict[str, list[Entry]] = {}  # kind → its entries in creation order (until it changes)
         self.changed_at: dict[str, int] = {}  # kind → resourceVersion of its latest change applied
-        self.idle_at: dict[str, int] = {}  # controller → the rv at which it last found nothing to do
+        # controller → the rv (and the cluster's version) at which it last found nothing to do
+        self.idle_at: dict[str, tuple[int, Version]] = {}
 
     # --- from the store ---------------------------------------------------------------------------
 

@@ -18,11 +18,11 @@ from typing import Any
 
 from scheduler_core.api.objects import Node, Pod
 from scheduler_core.framework.pod_info import PodInfo
-from scheduler_core.plugins.helper import find_untolerated_taint
+from scheduler_core.plugins.helper import COMPARISON_OPERATORS_GATE, find_untolerated_taint
 from scheduler_core.plugins.node_affinity import ERR_REASON_POD, required_node_affinity
 from scheduler_core.plugins.taint_toleration import untolerated_taint_reason
 
-from .. import scheduler_cache
+from .. import profiles, scheduler_cache
 from ..kube_events import event_name, record_event
 from ..models import Cluster
 from ..services import delete_object
@@ -99,17 +99,19 @@ def template_pod(ds: Obj) -> PodInfo:
     return PodInfo.of(Pod.model_validate({"metadata": meta, "spec": spec}))
 
 
-def placement(pod: PodInfo, node: Node) -> Placement:
-    """NodeShouldRunDaemonPod / predicates: node name, required node affinity, taints."""
+def placement(pod: PodInfo, node: Node, comparison_operators: bool = False) -> Placement:
+    """NodeShouldRunDaemonPod / predicates: node name, required node affinity, taints (`Lt`/`Gt`
+    tolerations compare only with TaintTolerationComparisonOperators, which the controller-manager
+    reads at the cluster's release as the scheduler does)."""
     wanted_node = pod.pod.spec.node_name
     if wanted_node and wanted_node != node.metadata.name:
         return Placement(False, False, "node(s) didn't match the requested node name")
     if not required_node_affinity(pod).matches(node.metadata.name, node.metadata.labels):
         return Placement(False, False, ERR_REASON_POD)
-    taint = find_untolerated_taint(node.spec.taints, pod.tolerations)
+    taint = find_untolerated_taint(node.spec.taints, pod.tolerations, comparison_operators=comparison_operators)
     if taint is not None:
         # pods already there keep running unless a NoExecute taint is untolerated
-        evicting = find_untolerated_taint(node.spec.taints, pod.tolerations, ("NoExecute",))
+        evicting = find_untolerated_taint(node.spec.taints, pod.tolerations, ("NoExecute",), comparison_operators)
         return Placement(False, evicting is None, untolerated_taint_reason(taint.key, taint.value))
     return Placement(True, True)
 
@@ -184,10 +186,12 @@ def sync_daemon_sets(cluster: Cluster) -> bool:
         Node.model_validate(row.body)
         for row in sorted(scheduler_cache.listed(cluster, "Node"), key=lambda row: row.name)
     ]
-    return any(_sync_one(cluster, row.body, nodes) for row in rows if not row.body["metadata"].get("deletionTimestamp"))
+    comparisons = profiles.version_of(cluster).gates.enabled(COMPARISON_OPERATORS_GATE)
+    live = [row.body for row in rows if not row.body["metadata"].get("deletionTimestamp")]
+    return any(_sync_one(cluster, ds, nodes, comparisons) for ds in live)
 
 
-def _sync_one(cluster: Cluster, ds: Obj, nodes: list[Node]) -> bool:
+def _sync_one(cluster: Cluster, ds: Obj, nodes: list[Node], comparison_operators: bool) -> bool:
     pod_info = template_pod(ds)
     revision = template_hash(ds["spec"]["template"])
     by_node: dict[str, list[Obj]] = {}
@@ -208,7 +212,7 @@ def _sync_one(cluster: Cluster, ds: Obj, nodes: list[Node]) -> bool:
     recorded: set[str] | None = None
     for node in nodes:
         name = node.metadata.name
-        where = placement(pod_info, node)
+        where = placement(pod_info, node, comparison_operators)
         pods = [p for p in by_node.get(name, []) if not is_terminating(p)]
         if by_node.get(name) and not pods:
             continue  # wait for the terminating pod to go

@@ -26,7 +26,9 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db.models import Q
 
-from .. import cycle_traces, rows, scheduler_cache
+from scheduler_core.versions import Version
+
+from .. import cycle_traces, profiles, rows, scheduler_cache
 from ..models import PACE_INSTANT, PACE_PAUSED, Cluster
 from ..publish import group_name, publish
 from ..shared_db import shared_db
@@ -105,10 +107,14 @@ def _run_unless_idle(
     sync: Callable[[Cluster], bool],
     kinds: frozenset[str] | None,
     cluster: Cluster,
+    version: Version,
 ) -> bool:
-    """Run one clockless controller, unless nothing it reads changed since it last found nothing to do."""
-    idle_at = cache.idle_at.get(name)
-    if idle_at is not None:
+    """Run one clockless controller, unless nothing it reads changed since it last found nothing to
+    do — the objects of `kinds` (every kind: None), and the version the cluster runs (its gates
+    change what a controller does, as a kube-controller-manager restarted at another release)."""
+    idle = cache.idle_at.get(name)
+    if idle is not None and idle[1] == version:
+        idle_at = idle[0]
         if kinds is None:
             if cache.rv == idle_at:
                 return False
@@ -117,7 +123,7 @@ def _run_unless_idle(
     if sync(cluster):
         cache.idle_at.pop(name, None)
         return True
-    cache.idle_at[name] = cache.rv
+    cache.idle_at[name] = (cache.rv, version)
     return False
 
 
@@ -135,10 +141,11 @@ def _step(cluster: Cluster) -> tuple[str | None, float | None, int]:
     bulk = cluster.pace == PACE_INSTANT
     with scheduler_cache.pinned(cluster) as cache:
         seen = cache.rv
+        version = profiles.version_of(cluster)
         for name, sync, kinds in CONTROLLERS:
             if bulk and name in BULK_SYNCS:
                 sync = BULK_SYNCS[name]
-            if _run_unless_idle(cache, name, sync, kinds, cluster):
+            if _run_unless_idle(cache, name, sync, kinds, cluster, version):
                 return name, None, seen
         if disruption.sync_disruption_budgets(cluster):  # reads the clock (disruptedPods expire): every step
             return "disruption-controller", None, seen
@@ -149,7 +156,7 @@ def _step(cluster: Cluster) -> tuple[str | None, float | None, int]:
         acted, waiting = kubelet.scan(cluster)
         if acted:
             return "kubelet", None, seen
-        if _run_unless_idle(cache, "namespace-controller", namespace.step, None, cluster):
+        if _run_unless_idle(cache, "namespace-controller", namespace.step, None, cluster, version):
             return "namespace-controller", None, seen
         acted, deadline = taint_manager.step(cluster)
         if acted:

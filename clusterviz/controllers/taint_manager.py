@@ -8,8 +8,9 @@ from datetime import datetime
 from typing import Any
 
 from scheduler_core.api.objects import Taint, Toleration
+from scheduler_core.plugins.helper import COMPARISON_OPERATORS_GATE
 
-from .. import scheduler_cache, store
+from .. import profiles, scheduler_cache, store
 from ..kube_events import record_event
 from ..models import Cluster
 from ..publish import publish
@@ -29,7 +30,11 @@ def _epoch(stamp: str | None, default: float) -> float:
 
 
 def eviction_time(
-    taints: list[dict[str, Any]], tolerations: list[Toleration], now: float, since: float | None = None
+    taints: list[dict[str, Any]],
+    tolerations: list[Toleration],
+    now: float,
+    since: float | None = None,
+    comparison_operators: bool = False,
 ) -> float | None:
     """When a pod must go: now (an untolerated taint), later (tolerationSeconds), or never (None).
 
@@ -37,14 +42,15 @@ def eviction_time(
     it is used (v1helper.GetMatchingTolerations); the smallest tolerationSeconds among those counts
     (getMinTolerationTime: <= 0 means now, none means forever), from when the controller first saw
     the pod on the tainted node — the later of the earliest taint's timeAdded and `since` (when
-    the pod arrived on the node).
+    the pod arrived on the node). `Lt`/`Gt` tolerations compare only with the cluster release's
+    TaintTolerationComparisonOperators (`comparison_operators`).
     """
     no_execute = [Taint.model_validate(raw) for raw in taints if raw.get("effect") == "NoExecute"]
     if not no_execute:
         return None
     used: list[Toleration] = []
     for taint in no_execute:
-        match = next((t for t in tolerations if t.tolerates(taint)), None)
+        match = next((t for t in tolerations if t.tolerates(taint, comparison_operators)), None)
         if match is None:
             return now
         used.append(match)
@@ -86,6 +92,7 @@ def _scheduled(cluster: Cluster, now: float) -> list[tuple[Entry, float]]:
     }
     if not tainted:
         return []
+    comparisons = profiles.version_of(cluster).gates.enabled(COMPARISON_OPERATORS_GATE)
     scheduled = []
     for row in scheduler_cache.listed(cluster, "Pod"):
         if row.node_name not in tainted:
@@ -94,7 +101,7 @@ def _scheduled(cluster: Cluster, now: float) -> list[tuple[Entry, float]]:
         if body["metadata"].get("deletionTimestamp"):
             continue
         tolerations = [Toleration.model_validate(t) for t in body["spec"].get("tolerations", [])]
-        due = eviction_time(tainted[row.node_name], tolerations, now, _arrival(body, now))
+        due = eviction_time(tainted[row.node_name], tolerations, now, _arrival(body, now), comparisons)
         if due is not None:
             scheduled.append((row, due))
     return scheduled

@@ -29,6 +29,11 @@ def tolerates(tolerations: Iterable[Toleration], taint: Taint, comparison_operat
     return any(t.tolerates(taint, comparison_operators) for t in tolerations)
 
 
+#: The gate under which `Lt`/`Gt` tolerations compare values (KEP-5471, alpha in v1.35), read by the
+#: plugins that match tolerations and by the controllers that do (DaemonSet, taint eviction).
+COMPARISON_OPERATORS_GATE = "TaintTolerationComparisonOperators"
+
+
 def find_untolerated_taint(
     taints: Iterable[Taint],
     tolerations: Iterable[Toleration],

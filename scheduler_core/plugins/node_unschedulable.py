@@ -10,7 +10,7 @@ from ..framework.node_table import NodeTable
 from ..framework.pod_info import PodInfo
 from ..framework.runtime import Framework
 from ..framework.status import Code, NodeVerdicts
-from .helper import tolerates
+from .helper import COMPARISON_OPERATORS_GATE, tolerates
 from .names import NODE_UNSCHEDULABLE
 
 NAME = NODE_UNSCHEDULABLE
@@ -33,4 +33,4 @@ class NodeUnschedulable:
 
 
 def new(args: dict[str, Any], handle: Framework) -> NodeUnschedulable:
-    return NodeUnschedulable(handle.version.gates.enabled("TaintTolerationComparisonOperators"))
+    return NodeUnschedulable(handle.version.gates.enabled(COMPARISON_OPERATORS_GATE))

@@ -13,7 +13,7 @@ from ..framework.node_table import NodeTable
 from ..framework.pod_info import PodInfo
 from ..framework.runtime import Framework
 from ..framework.status import SUCCESS, Code, NodeVerdicts, Status
-from .helper import default_normalize_score, find_untolerated_taint, tolerates
+from .helper import COMPARISON_OPERATORS_GATE, default_normalize_score, find_untolerated_taint, tolerates
 from .names import TAINT_TOLERATION
 
 NAME = TAINT_TOLERATION
@@ -100,5 +100,5 @@ class TaintToleration:
 def new(args: dict[str, Any], handle: Framework) -> TaintToleration:
     return TaintToleration(
         constant_reason=handle.version.has("taint-reason-constant"),
-        comparison_operators=handle.version.gates.enabled("TaintTolerationComparisonOperators"),
+        comparison_operators=handle.version.gates.enabled(COMPARISON_OPERATORS_GATE),
     )

@@ -116,6 +116,29 @@ def test_daemonset_tolerating_the_taint_runs_there_and_hostnetwork_adds_network_
     assert keys[-1] == "node.kubernetes.io/network-unavailable"
 
 
+def test_daemonset_compares_tolerations_once_the_release_turns_the_gate_on(cluster: Cluster) -> None:
+    """KEP-5471: the DaemonSet controller matches `Gt` tolerations as the scheduler does, under the
+    cluster's TaintTolerationComparisonOperators; switching it on wakes the idle controller (a
+    controller-manager restarted with the gate), and the tier-50 node gets its daemon pod."""
+    from clusterviz.cluster_versions import set_version
+    from scheduler_core.versions import get_version
+
+    set_version(cluster, get_version("1.35"))
+    tier = [{"key": "tier", "value": "50", "effect": "NoSchedule"}]
+    create(cluster, node_yaml("node01", taints=tier), node_yaml("node02", taints=[{**tier[0], "value": "5"}]))
+    tolerations = [{"key": "tier", "operator": "Gt", "value": "10"}]
+    create(cluster, daemonset_yaml("agent", tolerations=tolerations))
+    reconcile(cluster)
+    assert _pods(cluster, "agent-") == []  # the gate is off by default: Gt tolerates nothing
+    set_version(cluster, get_version("1.35", "TaintTolerationComparisonOperators=true"))
+    reconcile(cluster)
+    assert [p["spec"]["nodeName"] for p in _pods(cluster, "agent-")] == ["node01"]
+    # and the taint manager evicts by the same rule: a NoExecute tier taint the pod's Gt tolerates
+    services.set_taint(cluster, "node01", "tier", "50", "NoExecute", "kubectl")
+    reconcile(cluster)
+    assert [p["spec"]["nodeName"] for p in _pods(cluster, "agent-")] == ["node01"]
+
+
 # --- StatefulSet ------------------------------------------------------------------------------
 
 
@@ -621,7 +644,7 @@ def test_skipping_idle_controllers_writes_exactly_what_running_them_all_writes(
     monkeypatch.setattr(store, "now_rfc3339", lambda: "2026-01-01T00:00:00Z")
     skipping = services.create_cluster("skipping")
     _play(skipping)
-    monkeypatch.setattr(runner, "_run_unless_idle", lambda cache, name, sync, kinds, cluster: sync(cluster))
+    monkeypatch.setattr(runner, "_run_unless_idle", lambda cache, name, sync, kinds, cluster, version: sync(cluster))
     every = services.create_cluster("every-step")
     _play(every)
     assert len(_story(skipping)) > 30

@@ -20,6 +20,7 @@ from ...framework.node_table import NodeTable
 from ...framework.pod_info import PodInfo
 from ...framework.runtime import Framework
 from ...framework.status import SKIP, SUCCESS, Code, NodeVerdicts, PreFilterResult, Status
+from ..helper import COMPARISON_OPERATORS_GATE
 from ..names import POD_TOPOLOGY_SPREAD
 from .common import (
     DO_NOT_SCHEDULE,
@@ -276,5 +277,5 @@ def new(args: dict[str, Any], handle: Framework) -> PodTopologySpread:
                 raise InputError(
                     f"profile: PodTopologySpread args.defaultConstraints[{k}]: invalid constraint"
                 ) from None
-    comparison = handle.version.gates.enabled("TaintTolerationComparisonOperators")
+    comparison = handle.version.gates.enabled(COMPARISON_OPERATORS_GATE)
     return PodTopologySpread(defaulting == "System", defaults, comparison)
