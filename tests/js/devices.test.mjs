@@ -44,7 +44,7 @@ test("a node's devices: newest generation only, pools in driver/pool order, devi
 test("who holds a device: the claim, the pods it is reserved for, admin access", () => {
   const [gpu1, gpu0] = devicesOnNode(state, "gpu-b");
   assert.equal(deviceState(gpu1), "free");
-  assert.equal(deviceState(gpu0), "default/my-gpu (trainer); default/watcher admin");
+  assert.equal(deviceState(gpu0), "default/my-gpu (trainer); default/watcher (admin access)");
   // an admin-access allocation does not use the device up (ListAllAllocatedDevices skips it)
   assert.deepEqual(deviceCounts(devicesOnNode(state, "gpu-b")), { total: 3, used: 1, free: 2 });
 });

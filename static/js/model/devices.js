@@ -65,7 +65,7 @@ export function devicesOnNode(state, nodeName, holders = deviceHolders(state)) {
 export function deviceState(device) {
   if (!device.holders.length) return gettext("free");
   return device.holders
-    .map((h) => `${h.claim}${h.reservedFor.length ? ` (${h.reservedFor.join(", ")})` : ""}${h.admin ? " admin" : ""}`)
+    .map((h) => `${h.claim}${h.reservedFor.length ? ` (${h.reservedFor.join(", ")})` : ""}${h.admin ? ` ${gettext("(admin access)")}` : ""}`)
     .join("; ");
 }
 
