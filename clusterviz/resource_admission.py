@@ -1,7 +1,7 @@
 """Validation and API defaults of the kinds the scheduler reads beside pods and nodes and kubectl
 writes: Dynamic Resource Allocation's resource.k8s.io/v1 DeviceClass, ResourceSlice, ResourceClaim
-and ResourceClaimTemplate, and VolumeBinding's storage.k8s.io/v1 StorageClass, CSIDriver and
-CSIStorageCapacity.
+and ResourceClaimTemplate, and VolumeBinding's storage.k8s.io/v1 StorageClass, CSIDriver, CSINode
+and CSIStorageCapacity and core/v1 PersistentVolume.
 
 Each object is read by the model scheduler_core reads it with (one set of rules, a located error),
 then checked where kube-apiserver checks more (pkg/apis/resource/validation/validation.go v1.34: a
@@ -34,6 +34,8 @@ RESOURCE_KINDS = (
     "StorageClass",
     "CSIDriver",
     "CSIStorageCapacity",
+    "CSINode",
+    "PersistentVolume",
 )
 
 
@@ -94,6 +96,17 @@ def _csi_driver(body: Obj) -> None:
     spec.setdefault("volumeLifecycleModes", ["Persistent"])
 
 
+def _persistent_volume(body: Obj) -> None:
+    """pkg/apis/core/v1 SetDefaults_PersistentVolume (and a hostPath's type): Pending until the
+    PersistentVolume controller looks at it, Retain, Filesystem."""
+    spec = body.setdefault("spec", {})
+    spec.setdefault("persistentVolumeReclaimPolicy", "Retain")
+    spec.setdefault("volumeMode", "Filesystem")
+    if isinstance(spec.get("hostPath"), dict):
+        spec["hostPath"].setdefault("type", "")
+    body.setdefault("status", {}).setdefault("phase", "Pending")  # then the controller's to write
+
+
 def admit_resource_kind(kind: str, body: Obj, source: str, node: yaml.Node | None, prefix: Path) -> Obj:
     """Validate and default one object of `RESOURCE_KINDS` (`validation.admit` checked its apiVersion)."""
     try:
@@ -112,4 +125,6 @@ def admit_resource_kind(kind: str, body: Obj, source: str, node: yaml.Node | Non
         _storage_class(out)
     elif kind == "CSIDriver":
         _csi_driver(out)
+    elif kind == "PersistentVolume":
+        _persistent_volume(out)
     return out

@@ -67,6 +67,8 @@ SUPPORTED_KINDS = (
     "StorageClass",
     "CSIDriver",
     "CSIStorageCapacity",
+    "PersistentVolume",
+    "CSINode",
 )
 API_VERSIONS = {
     "Pod": "v1",
@@ -95,6 +97,8 @@ API_VERSIONS = {
     "StorageClass": "storage.k8s.io/v1",
     "CSIDriver": "storage.k8s.io/v1",
     "CSIStorageCapacity": "storage.k8s.io/v1",
+    "PersistentVolume": "v1",
+    "CSINode": "storage.k8s.io/v1",
 }
 
 
@@ -361,7 +365,7 @@ def admit(
             out = prune_as("PriorityClass", PriorityClass.model_validate(body).to_dict())
             _check_priority_class(out, source, node, prefix)
             return out
-        if api_version.startswith(("resource.k8s.io/", "storage.k8s.io/")):
+        if kind == "PersistentVolume" or api_version.startswith(("resource.k8s.io/", "storage.k8s.io/")):
             from .resource_admission import admit_resource_kind  # imports this module's prune_as
 
             return admit_resource_kind(kind, {**body, "apiVersion": api_version}, source, node, prefix)

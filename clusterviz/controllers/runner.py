@@ -40,6 +40,7 @@ from . import (
     job,
     kubelet,
     namespace,
+    persistentvolume,
     replicaset,
     resourceclaim,
     scheduler,
@@ -91,6 +92,11 @@ CONTROLLERS: tuple[tuple[str, Callable[[Cluster], bool], frozenset[str] | None],
         frozenset({"Pod", "ResourceClaim", "ResourceClaimTemplate"}),
     ),
     ("endpoint-controller", endpoints.sync_endpoints, frozenset({"Service", "Endpoints", "EndpointSlice", "Pod"})),
+    (
+        "persistentvolume-binder-controller",
+        persistentvolume.sync_volumes,
+        frozenset({"PersistentVolume", "PersistentVolumeClaim"}),
+    ),
 )
 
 

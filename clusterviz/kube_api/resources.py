@@ -134,6 +134,10 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("resourceslices", "resourceslice", "ResourceSlice", "resource.k8s.io", "v1", False),
     Resource("storageclasses", "storageclass", "StorageClass", "storage.k8s.io", "v1", False, ("sc",)),
     Resource("csidrivers", "csidriver", "CSIDriver", "storage.k8s.io", "v1", False),
+    Resource("csinodes", "csinode", "CSINode", "storage.k8s.io", "v1", False),
+    Resource(
+        "persistentvolumes", "persistentvolume", "PersistentVolume", "", "v1", False, ("pv",), subresources=("status",)
+    ),
     Resource("csistoragecapacities", "csistoragecapacity", "CSIStorageCapacity", "storage.k8s.io", "v1", True),
     Resource("leases", "lease", "Lease", "coordination.k8s.io", "v1", True, verbs=READ_VERBS, synthetic=True),
     # answered for the requester, never stored (`kubectl auth can-i`, `kubectl auth whoami`)

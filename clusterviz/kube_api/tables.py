@@ -454,6 +454,42 @@ def _serviceaccount_cells(obj: Obj, now: datetime) -> list[Any]:
 
 
 _ACCESS_MODES = {"ReadWriteOnce": "RWO", "ReadOnlyMany": "ROX", "ReadWriteMany": "RWX", "ReadWriteOncePod": "RWOP"}
+BETA_STORAGE_CLASS = "volume.beta.kubernetes.io/storage-class"
+
+
+def access_modes_text(modes: Any) -> str:
+    """helper.GetAccessModesAsString: each mode held, once, in the order RWO, ROX, RWX, RWOP."""
+    held = set(modes or [])
+    return ",".join(short for mode, short in _ACCESS_MODES.items() if mode in held)
+
+
+def _volume_cells(obj: Obj, now: datetime) -> list[Any]:
+    """printPersistentVolume: the claim as namespace/name, the class (the beta annotation first,
+    helper.GetPersistentVolumeClass), `Terminating` while deleted."""
+    meta, spec, status = obj["metadata"], obj.get("spec") or {}, obj.get("status") or {}
+    ref = spec.get("claimRef")
+    claim = f"{ref.get('namespace', '')}/{ref.get('name', '')}" if isinstance(ref, dict) else ""
+    phase = "Terminating" if meta.get("deletionTimestamp") else status.get("phase", "")
+    storage_class = (meta.get("annotations") or {}).get(BETA_STORAGE_CLASS, spec.get("storageClassName", ""))
+    return [
+        meta.get("name", ""),
+        (spec.get("capacity") or {}).get("storage", "0"),
+        access_modes_text(spec.get("accessModes")),
+        spec.get("persistentVolumeReclaimPolicy", ""),
+        phase,
+        claim,
+        storage_class,
+        spec.get("volumeAttributesClassName") or "<unset>",
+        status.get("reason", ""),
+        _since(meta.get("creationTimestamp"), now),
+        spec.get("volumeMode") or "<unset>",
+    ]
+
+
+def _csi_node_cells(obj: Obj, now: datetime) -> list[Any]:
+    """printCSINode: how many drivers the node has registered."""
+    drivers = (obj.get("spec") or {}).get("drivers") or []
+    return [obj["metadata"].get("name", ""), len(drivers), _age(obj, now)]
 
 
 def _claim_cells(obj: Obj, now: datetime) -> list[Any]:
@@ -465,7 +501,7 @@ def _claim_cells(obj: Obj, now: datetime) -> list[Any]:
         status.get("phase", "Pending"),
         spec.get("volumeName", ""),
         (status.get("capacity") or {}).get("storage", "") if bound else "",
-        ",".join(_ACCESS_MODES.get(m, m) for m in modes or []),
+        access_modes_text(modes),
         spec.get("storageClassName", ""),
         spec.get("volumeAttributesClassName") or "<unset>",
         _since(obj["metadata"].get("creationTimestamp"), now),
@@ -818,6 +854,69 @@ PRINTERS: dict[str, tuple[list[Column], Callable[[Obj, datetime], list[Any]]]] =
             ("VolumeMode", "string", "", 1, "The volume mode of the claim."),
         ],
         _claim_cells,
+    ),
+    "PersistentVolume": (
+        [
+            _NAME,
+            (
+                "Capacity",
+                "string",
+                "",
+                0,
+                "capacity is the description of the persistent volume's resources and capacity.",
+            ),
+            ("Access Modes", "string", "", 0, "accessModes contains all ways the volume can be mounted."),
+            (
+                "Reclaim Policy",
+                "string",
+                "",
+                0,
+                "persistentVolumeReclaimPolicy defines what happens to a persistent volume when "
+                "released from its claim.",
+            ),
+            (
+                "Status",
+                "string",
+                "",
+                0,
+                "phase indicates if a volume is available, bound to a claim, or released by a claim.",
+            ),
+            (
+                "Claim",
+                "string",
+                "",
+                0,
+                "claimRef is part of a bi-directional binding between PersistentVolume and PersistentVolumeClaim.",
+            ),
+            ("StorageClass", "string", "", 0, "StorageClass of the pv"),
+            ("VolumeAttributesClass", "string", "", 0, "VolumeAttributesClass of the pv"),
+            (
+                "Reason",
+                "string",
+                "",
+                0,
+                "reason is a brief CamelCase string that describes any failure and is meant for "
+                "machine parsing and tidy display in the CLI.",
+            ),
+            _AGE,
+            (
+                "VolumeMode",
+                "string",
+                "",
+                1,
+                "volumeMode defines if a volume is intended to be used with a formatted filesystem "
+                "or to remain in raw block state.",
+            ),
+        ],
+        _volume_cells,
+    ),
+    "CSINode": (
+        [
+            _NAME,
+            ("Drivers", "integer", "", 0, "Drivers indicates the number of CSI drivers registered on the node"),
+            _AGE,
+        ],
+        _csi_node_cells,
     ),
     "DeviceClass": ([_NAME, _AGE], _name_age_cells),
     "ResourceClaimTemplate": ([_NAME, _AGE], _name_age_cells),

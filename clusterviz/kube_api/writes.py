@@ -50,6 +50,7 @@ STATUS_RESET_ON_CREATE = (
     "PodDisruptionBudget",
     "ResourceClaim",
     "ResourceQuota",
+    "PersistentVolume",  # persistentvolume strategy PrepareForCreate: the status is the controller's
 )
 
 

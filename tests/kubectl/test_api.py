@@ -73,7 +73,11 @@ def test_version_discovery_and_openapi(api_cluster: Cluster) -> None:
         "limitranges",
         "resourcequotas",
         "persistentvolumeclaims",
+        "persistentvolumes",
     }
+    assert resources["persistentvolumes"]["scope"] == "Cluster" and resources["persistentvolumes"]["shortNames"] == [
+        "pv"
+    ]
     assert [(s["subresource"], s["verbs"]) for s in resources["pods"]["subresources"]] == [
         ("eviction", ["create"]),
         ("status", ["get", "patch", "update"]),

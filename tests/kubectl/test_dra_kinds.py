@@ -76,7 +76,7 @@ def test_discovery_lists_the_dra_and_storage_kinds(cluster: Cluster) -> None:
     assert rows[1][1:] == ["resource.k8s.io/v1", "false", "DeviceClass"]
     assert rows[2][1:] == ["resource.k8s.io/v1", "true", "ResourceClaim"]
     storage = cluster.kubectl("api-resources", "--api-group=storage.k8s.io").rows()
-    assert [row[0] for row in storage[1:]] == ["csidrivers", "csistoragecapacities", "storageclasses"]
+    assert [row[0] for row in storage[1:]] == ["csidrivers", "csinodes", "csistoragecapacities", "storageclasses"]
 
 
 def test_create_and_get_the_four_kinds_with_their_columns(cluster: Cluster) -> None:
@@ -148,6 +148,59 @@ def test_csi_storage_capacity_and_storage_classes(cluster: Cluster) -> None:
     sc = cluster.kubectl("get", "sc").rows()
     assert sc[0] == ["NAME", "PROVISIONER", "RECLAIMPOLICY", "VOLUMEBINDINGMODE", "ALLOWVOLUMEEXPANSION", "AGE"]
     assert sc[1][:5] == ["fast", "(default)", "csi.example.com", "Delete", "WaitForFirstConsumer"]
+
+
+VOLUME = """\
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: local-node01}
+spec:
+  capacity: {storage: 50Gi}
+  accessModes: [ReadOnlyMany, ReadWriteOnce]
+  storageClassName: local
+  local: {path: /mnt/disks/ssd1}
+  nodeAffinity:
+    required:
+      nodeSelectorTerms:
+      - matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [node01]}]
+"""
+CSI_NODE = """\
+apiVersion: storage.k8s.io/v1
+kind: CSINode
+metadata: {name: node01}
+spec:
+  drivers:
+  - {name: ebs.csi.aws.com, nodeID: i-0123, allocatable: {count: 25}, topologyKeys: [topology.ebs.csi.aws.com/zone]}
+"""
+
+
+def test_persistent_volumes_and_csi_nodes_are_served(cluster: Cluster) -> None:
+    """`kubectl get pv` and `kubectl get csinodes` as against a real cluster: the volume stored with
+    its defaults, Pending until the PersistentVolume controller makes it Available, the columns of
+    printPersistentVolume (access modes in RWO, ROX order) and printCSINode."""
+    cluster.kubectl("create", "-f", cluster.write("pv.yaml", VOLUME))
+    stored = cluster.objects("PersistentVolume")["local-node01"]
+    assert (stored["spec"]["persistentVolumeReclaimPolicy"], stored["spec"]["volumeMode"]) == ("Retain", "Filesystem")
+    cluster.wait(
+        lambda: cluster.objects("PersistentVolume")["local-node01"]["status"]["phase"] == "Available",
+        what="the volume Available",
+    )
+    header, row = cluster.kubectl("get", "pv").lines
+    assert header.split() == [
+        "NAME", "CAPACITY", "ACCESS", "MODES", "RECLAIM", "POLICY", "STATUS", "CLAIM", "STORAGECLASS",
+        "VOLUMEATTRIBUTESCLASS", "REASON", "AGE",
+    ]  # fmt: skip
+    assert row.split()[:7] == ["local-node01", "50Gi", "RWO,ROX", "Retain", "Available", "local", "<unset>"]
+    cluster.kubectl("create", "-f", cluster.write("csinode.yaml", CSI_NODE))
+    assert cluster.kubectl("get", "csinodes").rows()[0] == ["NAME", "DRIVERS", "AGE"]
+    assert cluster.kubectl("get", "csinode", "node01").rows()[1][:2] == ["node01", "1"]
+    refused = cluster.kubectl("create", "-f", cluster.write("bad.yaml", VOLUME.replace("50Gi", "fifty")), ok=False)
+    assert refused.stderr.startswith(
+        'Error from server (BadRequest): error when creating "bad.yaml": PersistentVolume in version "v1" cannot be '
+        "handled as a PersistentVolume: quantities must match the regular expression"
+    )
+    cluster.kubectl("delete", "pv", "local-node01")
+    assert cluster.objects("PersistentVolume") == {}
 
 
 TRAINER = """\
