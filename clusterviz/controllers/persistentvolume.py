@@ -1,20 +1,40 @@
-"""The PersistentVolume controller's volume phases (pkg/controller/volume/persistentvolume
-pv_controller.go syncVolume), one action per step: a volume without a claim, or pre-bound to one
-that has not taken it yet, is `Available`; one its claim names in `spec.volumeName` is `Bound`; one
-whose bound claim is gone is `Released`. Binding claims to volumes (and provisioning) is not modelled:
-the claims stay as written, and VolumeBinding reads the volumes as they are.
+"""The PersistentVolume controller (pkg/controller/volume/persistentvolume pv_controller.go), one
+write per step.
+
+- syncUnboundClaim: a Pending claim without a volume whose class binds `Immediate` (or which names
+  no class) takes the volume `FindMatchingVolume` picks — the one pre-bound to it, else the smallest
+  Available volume of its class, modes, size, volume mode and selector (the scheduler's own check,
+  `candidate_volumes`): first the volume's `claimRef` (bound-by-controller), then the claim's
+  `volumeName` and bind-completed annotation, then the claim's status (Bound, the volume's
+  capacity and access modes).
+- syncVolume: a volume without a claim, or pre-bound to one that has not taken it, is `Available`;
+  one its claim names in `spec.volumeName` is `Bound`; one whose bound claim is gone is `Released`.
+
+Not modelled: provisioning, and the claims of `WaitForFirstConsumer` classes (they wait, as for the
+scheduler's PreBind, which the app does not write): VolumeBinding reads them unbound.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .. import scheduler_cache
+from scheduler_core.api.storage import ANN_BIND_COMPLETED, PersistentVolume, PersistentVolumeClaim, StorageClass
+from scheduler_core.plugins.volume_binding import candidate_volumes, is_delay_binding
+
+from .. import scheduler_cache, store
 from ..models import Cluster
 from .owners import set_status
 
 COMPONENT = "persistentvolume-binder-controller"
+ANN_BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
 Obj = dict[str, Any]
+
+
+class _Classes:
+    """The `VolumeIndex` face `is_delay_binding` reads: the StorageClasses by name."""
+
+    def __init__(self, classes: list[StorageClass]) -> None:
+        self.classes = {c.metadata.name: c for c in classes}
 
 
 def volume_phase(volume: Obj, claims: dict[tuple[str, str], Obj]) -> str:
@@ -31,17 +51,81 @@ def volume_phase(volume: Obj, claims: dict[tuple[str, str], Obj]) -> str:
     return "Available"  # pre-bound: waiting for its claim
 
 
-def sync_volumes(cluster: Cluster) -> bool:
-    """Write the first volume whose phase is not the one syncVolume gives it; False when none."""
-    volumes = scheduler_cache.listed(cluster, "PersistentVolume")
-    if not volumes:
+def _annotate(body: Obj, *keys: str) -> None:
+    annotations = body.setdefault("metadata", {}).setdefault("annotations", {})
+    for key in keys:
+        annotations[key] = "yes"
+
+
+def _bind_step(
+    cluster: Cluster, claim_row: scheduler_cache.Entry, volumes: list[PersistentVolume], classes: _Classes
+) -> bool:
+    """The next write binding one unbound Immediate claim, if it has a volume to take."""
+    body = claim_row.body
+    claim = PersistentVolumeClaim.model_validate(body)
+    if claim.spec.volume_name or is_delay_binding(claim, classes):  # type: ignore[arg-type]
         return False
-    claims = {(row.namespace, row.name): row.body for row in scheduler_cache.listed(cluster, "PersistentVolumeClaim")}
-    for row in volumes:
+    prebound, ranked = candidate_volumes(claim, volumes)
+    volume = prebound or (ranked[0] if ranked else None)
+    if volume is None:
+        return False
+    if volume.spec.claim_ref is None or not volume.spec.claim_ref.uid:
+        reference = {
+            "kind": "PersistentVolumeClaim",
+            "namespace": claim_row.namespace,
+            "name": claim_row.name,
+            "uid": body["metadata"].get("uid", ""),
+            "apiVersion": "v1",
+            "resourceVersion": str(claim_row.resource_version),
+        }
+
+        def take(pv: Obj) -> None:
+            pv["spec"]["claimRef"] = reference
+            _annotate(pv, ANN_BOUND_BY_CONTROLLER)
+
+        store.patch(cluster, "PersistentVolume", "", volume.name, take, COMPONENT)
+        return True
+
+    def bind(pvc: Obj) -> None:
+        pvc["spec"]["volumeName"] = volume.name
+        _annotate(pvc, ANN_BIND_COMPLETED, ANN_BOUND_BY_CONTROLLER)
+
+    store.patch(cluster, "PersistentVolumeClaim", claim_row.namespace, claim_row.name, bind, COMPONENT)
+    return True
+
+
+def _claim_status_step(cluster: Cluster, claim: Obj, volumes: dict[str, Obj]) -> bool:
+    """A bound claim's status: Bound, with its volume's capacity and access modes."""
+    volume = volumes.get((claim.get("spec") or {}).get("volumeName", ""))
+    if volume is None or ANN_BIND_COMPLETED not in (claim["metadata"].get("annotations") or {}):
+        return False
+    spec = volume.get("spec") or {}
+    status = {"phase": "Bound", "accessModes": spec.get("accessModes") or [], "capacity": spec.get("capacity") or {}}
+    return set_status(cluster, claim, status, COMPONENT)
+
+
+def sync_volumes(cluster: Cluster) -> bool:
+    """One write of the controller; False when every claim and volume is as it wants them."""
+    volume_rows = scheduler_cache.listed(cluster, "PersistentVolume")
+    claim_rows = scheduler_cache.listed(cluster, "PersistentVolumeClaim")
+    if not volume_rows:
+        return False
+    by_name = {row.name: row.body for row in volume_rows}
+    volumes = [PersistentVolume.model_validate(row.body) for row in volume_rows]
+    classes = _Classes(
+        [StorageClass.model_validate(row.body) for row in scheduler_cache.listed(cluster, "StorageClass")]
+    )
+    claims = {(row.namespace, row.name): row.body for row in claim_rows}
+    for row in volume_rows:  # the volumes' phases first: a new volume is Available before claims look
         volume = row.body
         if volume["metadata"].get("deletionTimestamp"):
             continue
         phase = volume_phase(volume, claims)
         if phase != (volume.get("status") or {}).get("phase"):
             return set_status(cluster, volume, {"phase": phase}, COMPONENT)
+    for row in claim_rows:
+        if row.body["metadata"].get("deletionTimestamp"):
+            continue
+        if _claim_status_step(cluster, row.body, by_name) or _bind_step(cluster, row, volumes, classes):
+            return True
     return False

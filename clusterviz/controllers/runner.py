@@ -95,7 +95,7 @@ CONTROLLERS: tuple[tuple[str, Callable[[Cluster], bool], frozenset[str] | None],
     (
         "persistentvolume-binder-controller",
         persistentvolume.sync_volumes,
-        frozenset({"PersistentVolume", "PersistentVolumeClaim"}),
+        frozenset({"PersistentVolume", "PersistentVolumeClaim", "StorageClass"}),
     ),
 )
 

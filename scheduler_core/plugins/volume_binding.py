@@ -169,7 +169,7 @@ def _volume_mode(mode: str | None) -> str:
     return mode or "Filesystem"
 
 
-def _candidates(
+def candidate_volumes(
     claim: PersistentVolumeClaim, volumes: list[PersistentVolume]
 ) -> tuple[PersistentVolume | None, list[PersistentVolume]]:
     """`FindMatchingVolume`'s node-independent checks: the first PV pre-bound to the claim (which
@@ -308,7 +308,7 @@ class VolumeBinding:
         chosen: dict[str, np.ndarray] = {}
         unmatched: list[np.ndarray] = []
         for claim in to_match:
-            prebound, ranked = _candidates(claim, index.by_class.get(claim_class(claim), []))
+            prebound, ranked = candidate_volumes(claim, index.by_class.get(claim_class(claim), []))
             matched = np.zeros(n, dtype=bool)
             if prebound is not None:
                 matched = affinity(prebound).copy()

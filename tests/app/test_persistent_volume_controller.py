@@ -12,7 +12,7 @@ import pytest
 from clusterviz import services, store
 from clusterviz.controllers.runner import reconcile
 from clusterviz.models import Cluster
-from tests.app import create
+from tests.app import create, node_yaml, pod_yaml
 
 
 @pytest.fixture
@@ -57,3 +57,69 @@ def test_volume_phases_follow_their_claims(cluster: Cluster) -> None:
     services.delete_object(cluster, "PersistentVolumeClaim", "default", "data", "kubectl")
     reconcile(cluster)
     assert phases(cluster)["taken"] == "Released"
+
+
+def test_an_immediate_claim_takes_the_smallest_volume_that_fits(cluster: Cluster) -> None:
+    """syncUnboundClaim + FindMatchingVolume: the 10Gi volume over the 50Gi one for a 1Gi claim; the
+    volume's claimRef and the claim's volumeName, annotations and status as the controller writes them."""
+    big = json.loads(volume_json("big"))
+    big["spec"]["capacity"]["storage"] = "50Gi"
+    create(cluster, json.dumps(big), volume_json("small"), claim_json("data"))
+    reconcile(cluster)
+    assert phases(cluster) == {"big": "Available", "small": "Bound"}
+    [claim] = store.list_objects(cluster, "PersistentVolumeClaim")
+    assert claim["spec"]["volumeName"] == "small"
+    assert claim["metadata"]["annotations"] == {
+        "pv.kubernetes.io/bind-completed": "yes",
+        "pv.kubernetes.io/bound-by-controller": "yes",
+    }
+    assert claim["status"] == {"phase": "Bound", "accessModes": ["ReadWriteOnce"], "capacity": {"storage": "10Gi"}}
+    small = next(v for v in store.list_objects(cluster, "PersistentVolume") if v["metadata"]["name"] == "small")
+    ref = small["spec"]["claimRef"]
+    assert (ref["kind"], ref["namespace"], ref["name"], ref["uid"]) == (
+        "PersistentVolumeClaim",
+        "default",
+        "data",
+        claim["metadata"]["uid"],
+    )
+    assert small["metadata"]["annotations"] == {"pv.kubernetes.io/bound-by-controller": "yes"}
+
+
+def test_a_wait_for_first_consumer_claim_waits_and_too_big_a_claim_stays_pending(cluster: Cluster) -> None:
+    wffc = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": "local"},
+        "provisioner": "kubernetes.io/no-provisioner",
+        "volumeBindingMode": "WaitForFirstConsumer",
+    }
+    local = json.loads(volume_json("local-1"))
+    local["spec"]["storageClassName"] = "local"
+    waiting = json.loads(claim_json("waits"))
+    waiting["spec"]["storageClassName"] = "local"
+    huge = json.loads(claim_json("huge"))
+    huge["spec"]["resources"]["requests"]["storage"] = "1Ti"
+    create(cluster, json.dumps(wffc), json.dumps(local), volume_json("plain"), json.dumps(waiting), json.dumps(huge))
+    reconcile(cluster)
+    assert phases(cluster) == {"local-1": "Available", "plain": "Available"}
+    assert all(c["status"]["phase"] == "Pending" for c in store.list_objects(cluster, "PersistentVolumeClaim"))
+
+
+def test_a_pod_on_a_bound_local_volume_lands_on_the_volumes_node(cluster: Cluster) -> None:
+    """The claim bound by the controller, VolumeBinding reads the volume's node affinity: the pod goes
+    to node02, where the volume is, though node01 is emptier (VolumeBinding's Filter)."""
+    local = json.loads(volume_json("disk-node02"))
+    local["spec"]["nodeAffinity"] = {
+        "required": {
+            "nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": ["node02"]}]}
+            ]
+        }
+    }
+    volumes = [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]
+    create(cluster, node_yaml("node01", cpu="8"), node_yaml("node02"), json.dumps(local), claim_json("data"))
+    reconcile(cluster)
+    create(cluster, pod_yaml("db", volumes=volumes))
+    reconcile(cluster)
+    [pod] = store.list_objects(cluster, "Pod")
+    assert pod["spec"]["nodeName"] == "node02"
