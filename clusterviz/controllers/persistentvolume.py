@@ -10,8 +10,10 @@ write per step.
 - syncVolume: a volume without a claim, or pre-bound to one that has not taken it, is `Available`;
   one its claim names in `spec.volumeName` is `Bound`; one whose bound claim is gone is `Released`.
 
-Not modelled: provisioning, and the claims of `WaitForFirstConsumer` classes (they wait, as for the
-scheduler's PreBind, which the app does not write): VolumeBinding reads them unbound.
+A claim of a `WaitForFirstConsumer` class waits for its first pod: the scheduler's PreBind
+(`bind_pod_volumes`, as BindPodVolumes) writes the claimRef of the volume VolumeBinding matched on
+the pod's node, and the controller then binds the claim to that pre-bound volume. Provisioning is
+not modelled.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from __future__ import annotations
 from typing import Any
 
 from scheduler_core.api.storage import ANN_BIND_COMPLETED, PersistentVolume, PersistentVolumeClaim, StorageClass
-from scheduler_core.plugins.volume_binding import candidate_volumes, is_delay_binding
+from scheduler_core.framework.cycle_state import CycleState
+from scheduler_core.plugins.volume_binding import candidate_volumes, is_delay_binding, volumes_to_bind
 
 from .. import scheduler_cache, store
 from ..models import Cluster
@@ -63,28 +66,17 @@ def _bind_step(
     """The next write binding one unbound Immediate claim, if it has a volume to take."""
     body = claim_row.body
     claim = PersistentVolumeClaim.model_validate(body)
-    if claim.spec.volume_name or is_delay_binding(claim, classes):  # type: ignore[arg-type]
+    if claim.spec.volume_name:
         return False
     prebound, ranked = candidate_volumes(claim, volumes)
-    volume = prebound or (ranked[0] if ranked else None)
+    # a first-consumer claim takes only the volume the scheduler pre-bound to it (FindMatchingVolume
+    # with delayBinding)
+    delayed = is_delay_binding(claim, classes)  # type: ignore[arg-type]
+    volume = prebound if delayed else prebound or (ranked[0] if ranked else None)
     if volume is None:
         return False
     if volume.spec.claim_ref is None or not volume.spec.claim_ref.uid:
-        reference = {
-            "kind": "PersistentVolumeClaim",
-            "namespace": claim_row.namespace,
-            "name": claim_row.name,
-            "uid": body["metadata"].get("uid", ""),
-            "apiVersion": "v1",
-            "resourceVersion": str(claim_row.resource_version),
-        }
-
-        def take(pv: Obj) -> None:
-            pv["spec"]["claimRef"] = reference
-            _annotate(pv, ANN_BOUND_BY_CONTROLLER)
-
-        store.patch(cluster, "PersistentVolume", "", volume.name, take, COMPONENT)
-        return True
+        return _take(cluster, volume.name, body, claim_row.resource_version, COMPONENT)
 
     def bind(pvc: Obj) -> None:
         pvc["spec"]["volumeName"] = volume.name
@@ -92,6 +84,46 @@ def _bind_step(
 
     store.patch(cluster, "PersistentVolumeClaim", claim_row.namespace, claim_row.name, bind, COMPONENT)
     return True
+
+
+def _take(cluster: Cluster, volume: str, claim: Obj, claim_rv: int, component: str) -> bool:
+    """Set `volume`'s claimRef to `claim` (`bindVolumeToClaim`: bound-by-controller), unless another
+    claim took it meanwhile; True when written."""
+    meta = claim["metadata"]
+    reference = {
+        "kind": "PersistentVolumeClaim",
+        "namespace": meta.get("namespace", "default"),
+        "name": meta["name"],
+        "uid": meta.get("uid", ""),
+        "apiVersion": "v1",
+        "resourceVersion": str(claim_rv),
+    }
+    taken = False
+
+    def take(pv: Obj) -> None:
+        nonlocal taken
+        ref = pv["spec"].get("claimRef")
+        if isinstance(ref, dict) and ref.get("uid") and ref.get("uid") != reference["uid"]:
+            return  # another claim's
+        pv["spec"]["claimRef"] = reference
+        _annotate(pv, ANN_BOUND_BY_CONTROLLER)
+        taken = True
+
+    store.patch(cluster, "PersistentVolume", "", volume, take, component)
+    return taken
+
+
+def bind_pod_volumes(cluster: Cluster, state: CycleState | None, node: int, component: str) -> None:
+    """The scheduler's PreBind for a bound pod (`BindPodVolumes`): each first-consumer claim's matched
+    volume gets the claim as its claimRef; the controller's next steps bind the claim."""
+    for claim, volume in volumes_to_bind(state, node):
+        try:
+            body = store.get(
+                cluster, "PersistentVolumeClaim", claim.metadata.namespace or "default", claim.metadata.name
+            )
+        except store.NotFound:
+            continue
+        _take(cluster, volume.name, body, int(body["metadata"].get("resourceVersion") or 0), component)
 
 
 def _claim_status_step(cluster: Cluster, claim: Obj, volumes: dict[str, Obj]) -> bool:

@@ -14,6 +14,7 @@ from scheduler_core.framework.node_table import NodeTable
 from scheduler_core.framework.pod_info import PodInfo
 from scheduler_core.framework.runtime import Framework
 from scheduler_core.plugins.registry import new_framework
+from scheduler_core.plugins.volume_binding import volumes_to_bind
 from scheduler_core.schedule_one import Scheduler, ScheduleResult
 
 from .. import cycle_traces, prediction, profiles, rows, scheduler_cache, store
@@ -24,6 +25,7 @@ from ..scheduling_queue import GATED, UNSCHEDULABLE, active_unbound_pods, park, 
 from ..services import delete_object
 from ..store_bulk import batch_pods, clone, insert_rows, patch_many
 from .claim_writes import deallocate, write_claims_of
+from .persistentvolume import bind_pod_volumes
 
 COMPONENT = "default-scheduler"
 CYCLES_KEPT = 500
@@ -131,6 +133,8 @@ def _bind(cluster: Cluster, row: KubeObject, info: PodInfo, result: ScheduleResu
         body.setdefault("status", {}).pop("nominatedNodeName", None)
         _condition(body, "True")
 
+    if result.selected is not None:  # PreBind: the first-consumer claims' volumes, then the bind
+        bind_pod_volumes(cluster, result.state, result.selected, COMPONENT)
     body = store.patch(cluster, "Pod", row.namespace, row.name, bind, COMPONENT)
     record_event(cluster, body, "Normal", "Scheduled", result.message, reporter)
 
@@ -263,6 +267,8 @@ def schedule_batch(cluster: Cluster, limit: int | None = None) -> bool:
                 cache.assume_pod(_bound_body(row.body, result.selected_node or ""))
                 columns.bound(table.index[result.selected_node or ""])
                 binds.append((row, result, profile.scheduler_name))
+                if volumes_to_bind(result.state, result.selected):
+                    break  # its volumes are taken at the write: the next pods must see them
                 continue
             # Does not fit: the binds so far go first, then this pod as one step would write it.
             Cluster.objects.filter(pk=cluster.pk).update(cycle=F("cycle") + ran)
@@ -359,6 +365,9 @@ def _write_binds(
     messages: list[dict[str, Any]] = []
     with transaction.atomic():
         write_claims_of(cluster, cache, [result.pod for _, result, _ in binds if result.pod.pod.spec.resource_claims])
+        for _, result, _ in binds:
+            if result.selected is not None:
+                bind_pod_volumes(cluster, result.state, result.selected, COMPONENT)
         # The cycles stream first, then the writes they lead to (registered before the writes' own).
         transaction.on_commit(lambda: publish_cycles(cluster.pk, messages))
         targets = [(row.namespace, row.name, _bind_mutation(result.selected_node or "")) for row, result, _ in binds]

@@ -226,6 +226,19 @@ class _Affinity:
         return mask
 
 
+def _static_bindings(split: PodVolumeClaims, node: int) -> list[tuple[PersistentVolumeClaim, PersistentVolume]]:
+    return [(claim, volumes[int(pick[node])]) for claim, volumes, pick in split.static if pick[node] >= 0]
+
+
+def volumes_to_bind(state: CycleState | None, node: int) -> list[tuple[PersistentVolumeClaim, PersistentVolume]]:
+    """What PreBind's `BindPodVolumes` writes for the pod bound to node `node` (its index): each
+    claim waiting for its first consumer with the volume `FindPodVolumes` matched it to there (the
+    volume's claimRef; the PersistentVolume controller completes the bind). Claims to provision are
+    not in it."""
+    split = state.get(STATE_KEY) if state is not None else None
+    return _static_bindings(split, node) if isinstance(split, PodVolumeClaims) else []
+
+
 class VolumeBinding:
     name = NAME
 
@@ -369,7 +382,7 @@ class VolumeBinding:
         out = np.zeros(len(idx), dtype=np.int64)
         for k, i in enumerate(idx.tolist()):
             classes: dict[str, list[int]] = {}  # class → [requested, capacity]
-            bindings = [(c, volumes[int(pick[i])]) for c, volumes, pick in split.static if pick[i] >= 0]
+            bindings = _static_bindings(split, i)
             if bindings:
                 for claim, volume in bindings:
                     entry = classes.setdefault(volume_class(volume), [0, 0])

@@ -123,3 +123,64 @@ def test_a_pod_on_a_bound_local_volume_lands_on_the_volumes_node(cluster: Cluste
     reconcile(cluster)
     [pod] = store.list_objects(cluster, "Pod")
     assert pod["spec"]["nodeName"] == "node02"
+
+
+def _local(name: str, node: str) -> str:
+    volume = json.loads(volume_json(name))
+    volume["spec"]["storageClassName"] = "local"
+    volume["spec"]["nodeAffinity"] = {
+        "required": {
+            "nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": [node]}]}
+            ]
+        }
+    }
+    return json.dumps(volume)
+
+
+def _local_claim(name: str) -> str:
+    claim = json.loads(claim_json(name))
+    claim["spec"]["storageClassName"] = "local"
+    return json.dumps(claim)
+
+
+LOCAL_CLASS = json.dumps(
+    {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": "local"},
+        "provisioner": "kubernetes.io/no-provisioner",
+        "volumeBindingMode": "WaitForFirstConsumer",
+    }
+)
+
+
+@pytest.mark.parametrize("pace", ["instant", "slow"])
+def test_first_consumer_claims_bind_to_the_volume_on_their_pods_node(cluster: Cluster, pace: str) -> None:
+    """WaitForFirstConsumer: the scheduler's PreBind writes the matched volume's claimRef, the
+    controller binds the claim; each pod gets its own node's volume (none taken twice, the batch of
+    the instant pace included), and the third pod, with no volume left, stays Pending with
+    VolumeBinding's reason."""
+    cluster.pace = pace
+    cluster.save(update_fields=["pace"])
+    create(cluster, node_yaml("node01"), node_yaml("node02"), LOCAL_CLASS)
+    create(cluster, _local("disk-1", "node01"), _local("disk-2", "node02"))
+    reconcile(cluster)
+    for name in ("a", "b", "c"):
+        volumes = [{"name": "data", "persistentVolumeClaim": {"claimName": f"data-{name}"}}]
+        create(cluster, _local_claim(f"data-{name}"), pod_yaml(name, volumes=volumes))
+    reconcile(cluster)
+    pods = {p["metadata"]["name"]: p for p in store.list_objects(cluster, "Pod")}
+    placed = {name: pods[name]["spec"].get("nodeName") for name in ("a", "b", "c")}
+    claims = {c["metadata"]["name"]: c for c in store.list_objects(cluster, "PersistentVolumeClaim")}
+    bound = {name: claims[f"data-{name}"]["spec"].get("volumeName") for name in ("a", "b", "c")}
+    on = {"disk-1": "node01", "disk-2": "node02"}
+    assert sorted(n for n in placed.values() if n) == ["node01", "node02"]
+    for name, node in placed.items():
+        if node:
+            assert on[bound[name]] == node and claims[f"data-{name}"]["status"]["phase"] == "Bound"
+        else:
+            assert bound[name] is None
+            condition = pods[name]["status"]["conditions"][0]
+            assert "didn't find available persistent volumes to bind" in condition["message"]
+    assert phases(cluster) == {"disk-1": "Bound", "disk-2": "Bound"}
