@@ -845,7 +845,12 @@ def main(argv: list[str] | None = None) -> int:
     def say(text: str) -> None:
         print(f"[load] {text}", file=sys.stderr, flush=True)
 
+    signalled: list[int] = []
+
     def terminate(signum: int, frame: Any) -> None:
+        # remembered too: raised inside a transport's callback, uvloop reports the interrupt as a
+        # "Fatal error on transport" and the run goes on; it ends as interrupted all the same
+        signalled.append(signum)
         raise KeyboardInterrupt(f"signal {signum}")
 
     signal.signal(signal.SIGTERM, terminate)
@@ -859,6 +864,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         bench = start(registry, options, say)
         results = _run(run_scenarios(bench, say))
+        if signalled:
+            raise KeyboardInterrupt(f"signal {signalled[0]}")
         report = {
             "mode": options.mode,
             "server": options.server,

@@ -129,7 +129,8 @@ def test_a_list_item_error_names_its_own_line_and_index(cluster: Cluster) -> Non
             'app.yaml:2: kind: unsupported kind "CronJob" (supported: Pod, Node, Deployment, ReplicaSet, Namespace, '
             "PriorityClass, DaemonSet, StatefulSet, Job, Service, ConfigMap, Secret, ServiceAccount, LimitRange, "
             "ResourceQuota, PersistentVolumeClaim, PodDisruptionBudget, ControllerRevision, DeviceClass, "
-            "ResourceSlice, ResourceClaim, ResourceClaimTemplate, StorageClass, CSIDriver, CSIStorageCapacity)",
+            "ResourceSlice, ResourceClaim, ResourceClaimTemplate, StorageClass, CSIDriver, CSIStorageCapacity, "
+            "PersistentVolume, CSINode)",
         ),
         (
             "apiVersion: apps/v1\nkind: Pod\nmetadata: {name: web}\nspec: {containers: [{name: a}]}\n",

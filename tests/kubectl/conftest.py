@@ -35,7 +35,7 @@ from tests.live_server import LiveServer
 from tests.tools import missing_tool
 
 KUBECTL = os.environ.get("KUBECTL") or shutil.which("kubectl") or "/usr/bin/kubectl"
-POOL_SIZE = 96
+POOL_SIZE = 100
 BASE_NODES = """\
 apiVersion: v1
 kind: List
