@@ -360,7 +360,8 @@ class Stream:
         if slug in TOKENS and "key=" not in query:
             query = "&".join(q for q in (query, f"key={TOKENS[slug]}") if q)
         url = f"ws://127.0.0.1:{server.port}/ws/clusters/{slug}/" + (f"?{query}" if query else "")
-        self.connection = connect(url, origin=server.base_url, proxy=None, open_timeout=10)  # type: ignore[arg-type]
+        # close_timeout: a stream of a server that has exited waits this long for the closing handshake
+        self.connection = connect(url, origin=server.base_url, proxy=None, open_timeout=10, close_timeout=0.2)  # type: ignore[arg-type]
         self.received: list[dict[str, Any]] = []
         self._unpacked: list[dict[str, Any]] = []
 
