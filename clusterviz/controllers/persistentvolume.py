@@ -33,13 +33,6 @@ ANN_BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
 Obj = dict[str, Any]
 
 
-class _Classes:
-    """The `VolumeIndex` face `is_delay_binding` reads: the StorageClasses by name."""
-
-    def __init__(self, classes: list[StorageClass]) -> None:
-        self.classes = {c.metadata.name: c for c in classes}
-
-
 def volume_phase(volume: Obj, claims: dict[tuple[str, str], Obj]) -> str:
     """The phase syncVolume gives `volume`, with the cluster's claims by (namespace, name)."""
     ref = (volume.get("spec") or {}).get("claimRef")
@@ -61,7 +54,10 @@ def _annotate(body: Obj, *keys: str) -> None:
 
 
 def _bind_step(
-    cluster: Cluster, claim_row: scheduler_cache.Entry, volumes: list[PersistentVolume], classes: _Classes
+    cluster: Cluster,
+    claim_row: scheduler_cache.Entry,
+    volumes: list[PersistentVolume],
+    classes: dict[str, StorageClass],
 ) -> bool:
     """The next write binding one unbound Immediate claim, if it has a volume to take."""
     body = claim_row.body
@@ -71,7 +67,7 @@ def _bind_step(
     prebound, ranked = candidate_volumes(claim, volumes)
     # a first-consumer claim takes only the volume the scheduler pre-bound to it (FindMatchingVolume
     # with delayBinding)
-    delayed = is_delay_binding(claim, classes)  # type: ignore[arg-type]
+    delayed = is_delay_binding(claim, classes)
     volume = prebound if delayed else prebound or (ranked[0] if ranked else None)
     if volume is None:
         return False
@@ -144,9 +140,9 @@ def sync_volumes(cluster: Cluster) -> bool:
         return False
     by_name = {row.name: row.body for row in volume_rows}
     volumes = [PersistentVolume.model_validate(row.body) for row in volume_rows]
-    classes = _Classes(
-        [StorageClass.model_validate(row.body) for row in scheduler_cache.listed(cluster, "StorageClass")]
-    )
+    classes = {
+        row.name: StorageClass.model_validate(row.body) for row in scheduler_cache.listed(cluster, "StorageClass")
+    }
     claims = {(row.namespace, row.name): row.body for row in claim_rows}
     for row in volume_rows:  # the volumes' phases first: a new volume is Available before claims look
         volume = row.body

@@ -18,6 +18,7 @@ the binding cycle's PV binding and provisioning (Reserve and PreBind Skip).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,10 +97,11 @@ def pod_claims(pod: PodInfo, index: VolumeIndex) -> tuple[list[PersistentVolumeC
     return claims, ""
 
 
-def is_delay_binding(claim: PersistentVolumeClaim, index: VolumeIndex) -> bool:
-    """`IsDelayBindingMode`: the claim's class exists and waits for the first consumer."""
+def is_delay_binding(claim: PersistentVolumeClaim, classes: Mapping[str, StorageClass]) -> bool:
+    """`IsDelayBindingMode`: the claim's class (among `classes`, by name) exists and waits for the
+    first consumer."""
     name = claim_class(claim)
-    storage_class = index.classes.get(name) if name else None
+    storage_class = classes.get(name) if name else None
     return storage_class is not None and storage_class.volume_binding_mode == "WaitForFirstConsumer"
 
 
@@ -109,7 +111,7 @@ def split_claims(claims: list[PersistentVolumeClaim], index: VolumeIndex) -> Pod
     for claim in claims:
         if claim.fully_bound:
             out.bound.append(claim)
-        elif is_delay_binding(claim, index) and not claim.spec.volume_name:
+        elif is_delay_binding(claim, index.classes) and not claim.spec.volume_name:
             out.delay_binding.append(claim)
         else:
             out.immediate.append(claim)
